@@ -1,0 +1,66 @@
+// Package policy decides whether a tool call may run, and remembers what
+// past calls did so later decisions can depend on them.
+//
+// A Policy separates the decision (Check) from the wrapper (Middleware),
+// which runs the checks of every policy that applies to a call, in order,
+// and registers their OnResult steps to run inside the call's transaction.
+// Policy memory lives in STATE slices of the session, so a failed call
+// rolls it back with everything else.
+package policy
+
+import (
+	"context"
+	"errors"
+
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// Policy allows or denies tool calls.
+type Policy interface {
+	// Name identifies the policy in logs and configuration.
+	Name() string
+	// Check returns nil to allow the call, or an error (usually a *Denial)
+	// whose text is the reason it is denied.
+	Check(call *tools.Call) error
+	// OnResult runs after a successful call, inside its transaction; an
+	// error fails the call and rolls it back.
+	OnResult(call *tools.Call, out *tools.Outcome) error
+}
+
+// Denial is a policy's refusal of a call.
+type Denial struct {
+	Policy string
+	Reason string
+}
+
+// Error returns the reason.
+func (d *Denial) Error() string { return d.Reason }
+
+// Deny returns a denial by the named policy.
+func Deny(policy, reason string) *Denial { return &Denial{Policy: policy, Reason: reason} }
+
+// Middleware runs the policies that forTool returns for the called tool. The
+// first denial wins: its reason becomes the error result and the handler
+// does not run. When all allow, each policy's OnResult is registered to run
+// before the call commits.
+func Middleware(forTool func(*tools.Tool) []Policy) tools.Middleware {
+	return func(next tools.Handler) tools.Handler {
+		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			ps := forTool(call.Tool)
+			for _, p := range ps {
+				if err := p.Check(call); err != nil {
+					o := tools.Failure(tools.ClassPolicy, err.Error())
+					var d *Denial
+					if !errors.As(err, &d) {
+						o.Err = err
+					}
+					return o
+				}
+			}
+			for _, p := range ps {
+				call.OnCommit(func(out *tools.Outcome) error { return p.OnResult(call, out) })
+			}
+			return next(ctx, call)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/benbjohnson/immutable"
+
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// Files is what ReadBeforeWrite needs to know about a workspace.
+type Files interface {
+	// Normalize returns the workspace's canonical form of path (so that
+	// "a//b" and "/a/b" are the same file), or an error for a bad path.
+	Normalize(path string) (string, error)
+	// Version returns a token that changes whenever the file's content
+	// changes, by anyone, and whether the file exists.
+	Version(path string) (version string, exists bool, err error)
+}
+
+// PathsFunc returns the file paths a call's decoded params name.
+type PathsFunc func(params any) []string
+
+// known is the STATE slice mapping a normalised path to the version of the
+// file the session last read or wrote.
+var known = session.NewKey[*immutable.Map[string, string]]("policy.read_before_write")
+
+// ReadBeforeWrite lets a write tool change an existing file only if the
+// session knows the file's current content: it read it, or wrote it itself,
+// and nobody changed it since. New files may always be created.
+type ReadBeforeWrite struct {
+	reads  map[string]PathsFunc
+	writes map[string]PathsFunc
+	files  func(*session.Session) (Files, error)
+}
+
+// NewReadBeforeWrite returns the policy. reads and writes map tool names to
+// the paths their params name; files finds the session's workspace.
+func NewReadBeforeWrite(reads, writes map[string]PathsFunc, files func(*session.Session) (Files, error)) *ReadBeforeWrite {
+	return &ReadBeforeWrite{reads: reads, writes: writes, files: files}
+}
+
+// Name returns "read_before_write".
+func (p *ReadBeforeWrite) Name() string { return "read_before_write" }
+
+// Check denies a write to an existing file the session does not know, or
+// knows in an older version.
+func (p *ReadBeforeWrite) Check(call *tools.Call) error {
+	paths, ok := p.writes[call.Tool.Name()]
+	if !ok {
+		return nil
+	}
+	fs, err := p.files(call.Session)
+	if err != nil {
+		return err
+	}
+	return p.CheckPaths(call.Session, fs, paths(call.Params))
+}
+
+// CheckPaths applies the policy to writes of paths in fs. Tools that write
+// several files in one call (apply_edits) use it for each operation. Paths
+// that do not normalise are allowed: the tool reports them better.
+func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []string) error {
+	mem, _ := session.Get(s, known)
+	for _, raw := range paths {
+		path, err := fs.Normalize(raw)
+		if err != nil {
+			continue
+		}
+		v, exists, err := fs.Version(path)
+		if err != nil || !exists {
+			continue
+		}
+		var seen string
+		var ok bool
+		if mem != nil {
+			seen, ok = mem.Get(path)
+		}
+		switch {
+		case !ok:
+			return Deny(p.Name(), fmt.Sprintf("File '%s' must be read before overwriting.", path))
+		case seen != v:
+			return Deny(p.Name(), fmt.Sprintf("File '%s' changed since it was last read; read it again before writing.", path))
+		}
+	}
+	return nil
+}
+
+// OnResult remembers the current version of every file a successful read or
+// write named.
+func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) error {
+	paths, ok := p.reads[call.Tool.Name()]
+	if !ok {
+		if paths, ok = p.writes[call.Tool.Name()]; !ok {
+			return nil
+		}
+	}
+	fs, err := p.files(call.Session)
+	if err != nil {
+		return err
+	}
+	return p.Remember(call.Session, fs, paths(call.Params))
+}
+
+// Remember records the current versions of paths in fs as known to the
+// session; a path that no longer exists is forgotten.
+func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string) error {
+	mem, ok := session.Get(s, known)
+	if !ok {
+		mem = immutable.NewMap[string, string](nil)
+	}
+	for _, raw := range paths {
+		path, err := fs.Normalize(raw)
+		if err != nil {
+			continue
+		}
+		v, exists, err := fs.Version(path)
+		if err != nil {
+			return fmt.Errorf("read_before_write: %w", err)
+		}
+		if exists {
+			mem = mem.Set(path, v)
+		} else {
+			mem = mem.Delete(path)
+		}
+	}
+	session.Set(s, known, mem)
+	return nil
+}

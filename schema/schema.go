@@ -1,0 +1,223 @@
+// Package schema validates JSON values against a JSON Schema compiled once,
+// and explains failures in words a model can act on: every offending field
+// by JSON pointer and what was expected, e.g.
+//
+//	/step_id: expected integer, got string; /extra: unknown field
+//
+// Validation never coerces: "1" is not an integer. Schemas are compiled with
+// santhosh-tekuri/jsonschema/v5 with no network loader, so a $ref can only
+// point inside the schema itself.
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Validator checks JSON values against one compiled schema. It is safe for
+// concurrent use.
+type Validator struct {
+	schema *jsonschema.Schema
+}
+
+// Compile compiles the JSON Schema doc (draft 2020-12 unless it says
+// otherwise).
+func Compile(doc json.RawMessage) (*Validator, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.LoadURL = func(s string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("remote schema %q not allowed", s)
+	}
+	const url = "mem:///schema.json"
+	if err := c.AddResource(url, bytes.NewReader(doc)); err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	return &Validator{schema: s}, nil
+}
+
+// Problem is one reason a value does not match: where, and what was wrong.
+type Problem struct {
+	// Pointer is the JSON pointer of the offending value ("" is the root).
+	Pointer string
+	// Message says what was expected, in plain words.
+	Message string
+}
+
+// String returns "pointer: message", with "(root)" for the root.
+func (p Problem) String() string {
+	ptr := p.Pointer
+	if ptr == "" {
+		ptr = "(root)"
+	}
+	return ptr + ": " + p.Message
+}
+
+// Error reports every problem found in one value.
+type Error struct {
+	Problems []Problem
+}
+
+// Error returns the problems joined by "; ".
+func (e *Error) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ValidateJSON parses raw (an empty raw is an empty object) and validates it.
+// Syntax errors and trailing data are reported as a problem at the root.
+func (v *Validator) ValidateJSON(raw []byte) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = []byte("{}")
+	}
+	val, err := Decode(raw)
+	if err != nil {
+		return &Error{Problems: []Problem{{Message: err.Error()}}}
+	}
+	return v.Validate(val)
+}
+
+// Decode parses raw into the generic form Validate expects, with numbers kept
+// exact as json.Number.
+func Decode(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var val any
+	if err := dec.Decode(&val); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid JSON: unexpected data after the value")
+	}
+	return val, nil
+}
+
+// Validate checks a value decoded by Decode (or any value built from maps,
+// slices, strings, bools, json.Number and float64).
+func (v *Validator) Validate(val any) error {
+	err := v.schema.Validate(val)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &Error{Problems: []Problem{{Message: err.Error()}}}
+	}
+	var probs []Problem
+	collect(ve, &probs)
+	slices.SortStableFunc(probs, func(a, b Problem) int { return strings.Compare(a.Pointer, b.Pointer) })
+	probs = slices.Compact(probs)
+	return &Error{Problems: probs}
+}
+
+// collect appends the problems of the leaves of ve's cause tree.
+func collect(ve *jsonschema.ValidationError, out *[]Problem) {
+	if len(ve.Causes) > 0 {
+		for _, c := range ve.Causes {
+			collect(c, out)
+		}
+		return
+	}
+	keyword := ve.KeywordLocation[strings.LastIndexByte(ve.KeywordLocation, '/')+1:]
+	switch {
+	case keyword == "additionalProperties" || keyword == "unevaluatedProperties":
+		for _, name := range quotedNames(ve.Message) {
+			*out = append(*out, Problem{Pointer: ve.InstanceLocation + "/" + escape(name), Message: "unknown field"})
+		}
+	case keyword == "required" && strings.HasPrefix(ve.Message, "missing properties: "):
+		for _, name := range quotedNames(ve.Message) {
+			*out = append(*out, Problem{Pointer: ve.InstanceLocation + "/" + escape(name), Message: "required field is missing"})
+		}
+	default:
+		*out = append(*out, Problem{Pointer: ve.InstanceLocation, Message: plain(keyword, ve.Message)})
+	}
+}
+
+// plain rewrites the library's message for keyword in plainer words.
+func plain(keyword, msg string) string {
+	switch keyword {
+	case "type":
+		// "expected integer, but got string"
+		return strings.Replace(msg, ", but got ", ", got ", 1)
+	case "enum":
+		if rest, ok := strings.CutPrefix(msg, "value must be one of "); ok {
+			return "expected one of " + rest
+		}
+	case "const":
+		if rest, ok := strings.CutPrefix(msg, "value must be "); ok {
+			return "expected " + rest
+		}
+	case "minLength":
+		if rest, ok := strings.CutPrefix(msg, "length must be >= "); ok {
+			n, _, _ := strings.Cut(rest, ",")
+			return "expected at least " + n + " characters"
+		}
+	case "maxLength":
+		if rest, ok := strings.CutPrefix(msg, "length must be <= "); ok {
+			n, _, _ := strings.Cut(rest, ",")
+			return "expected at most " + n + " characters"
+		}
+	case "minItems":
+		if rest, ok := strings.CutPrefix(msg, "minimum "); ok {
+			n, _, _ := strings.Cut(rest, " ")
+			return "expected at least " + n + " items"
+		}
+	case "maxItems":
+		if rest, ok := strings.CutPrefix(msg, "maximum "); ok {
+			n, _, _ := strings.Cut(rest, " ")
+			return "expected at most " + n + " items"
+		}
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		// "must be >= 0 but found -1"
+		return strings.Replace(msg, " but found ", ", got ", 1)
+	}
+	return msg
+}
+
+// quotedNames extracts the names the library quotes as 'name' in msg,
+// undoing its escaping.
+func quotedNames(msg string) []string {
+	var names []string
+	for i := 0; i < len(msg); i++ {
+		if msg[i] != '\'' {
+			continue
+		}
+		var b strings.Builder
+		j := i + 1
+		for ; j < len(msg) && msg[j] != '\''; j++ {
+			if msg[j] == '\\' && j+1 < len(msg) {
+				b.WriteByte(msg[j])
+				j++
+			}
+			b.WriteByte(msg[j])
+		}
+		inner := strings.ReplaceAll(b.String(), `\'`, `'`)
+		inner = strings.ReplaceAll(inner, `"`, `\"`)
+		if s, err := strconv.Unquote(`"` + inner + `"`); err == nil {
+			names = append(names, s)
+		} else {
+			names = append(names, inner)
+		}
+		i = j
+	}
+	return names
+}
+
+// escape encodes name as one JSON pointer segment.
+func escape(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+}

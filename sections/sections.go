@@ -1,0 +1,252 @@
+// Package sections arranges tools in an ordered tree of sections. A section
+// bundles guidance text for the model with the tools it explains and the
+// policies that govern them; the tree decides which tools are offered, in
+// what order, and renders the guidance the server hands to clients as its
+// instructions.
+package sections
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"text/template"
+
+	"github.com/wink-mcp/wink-mcp/policy"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// Section is a node of the tree.
+type Section struct {
+	// Key identifies the section: ^[a-z0-9][a-z0-9._-]{0,63}$.
+	Key string
+	// Title is the heading of the section's guidance.
+	Title string
+	// Guidance is a text/template rendered with Data.
+	Guidance string
+	// Data is the template's data.
+	Data any
+	// Enabled reports whether the section is on; nil means always. A
+	// disabled section contributes neither guidance nor tools, nor do its
+	// children.
+	Enabled func() bool
+	// Children are nested sections, in order.
+	Children []*Section
+	// Tools are the section's tools, in order.
+	Tools []*tools.Tool
+	// Policies govern the section's own tools.
+	Policies []policy.Policy
+	// Resources and Templates expose the section's state to clients.
+	Resources []Resource
+	Templates []ResourceTemplate
+	// Setup registers the section's reducers, LOG slices and per-session
+	// resources.
+	Setup func(*session.Registry)
+}
+
+// Resource is a fixed-URI view of session state.
+type Resource struct {
+	URI, Name, Description, MIMEType string
+	// Read returns the resource's text for session s.
+	Read func(ctx context.Context, s *session.Session) (string, error)
+}
+
+// ResourceTemplate is a family of resources named by an RFC 6570 URI
+// template.
+type ResourceTemplate struct {
+	URITemplate, Name, Description, MIMEType string
+	// Read returns the text of the resource uri, whose template variables
+	// are in args.
+	Read func(ctx context.Context, s *session.Session, uri string, args map[string]string) (string, error)
+}
+
+// ErrNotFound is returned by resource readers for a resource that does not
+// exist.
+var ErrNotFound = errors.New("resource not found")
+
+func (s *Section) enabled() bool { return s.Enabled == nil || s.Enabled() }
+
+var keyRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// Tree is a validated section tree.
+type Tree struct {
+	roots    []*Section
+	enabled  []*Section // depth-first, enabled only
+	owner    map[*tools.Tool]*Section
+	guidance map[*Section]string
+}
+
+// NewTree validates roots and renders their guidance. It fails, naming the
+// section and tool, on a bad key, a tool that breaks the naming, description
+// or example rules, a tool name used twice anywhere in the tree (enabled or
+// not), or a guidance template that does not render.
+func NewTree(roots ...*Section) (*Tree, error) {
+	t := &Tree{roots: roots, owner: map[*tools.Tool]*Section{}, guidance: map[*Section]string{}}
+	var errs []error
+	byName := map[string]*Section{}
+	keys := map[string]bool{}
+	var walk func(path string, s *Section, on bool)
+	walk = func(path string, s *Section, on bool) {
+		path += s.Key
+		if !keyRE.MatchString(s.Key) {
+			errs = append(errs, fmt.Errorf("section %q: key must match %s", path, keyRE))
+		}
+		if keys[path] {
+			errs = append(errs, fmt.Errorf("section %q: key used twice", path))
+		}
+		keys[path] = true
+		on = on && s.enabled()
+		for _, tl := range s.Tools {
+			if err := tl.Check(); err != nil {
+				errs = append(errs, fmt.Errorf("section %q, tool %q: %w", path, tl.Name(), err))
+			}
+			if prev, dup := byName[tl.Name()]; dup {
+				errs = append(errs, fmt.Errorf("tool %q is declared by both section %q and section %q", tl.Name(), prev.Key, s.Key))
+			}
+			byName[tl.Name()] = s
+			t.owner[tl] = s
+		}
+		text, err := render(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("section %q: guidance: %w", path, err))
+		}
+		t.guidance[s] = text
+		if on {
+			t.enabled = append(t.enabled, s)
+		}
+		for _, c := range s.Children {
+			walk(path+".", c, on)
+		}
+	}
+	for _, r := range roots {
+		walk("", r, true)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func render(s *Section) (string, error) {
+	tmpl, err := template.New(s.Key).Option("missingkey=error").Parse(s.Guidance)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, s.Data); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// Sections returns the enabled sections, depth-first in declaration order.
+func (t *Tree) Sections() []*Section { return t.enabled }
+
+// All returns every section, enabled or not, depth-first.
+func (t *Tree) All() []*Section {
+	var out []*Section
+	var walk func(*Section)
+	walk = func(s *Section) {
+		out = append(out, s)
+		for _, c := range s.Children {
+			walk(c)
+		}
+	}
+	for _, r := range t.roots {
+		walk(r)
+	}
+	return out
+}
+
+// Roots returns the enabled top-level sections.
+func (t *Tree) Roots() []*Section {
+	var out []*Section
+	for _, r := range t.roots {
+		if r.enabled() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Tools returns the tools of the enabled sections: depth-first over the
+// sections, each section's tools in declaration order.
+func (t *Tree) Tools() []*tools.Tool {
+	var out []*tools.Tool
+	for _, s := range t.enabled {
+		out = append(out, s.Tools...)
+	}
+	return out
+}
+
+// Owner returns the section that declares tool.
+func (t *Tree) Owner(tool *tools.Tool) *Section { return t.owner[tool] }
+
+// Guidance renders the guidance of the enabled tree: numbered headings, each
+// section's text, and its tools' examples.
+func (t *Tree) Guidance() string {
+	var b strings.Builder
+	n := 0
+	for _, r := range t.roots {
+		if !r.enabled() {
+			continue
+		}
+		n++
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		t.write(&b, r, fmt.Sprint(n), 2)
+	}
+	return b.String()
+}
+
+// SectionGuidance renders one section and its enabled children, numbered
+// from 1, as offered in the section's prompt.
+func (t *Tree) SectionGuidance(s *Section) string {
+	var b strings.Builder
+	t.write(&b, s, "1", 1)
+	return b.String()
+}
+
+func (t *Tree) write(b *strings.Builder, s *Section, num string, level int) {
+	fmt.Fprintf(b, "%s %s. %s", strings.Repeat("#", min(level, 6)), num, s.Title)
+	if g := t.guidance[s]; g != "" {
+		b.WriteString("\n\n" + g)
+	}
+	writeExamples(b, s.Tools)
+	i := 0
+	for _, c := range s.Children {
+		if !c.enabled() {
+			continue
+		}
+		i++
+		b.WriteString("\n\n")
+		t.write(b, c, fmt.Sprintf("%s.%d", num, i), level+1)
+	}
+}
+
+func writeExamples(b *strings.Builder, ts []*tools.Tool) {
+	first := true
+	for _, tl := range ts {
+		for _, ex := range tl.Examples() {
+			if first {
+				b.WriteString("\n\nExamples:")
+				first = false
+			}
+			fmt.Fprintf(b, "\n\n- `%s`: %s\n  Input: `%s`", tl.Name(), ex.Description, ex.Input)
+			if ex.Output == "" {
+				continue
+			}
+			b.WriteString("\n  Output:")
+			for _, line := range strings.Split(ex.Output, "\n") {
+				b.WriteString("\n")
+				if line != "" {
+					b.WriteString("    " + line)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,31 @@
+// Package server turns a section tree into an MCP server: it registers the
+// tools with mcp-go, runs every call through the pipeline, keeps one
+// session per client, and exposes guidance as instructions and prompts and
+// session state as resources.
+//
+// Every tools/call passes these stages, each a tools.Middleware, in this
+// order (the first is outermost):
+//
+//	record      append a ToolInvoked event to the session's log
+//	validate    check the arguments against the tool's schema, decode them
+//	deadline    bound the call; refuse one whose deadline already passed
+//	serialise   one call per session from here to the commit or restore
+//	policies    the tool's section's policies, then the server-wide ones
+//	transaction snapshot, run the handler, commit or restore
+//
+// Lookup happens before the pipeline: mcp-go answers an unknown tool with
+// JSON-RPC error -32602, the only failure that is a protocol error. Every
+// other failure is an isError result, and state is restored on every failure
+// path, panics included. Rendering into content blocks happens after.
+//
+// A handler that outlives its deadline is waited for: its context is
+// cancelled at the deadline, and its result is replaced by the deadline
+// error when it returns. The session stays locked until then, so nothing it
+// does after the deadline can interleave with another call; the transaction
+// restores whatever it did.
+//
+// A client may shorten a call's deadline with the request's _meta: either
+// "io.wink-mcp/timeoutMs" (milliseconds from now) or "io.wink-mcp/deadline"
+// (an RFC 3339 time). The earliest of these, the server's deadline and the
+// request context's deadline wins.
+package server

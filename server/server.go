@@ -1,0 +1,234 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/wink-mcp/wink-mcp/policy"
+	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// DefaultDeadline is the per-call deadline when Options.Deadline is zero.
+const DefaultDeadline = 30 * time.Second
+
+// Options configures New.
+type Options struct {
+	// Name and Version identify the server to clients.
+	Name, Version string
+	// Tree holds the sections whose tools the server offers.
+	Tree *sections.Tree
+	// Policies apply to every tool, after the tool's section's own.
+	Policies []policy.Policy
+	// Deadline bounds each call; zero means DefaultDeadline.
+	Deadline time.Duration
+	// Middleware are extra stages run between record and validate, first
+	// outermost.
+	Middleware []tools.Middleware
+	// Logger receives the server's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MCPOptions are passed on to mcp-go's server.
+	MCPOptions []mcpserver.ServerOption
+}
+
+// Server is an MCP server whose tools come from a section tree.
+type Server struct {
+	mcp      *mcpserver.MCPServer
+	tree     *sections.Tree
+	registry *session.Registry
+	sessions *Sessions
+	logger   *slog.Logger
+	now      func() time.Time
+	handler  tools.Handler
+	policies map[*tools.Tool][]policy.Policy
+	order    map[string]int
+}
+
+// New builds the server: it sets up the sections' session state, registers
+// every enabled tool, the sections' prompts and resources and the session
+// log, and composes the call pipeline.
+func New(opts Options) (*Server, error) {
+	if opts.Tree == nil {
+		return nil, errors.New("server: no section tree")
+	}
+	if opts.Deadline <= 0 {
+		opts.Deadline = DefaultDeadline
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{
+		tree:     opts.Tree,
+		registry: session.NewRegistry(),
+		logger:   opts.Logger,
+		now:      opts.Now,
+		policies: map[*tools.Tool][]policy.Policy{},
+		order:    map[string]int{},
+	}
+	s.sessions = newSessions(s.registry)
+	for _, sec := range opts.Tree.Sections() {
+		if sec.Setup != nil {
+			sec.Setup(s.registry)
+		}
+	}
+
+	hooks := &mcpserver.Hooks{}
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
+		s.sessions.End(cs.SessionID())
+	})
+	mcpOpts := []mcpserver.ServerOption{
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithResourceCapabilities(false, false),
+		mcpserver.WithPromptCapabilities(false),
+		mcpserver.WithLogging(),
+		mcpserver.WithInstructions(opts.Tree.Guidance()),
+		mcpserver.WithHooks(hooks),
+		mcpserver.WithToolFilter(s.declarationOrder),
+	}
+	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
+
+	stages := []tools.Middleware{record}
+	stages = append(stages, opts.Middleware...)
+	stages = append(stages,
+		validate,
+		deadlineStage(opts.Deadline, opts.Now),
+		serialise,
+		policy.Middleware(func(t *tools.Tool) []policy.Policy { return s.policies[t] }),
+		transaction,
+	)
+	s.handler = tools.Chain(stages...)(invoke)
+
+	for i, t := range opts.Tree.Tools() {
+		s.order[t.Name()] = i
+		s.policies[t] = append(slices.Clone(opts.Tree.Owner(t).Policies), opts.Policies...)
+		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
+	}
+	s.addPrompts()
+	s.addResources()
+	return s, nil
+}
+
+// MCP returns the mcp-go server, for transports.
+func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
+
+// Sessions returns the server's sessions.
+func (s *Server) Sessions() *Sessions { return s.sessions }
+
+// Tools returns the offered tools in order.
+func (s *Server) Tools() []*tools.Tool { return s.tree.Tools() }
+
+// declarationOrder is a tool filter that lists tools in the tree's order
+// instead of mcp-go's alphabetical one.
+func (s *Server) declarationOrder(_ context.Context, ts []mcp.Tool) []mcp.Tool {
+	slices.SortStableFunc(ts, func(a, b mcp.Tool) int { return s.order[a.Name] - s.order[b.Name] })
+	return ts
+}
+
+// mcpTool describes t to mcp-go, with every annotation stated.
+func mcpTool(t *tools.Tool) mcp.Tool {
+	a := t.Annotations()
+	return mcp.Tool{
+		Name:            t.Name(),
+		Title:           a.Title,
+		Description:     t.Description(),
+		RawInputSchema:  t.InputSchema(),
+		RawOutputSchema: t.OutputSchema(),
+		Annotations: mcp.ToolAnnotation{
+			Title:           a.Title,
+			ReadOnlyHint:    mcp.ToBoolPtr(a.ReadOnly),
+			DestructiveHint: mcp.ToBoolPtr(a.Destructive),
+			IdempotentHint:  mcp.ToBoolPtr(a.Idempotent),
+			OpenWorldHint:   mcp.ToBoolPtr(a.OpenWorld),
+		},
+	}
+}
+
+// toolHandler adapts the pipeline to mcp-go for tool t.
+func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sess, err := s.sessions.ForContext(ctx)
+		if err != nil {
+			s.logger.Error("creating a session failed", "err", err)
+			return mcp.NewToolResultError(fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())), nil
+		}
+		call := s.newCall(ctx, t, sess, req)
+		return s.render(call, s.handler(ctx, call)), nil
+	}
+}
+
+func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Session, req mcp.CallToolRequest) *tools.Call {
+	call := &tools.Call{
+		ID:      newCallID(),
+		Tool:    t,
+		Args:    rawArgs(req),
+		Session: sess,
+		Started: s.now(),
+	}
+	n := notifier{srv: mcpserver.ServerFromContext(ctx)}
+	if n.srv == nil {
+		n.srv = s.mcp
+	}
+	if m := req.Params.Meta; m != nil {
+		call.Meta = m.AdditionalFields
+		n.token = m.ProgressToken
+	}
+	call.Notifier = n
+	call.Logger = s.logger.With("tool", t.Name(), "call", call.ID, "session", sess.ID())
+	return call
+}
+
+// rawArgs returns the arguments exactly as sent.
+func rawArgs(req mcp.CallToolRequest) json.RawMessage {
+	if len(req.Params.RawArguments) > 0 {
+		return req.Params.RawArguments
+	}
+	if req.Params.Arguments == nil {
+		return nil
+	}
+	b, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func newCallID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// render turns an outcome into MCP content blocks: the text block, any extra
+// blocks, structured content for a successful result of a tool with an
+// output schema, and a resource link to a value kept out of the context.
+func (s *Server) render(call *tools.Call, out *tools.Outcome) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{IsError: !out.Success}
+	res.Content = append([]mcp.Content{mcp.NewTextContent(out.Text())}, out.Content...)
+	if !out.Success || tools.RenderValue(out.Value) == "" {
+		return res
+	}
+	if out.Exclude {
+		res.Content = append(res.Content, mcp.NewResourceLink(callURI(call.ID), "call "+call.ID, "The value of this call, kept out of the context.", "application/json"))
+		return res
+	}
+	if call.Tool.OutputSchema() != nil {
+		res.StructuredContent = out.Value
+	}
+	return res
+}

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/schema"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// Meta keys a client may use to shorten a call's deadline.
+const (
+	MetaTimeoutMs = "io.wink-mcp/timeoutMs"
+	MetaDeadline  = "io.wink-mcp/deadline"
+)
+
+// record appends a ToolInvoked event to the session's log once the rest of
+// the pipeline has run, and logs the call.
+func record(next tools.Handler) tools.Handler {
+	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+		out := next(ctx, call)
+		ev := session.ToolInvoked{
+			CallID:     call.ID,
+			Tool:       call.Tool.Name(),
+			Args:       call.Args,
+			Success:    out.Success,
+			Message:    out.Message,
+			Text:       out.Text(),
+			Value:      out.Value,
+			Started:    call.Started,
+			Duration:   time.Since(call.Started),
+			ErrorClass: string(out.Class),
+		}
+		if err := call.Session.Dispatch(ev); err != nil {
+			call.Logger.Error("recording the call failed", "err", err)
+		}
+		attrs := []any{"duration", ev.Duration, "success", out.Success}
+		if !out.Success {
+			attrs = append(attrs, "class", out.Class, "message", out.Message)
+		}
+		if out.Err != nil {
+			attrs = append(attrs, "err", out.Err)
+		}
+		call.Logger.Debug("tool call", attrs...)
+		return out
+	}
+}
+
+// validate checks the arguments against the tool's schema and decodes them
+// into call.Params.
+func validate(next tools.Handler) tools.Handler {
+	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+		params, err := call.Tool.Parse(call.Args)
+		if err != nil {
+			var se *schema.Error
+			if !errors.As(err, &se) {
+				// Valid against the schema but not decodable: a schema
+				// that does not match its Go type.
+				call.Logger.Error("arguments passed the schema but did not decode", "err", err)
+			}
+			return tools.Failure(tools.ClassValidation, "Invalid arguments: "+err.Error())
+		}
+		call.Params = params
+		return next(ctx, call)
+	}
+}
+
+// deadlineStage bounds the call by the earliest of the server's deadline,
+// the request context's and the client's _meta, and refuses a call whose
+// deadline has already passed.
+func deadlineStage(timeout time.Duration, now func() time.Time) tools.Middleware {
+	return func(next tools.Handler) tools.Handler {
+		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			deadline := call.Started.Add(timeout)
+			if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+				deadline = d
+			}
+			if d, ok := metaDeadline(call); ok && d.Before(deadline) {
+				deadline = d
+			}
+			call.Deadline = deadline
+			call.Timeout = deadline.Sub(call.Started).Round(time.Millisecond)
+			if !deadline.After(now()) {
+				return tools.Failure(tools.ClassDeadline, fmt.Sprintf("Deadline expired before executing tool '%s'.", call.Tool.Name()))
+			}
+			ctx, cancel := context.WithDeadline(ctx, deadline)
+			defer cancel()
+			return next(ctx, call)
+		}
+	}
+}
+
+// metaDeadline reads the deadline a client put in the request's _meta.
+func metaDeadline(call *tools.Call) (time.Time, bool) {
+	var best time.Time
+	found := false
+	consider := func(t time.Time) {
+		if !found || t.Before(best) {
+			best, found = t, true
+		}
+	}
+	switch v := call.Meta[MetaTimeoutMs].(type) {
+	case float64:
+		consider(call.Started.Add(time.Duration(v * float64(time.Millisecond))))
+	case string:
+		if ms, err := strconv.ParseFloat(v, 64); err == nil {
+			consider(call.Started.Add(time.Duration(ms * float64(time.Millisecond))))
+		}
+	}
+	if s, ok := call.Meta[MetaDeadline].(string); ok {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			consider(t)
+		}
+	}
+	return best, found
+}
+
+// interrupted is the outcome of a call whose context ended.
+func interrupted(call *tools.Call, err error) *tools.Outcome {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return tools.Failure(tools.ClassDeadline, fmt.Sprintf("Tool '%s' exceeded its deadline (%s).", call.Tool.Name(), call.Timeout))
+	}
+	return tools.Failure(tools.ClassCancelled, fmt.Sprintf("Tool '%s' was cancelled.", call.Tool.Name()))
+}
+
+// serialise holds the session's call lock from the policy check to the
+// commit or restore. Waiting for it respects the call's deadline.
+func serialise(next tools.Handler) tools.Handler {
+	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+		if err := call.Session.Acquire(ctx); err != nil {
+			return interrupted(call, err)
+		}
+		defer call.Session.Release()
+		return next(ctx, call)
+	}
+}
+
+// transaction snapshots the session, runs the rest of the pipeline, and
+// commits when it succeeded (after the commit hooks, which may still fail
+// the call) or restores otherwise: after a failure result, a Go error, a
+// panic, an expired deadline or a cancellation alike.
+func transaction(next tools.Handler) tools.Handler {
+	return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
+		tx, err := call.Session.Begin()
+		if err != nil {
+			return failed(call, tools.ClassError, err)
+		}
+		call.Tx = tx
+		defer func() {
+			if p := recover(); p != nil {
+				call.Logger.Error("tool panicked", "panic", p, "stack", string(debug.Stack()))
+				out = tools.Failure(tools.ClassPanic, fmt.Sprintf("Tool '%s' failed: internal error", call.Tool.Name()))
+				out.Err = fmt.Errorf("panic: %v", p)
+			}
+			if out.Success {
+				tx.Commit()
+				return
+			}
+			if err := tx.Rollback(); err != nil {
+				call.Logger.Error("restoring the session failed", "err", err)
+			}
+		}()
+		out = next(ctx, call)
+		if err := ctx.Err(); err != nil {
+			return interrupted(call, err)
+		}
+		if out.Success {
+			if err := call.RunCommitHooks(out); err != nil {
+				return failed(call, tools.ClassError, err)
+			}
+		}
+		return out
+	}
+}
+
+// failed is the outcome of a call that ended in a Go error.
+func failed(call *tools.Call, class tools.ErrorClass, err error) *tools.Outcome {
+	o := tools.Failure(class, fmt.Sprintf("Tool '%s' failed: %v", call.Tool.Name(), err))
+	o.Err = err
+	return o
+}
+
+// invoke is the innermost handler: it runs the tool.
+func invoke(ctx context.Context, call *tools.Call) *tools.Outcome {
+	out, err := call.Tool.Invoke(tools.NewContext(ctx, call), call.Params)
+	if err != nil {
+		return failed(call, tools.ClassError, err)
+	}
+	return out
+}

@@ -1,0 +1,234 @@
+// Package session holds the state of one client session: typed slices of
+// STATE (rolled back when a call fails) and LOG (kept), the reducers that
+// turn events into new slice values, per-session resources, and the
+// transactions that snapshot and restore all of it.
+//
+// Values stored in slices are treated as immutable: a reducer returns a new
+// value instead of changing the old one. A snapshot is therefore a shallow
+// copy of the map from slice name to value, whose cost depends on the number
+// of slices, never on the size of what they hold. Resources that hold state of
+// their own (a workspace, say) join a transaction through the Snapshotter
+// interface.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Kind says whether a slice is rolled back with a failed call.
+type Kind int
+
+const (
+	// State slices are snapshotted and restored by transactions.
+	State Kind = iota
+	// Log slices are append-only and never restored.
+	Log
+)
+
+// String returns "STATE" or "LOG".
+func (k Kind) String() string {
+	if k == Log {
+		return "LOG"
+	}
+	return "STATE"
+}
+
+// Key names a typed STATE slice holding one value of type T.
+type Key[T any] struct{ name string }
+
+// NewKey returns the key of the STATE slice called name.
+func NewKey[T any](name string) Key[T] { return Key[T]{name: name} }
+
+// Name returns the slice's name.
+func (k Key[T]) Name() string { return k.name }
+
+// LogKey names a typed LOG slice holding a sequence of T.
+type LogKey[T any] struct{ name string }
+
+// NewLogKey returns the key of the LOG slice called name.
+func NewLogKey[T any](name string) LogKey[T] { return LogKey[T]{name: name} }
+
+// Name returns the slice's name.
+func (k LogKey[T]) Name() string { return k.name }
+
+// ErrClosed is returned by operations on a closed session.
+var ErrClosed = errors.New("session closed")
+
+// Session is the state of one client session. It is safe for concurrent
+// use; calls that change state are serialised with Acquire and Release.
+type Session struct {
+	id       string
+	registry *Registry
+	created  time.Time
+
+	// call serialises calls from the policy check to the commit or restore.
+	call *semaphore.Weighted
+
+	mu        sync.RWMutex
+	state     map[string]any
+	logs      map[string]*logSlice
+	resources map[string]any
+	snapshot  []Snapshotter // resources that join transactions, in creation order
+	closed    bool
+}
+
+// ID returns the session's identifier.
+func (s *Session) ID() string { return s.id }
+
+// Created returns when the session was created.
+func (s *Session) Created() time.Time { return s.created }
+
+// Get returns the current value of the STATE slice k, and whether it has one.
+func Get[T any](s *Session, k Key[T]) (T, bool) {
+	s.mu.RLock()
+	v, ok := s.state[k.name]
+	s.mu.RUnlock()
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return v.(T), true
+}
+
+// Set replaces the value of the STATE slice k. The value must not be changed
+// afterwards: snapshots share it.
+func Set[T any](s *Session, k Key[T], v T) {
+	s.mu.Lock()
+	s.state[k.name] = v
+	s.mu.Unlock()
+}
+
+// Append adds v to the LOG slice k.
+func Append[T any](s *Session, k LogKey[T], v T) {
+	s.appendLog(k.name, v)
+}
+
+// Entries returns the entries of the LOG slice k, oldest first. The returned
+// slice is a copy the caller may keep.
+func Entries[T any](s *Session, k LogKey[T]) []T {
+	s.mu.RLock()
+	l := s.logs[k.name]
+	var raw []any
+	if l != nil {
+		raw = l.entries()
+	}
+	s.mu.RUnlock()
+	out := make([]T, len(raw))
+	for i, v := range raw {
+		out[i] = v.(T)
+	}
+	return out
+}
+
+func (s *Session) appendLog(name string, v any) {
+	s.mu.Lock()
+	l := s.logs[name]
+	if l == nil {
+		l = &logSlice{limit: s.registry.logLimit}
+		s.logs[name] = l
+	}
+	l.add(v)
+	s.mu.Unlock()
+}
+
+// Dispatch hands ev to every reducer registered for its type and to every LOG
+// slice that records it. A reducer that returns an error or panics leaves its
+// slice unchanged and its error is returned; inside a transaction the caller
+// then restores the snapshot, undoing reducers that ran before it.
+func (s *Session) Dispatch(ev any) (err error) {
+	t := reflect.TypeOf(ev)
+	for _, r := range s.registry.reducers[t] {
+		if err := s.reduce(r, ev); err != nil {
+			return err
+		}
+	}
+	for _, name := range s.registry.logs[t] {
+		s.appendLog(name, ev)
+	}
+	return nil
+}
+
+func (s *Session) reduce(r reducer, ev any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reducer for %s on slice %q panicked: %v", reflect.TypeOf(ev), r.slice, p)
+		}
+	}()
+	s.mu.RLock()
+	old, ok := s.state[r.slice]
+	s.mu.RUnlock()
+	v, err := r.fn(old, ok, ev)
+	if err != nil {
+		return fmt.Errorf("reducer for %s on slice %q: %w", reflect.TypeOf(ev), r.slice, err)
+	}
+	s.mu.Lock()
+	s.state[r.slice] = v
+	s.mu.Unlock()
+	return nil
+}
+
+// Resource returns the per-session or shared resource registered under k.
+func Resource[T any](s *Session, k ResourceKey[T]) (T, bool) {
+	s.mu.RLock()
+	v, ok := s.resources[k.name]
+	s.mu.RUnlock()
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return v.(T), true
+}
+
+// Close releases the session's per-session resources that implement
+// io.Closer. Closing twice is harmless.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	res := s.resources
+	s.mu.Unlock()
+	var errs []error
+	for _, p := range s.registry.providers {
+		if !p.perSession {
+			continue
+		}
+		if c, ok := res[p.name].(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// logSlice is a bounded append-only log. When full, the oldest entries are
+// dropped; Dropped counts them.
+type logSlice struct {
+	limit   int
+	items   []any
+	dropped int
+}
+
+func (l *logSlice) add(v any) {
+	if l.limit > 0 && len(l.items) >= l.limit {
+		// Drop the oldest half in one move so appends stay amortised O(1).
+		n := l.limit / 2
+		if n == 0 {
+			n = 1
+		}
+		l.items = append(l.items[:0:0], l.items[n:]...)
+		l.dropped += n
+	}
+	l.items = append(l.items, v)
+}
+
+func (l *logSlice) entries() []any { return slices.Clone(l.items) }

@@ -1,0 +1,98 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Snapshotter is a resource whose changes a transaction covers, such as a
+// workspace. Snapshot must be cheap: it is taken before every call.
+type Snapshotter interface {
+	// Snapshot records the resource's current state and returns the way
+	// back to it.
+	Snapshot() (Restorer, error)
+}
+
+// Restorer undoes, or keeps, what happened to a resource since its snapshot.
+// Exactly one of its methods is called.
+type Restorer interface {
+	// Restore puts the resource back as it was at the snapshot.
+	Restore() error
+	// Release keeps the changes and frees what the snapshot held.
+	Release()
+}
+
+// Acquire waits until no other call of the session is between its policy
+// check and its commit or restore, or until ctx is done. Each successful
+// Acquire must be followed by one Release.
+func (s *Session) Acquire(ctx context.Context) error { return s.call.Acquire(ctx, 1) }
+
+// Release lets the next call of the session proceed.
+func (s *Session) Release() { s.call.Release(1) }
+
+// Tx is one call's transaction: a snapshot of every STATE slice and of every
+// resource that implements Snapshotter. It ends with Commit or Rollback.
+type Tx struct {
+	s         *Session
+	state     map[string]any
+	restorers []Restorer
+	done      bool
+}
+
+// Begin snapshots the session. The caller should hold the call lock
+// (Acquire) so that no other call changes state under the snapshot.
+func (s *Session) Begin() (*Tx, error) {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	tx := &Tx{s: s, state: maps.Clone(s.state)}
+	snap := s.snapshot
+	s.mu.RUnlock()
+	for _, sn := range snap {
+		r, err := sn.Snapshot()
+		if err != nil {
+			_ = tx.Rollback()
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
+		tx.restorers = append(tx.restorers, r)
+	}
+	return tx, nil
+}
+
+// Session returns the session the transaction belongs to.
+func (tx *Tx) Session() *Session { return tx.s }
+
+// Commit keeps every change made since Begin.
+func (tx *Tx) Commit() {
+	if tx.done {
+		return
+	}
+	tx.done = true
+	for _, r := range tx.restorers {
+		r.Release()
+	}
+}
+
+// Rollback restores every STATE slice and resource to its value at Begin:
+// slices created since are emptied, LOG slices are untouched. Resources are
+// restored in reverse order of their snapshots; all of them are tried even
+// if one fails.
+func (tx *Tx) Rollback() error {
+	if tx.done {
+		return nil
+	}
+	tx.done = true
+	tx.s.mu.Lock()
+	tx.s.state = tx.state
+	tx.s.mu.Unlock()
+	var errs []error
+	for _, r := range slices.Backward(tx.restorers) {
+		errs = append(errs, r.Restore())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,118 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
+)
+
+// Call is one tool call as it passes through the pipeline. Each stage reads
+// what earlier stages set and adds what later ones need; none reaches back.
+type Call struct {
+	// ID identifies the call in the session's log and in resource URIs.
+	ID string
+	// Tool is the tool called (set by lookup).
+	Tool *Tool
+	// Args are the raw arguments as the client sent them.
+	Args json.RawMessage
+	// Meta is the request's _meta object, if any.
+	Meta map[string]any
+	// Session is the client's session.
+	Session *session.Session
+	// Notifier sends progress and log notifications to the client.
+	Notifier Notifier
+	// Logger logs to the server's log, with the call's attributes.
+	Logger *slog.Logger
+	// Started is when the call entered the pipeline.
+	Started time.Time
+
+	// Params are the decoded arguments (set by validation).
+	Params any
+	// Timeout and Deadline bound the handler (set by the deadline stage).
+	Timeout  time.Duration
+	Deadline time.Time
+	// Tx is the call's transaction (set by the transaction stage).
+	Tx *session.Tx
+
+	commitHooks []func(*Outcome) error
+}
+
+// OnCommit registers fn to run after the handler succeeds, inside the
+// transaction and before it commits. An error from fn fails the call and
+// rolls the transaction back. Policies use it for their OnResult step.
+func (c *Call) OnCommit(fn func(*Outcome) error) {
+	c.commitHooks = append(c.commitHooks, fn)
+}
+
+// RunCommitHooks runs the hooks registered with OnCommit, in order, and
+// returns the first error.
+func (c *Call) RunCommitHooks(o *Outcome) error {
+	for _, fn := range c.commitHooks {
+		if err := fn(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Notifier sends notifications about a call to the client that made it.
+// Both methods are no-ops when the client did not ask for them.
+type Notifier interface {
+	// Progress reports progress; total is 0 when unknown.
+	Progress(ctx context.Context, progress, total float64, message string) error
+	// Log sends a log message at an RFC 5424 level ("info", "warning", ...).
+	Log(ctx context.Context, level string, data any) error
+}
+
+// Context is what a handler receives: the call's context (deadline and
+// cancellation), the call, its session, and a logger.
+type Context struct {
+	context.Context
+	Call    *Call
+	Session *session.Session
+	Logger  *slog.Logger
+}
+
+// NewContext returns the handler context for call.
+func NewContext(ctx context.Context, call *Call) *Context {
+	return &Context{Context: ctx, Call: call, Session: call.Session, Logger: call.Logger}
+}
+
+// Progress reports the call's progress to the client, if it asked for it.
+func (c *Context) Progress(progress, total float64, message string) error {
+	if c.Call.Notifier == nil {
+		return nil
+	}
+	return c.Call.Notifier.Progress(c, progress, total, message)
+}
+
+// Log sends a log message about the call to the client, if it asked for
+// them.
+func (c *Context) Log(level string, data any) error {
+	if c.Call.Notifier == nil {
+		return nil
+	}
+	return c.Call.Notifier.Log(c, level, data)
+}
+
+// Dispatch sends an event to the session's reducers.
+func (c *Context) Dispatch(ev any) error { return c.Session.Dispatch(ev) }
+
+// Handler runs a call and returns its outcome. It never returns nil.
+type Handler func(ctx context.Context, call *Call) *Outcome
+
+// Middleware wraps a Handler with one stage of the pipeline.
+type Middleware func(Handler) Handler
+
+// Chain composes middleware; the first is the outermost.
+func Chain(mws ...Middleware) Middleware {
+	return func(h Handler) Handler {
+		for i := len(mws) - 1; i >= 0; i-- {
+			h = mws[i](h)
+		}
+		return h
+	}
+}

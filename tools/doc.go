@@ -1,0 +1,17 @@
+// Package tools defines what a tool is and what a call to it carries.
+//
+// A tool is built from a params struct, a result type and a typed handler
+// with New. Its input schema is inferred from the params type once, at
+// construction, by github.com/google/jsonschema-go, then compiled once; the
+// schema advertised to clients is exactly the one enforced. A struct result
+// also gets an output schema and is sent as structured content.
+//
+// The package also holds the call pipeline's vocabulary: Call (the value
+// every stage is handed), Outcome (what comes back), Handler, Middleware and
+// Chain. The stages themselves live in package server; the policy decisions
+// in package policy.
+//
+// Besides package session, tools imports only the content-block types of
+// mcp-go's mcp package, so that a handler can return images, audio or
+// embedded resources alongside its text.
+package tools
