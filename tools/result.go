@@ -84,14 +84,14 @@ func Failure(class ErrorClass, message string) *Outcome {
 }
 
 // Text returns the text block the model reads: the message, a blank line and
-// the rendered value; either part alone when the other is empty. An excluded
-// value is left out.
+// the rendered value; either part alone when the other is empty. The value
+// of a failed call and an excluded value are left out.
 func (o *Outcome) Text() string {
 	if o.rendered {
 		return o.text
 	}
 	v := ""
-	if !o.Exclude {
+	if o.Success && !o.Exclude {
 		v = RenderValue(o.Value)
 	}
 	switch {
