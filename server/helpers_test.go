@@ -162,8 +162,8 @@ func probeSection() *sections.Section {
 // failingPolicy lets every call through and fails every OnResult.
 type failingPolicy struct{}
 
-func (failingPolicy) Name() string                                      { return "failing" }
-func (failingPolicy) Check(*tools.Call) error                           { return nil }
+func (failingPolicy) Name() string            { return "failing" }
+func (failingPolicy) Check(*tools.Call) error { return nil }
 func (failingPolicy) OnResult(c *tools.Call, _ *tools.Outcome) error {
 	if c.Tool.Name() == "probe_add" {
 		var p byParams
