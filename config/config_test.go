@@ -1,0 +1,767 @@
+package config
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const briefExample = `sections: [planning]            # which built-in sections are on, in this order
+planning:
+  strategy: react               # react | plan_act_reflect | goal_decompose_route_synthesise
+policies:
+  sequential_dependency:        # server-wide: tool -> tools that must have succeeded first
+    planning_add_step: [planning_read_plan]
+deadline: 30s                   # per-call deadline
+`
+
+// exported returns a copy of c without the unexported bookkeeping fields,
+// for comparisons.
+func exported(c *Config) Config {
+	e := *c
+	e.name, e.lines = "", nil
+	return e
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want func(c *Config)
+	}{
+		{"empty", "", func(c *Config) {}},
+		{"comments only", "# nothing here\n\n   # still nothing\n", func(c *Config) {}},
+		{"document marker only", "---\n", func(c *Config) {}},
+		{"brief example", briefExample, func(c *Config) {
+			c.Sections = []string{"planning"}
+			c.Planning.Strategy = "react"
+			c.Policies.SequentialDependency = map[string][]string{"planning_add_step": {"planning_read_plan"}}
+		}},
+		{"no sections", "sections: []\n", func(c *Config) { c.Sections = []string{} }},
+		{"read_before_write off", "policies:\n  read_before_write: false\n", func(c *Config) { c.Policies.ReadBeforeWrite = false }},
+		{"deadline", "deadline: 1m30s\n", func(c *Config) { c.Deadline = 90 * time.Second }},
+		{"disk backend", "workspace:\n  backend: disk\n  root: /srv/ws\n  max_bytes: 0\n", func(c *Config) {
+			c.Workspace = Workspace{Backend: "disk", Root: "/srv/ws", MaxBytes: 0}
+		}},
+		{"mounts", "workspace:\n  mounts:\n    - host: /a\n      path: b\n      include: ['*.go']\n      exclude: [x]\n    - host: /c\n", func(c *Config) {
+			c.Workspace.Mounts = []Mount{{Host: "/a", Path: "b", Include: []string{"*.go"}, Exclude: []string{"x"}}, {Host: "/c"}}
+		}},
+		{"float that is an integer", "workspace:\n  max_bytes: 1e3\n", func(c *Config) { c.Workspace.MaxBytes = 1000 }},
+		{"json", `{"deadline": "5s", "sections": ["a", "b"]}`, func(c *Config) {
+			c.Deadline = 5 * time.Second
+			c.Sections = []string{"a", "b"}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse("config.yaml", []byte(tt.in))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			want := Default()
+			tt.want(want)
+			if !reflect.DeepEqual(exported(got), exported(want)) {
+				t.Errorf("Parse:\n got %+v\nwant %+v", exported(got), exported(want))
+			}
+		})
+	}
+}
+
+func TestDefault(t *testing.T) {
+	want := Config{
+		Policies:  Policies{ReadBeforeWrite: true},
+		Deadline:  30 * time.Second,
+		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20},
+	}
+	if got := exported(Default()); !reflect.DeepEqual(got, want) {
+		t.Errorf("Default() = %+v, want %+v", got, want)
+	}
+	if Default().Sections != nil {
+		t.Error("Default().Sections is not nil")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string // the whole error message
+		key  string // the key of the first error
+		line int    // the line of the first error
+	}{
+		{
+			name: "unknown top-level key",
+			in:   "sections: [planning]\ndeadlne: 30s\n",
+			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, planning, policies, sections, workspace)",
+			key:  "deadlne", line: 2,
+		},
+		{
+			name: "unknown nested key",
+			in:   "planning:\n  strtegy: react\n",
+			want: "config.yaml:2: planning.strtegy: unknown key (known keys: strategy)",
+			key:  "planning.strtegy", line: 2,
+		},
+		{
+			name: "unknown key in a list item",
+			in:   "workspace:\n  mounts:\n    - host: /a\n      hots: /b\n",
+			want: "config.yaml:4: workspace.mounts[0].hots: unknown key (known keys: exclude, host, include, path)",
+			key:  "workspace.mounts[0].hots", line: 4,
+		},
+		{
+			name: "sections not a list",
+			in:   "sections: planning\n",
+			want: "config.yaml:1: sections: expected list, got string",
+			key:  "sections", line: 1,
+		},
+		{
+			name: "deadline not a string",
+			in:   "deadline: 30\n",
+			want: "config.yaml:1: deadline: expected string, got integer",
+			key:  "deadline", line: 1,
+		},
+		{
+			name: "null value",
+			in:   "planning:\n",
+			want: "config.yaml:1: planning: expected mapping, got null",
+			key:  "planning", line: 1,
+		},
+		{
+			name: "wrong type in a list",
+			in:   "sections:\n  - planning\n  - 3\n",
+			want: "config.yaml:3: sections[1]: expected string, got integer",
+			key:  "sections[1]", line: 3,
+		},
+		{
+			name: "top level not a mapping",
+			in:   "- planning\n",
+			want: "config.yaml:1: expected mapping, got list",
+			key:  "", line: 1,
+		},
+		{
+			name: "bad enum",
+			in:   "planning:\n  strategy: reactive\n",
+			want: "config.yaml:2: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise",
+			key:  "planning.strategy", line: 2,
+		},
+		{
+			name: "bad backend",
+			in:   "workspace:\n  backend: tape\n",
+			want: "config.yaml:2: workspace.backend: must be one of: memory, disk",
+			key:  "workspace.backend", line: 2,
+		},
+		{
+			name: "bad duration",
+			in:   "deadline: 30 seconds\n",
+			want: `config.yaml:1: deadline: invalid duration "30 seconds" (use a Go duration such as "30s" or "1m30s")`,
+			key:  "deadline", line: 1,
+		},
+		{
+			name: "zero duration",
+			in:   "\n\ndeadline: 0s\n",
+			want: `config.yaml:3: deadline: must be greater than 0, got "0s"`,
+			key:  "deadline", line: 3,
+		},
+		{
+			name: "negative duration",
+			in:   "deadline: -5s\n",
+			want: `config.yaml:1: deadline: must be greater than 0, got "-5s"`,
+			key:  "deadline", line: 1,
+		},
+		{
+			name: "negative max_bytes",
+			in:   "workspace:\n  max_bytes: -1\n",
+			want: "config.yaml:2: workspace.max_bytes: must be at least 0, got -1",
+			key:  "workspace.max_bytes", line: 2,
+		},
+		{
+			name: "fractional max_bytes",
+			in:   "workspace:\n  max_bytes: 1.5\n",
+			want: "config.yaml:2: workspace.max_bytes: expected integer, got number",
+			key:  "workspace.max_bytes", line: 2,
+		},
+		{
+			name: "huge max_bytes",
+			in:   "workspace:\n  max_bytes: 99999999999999999999\n",
+			want: "config.yaml:2: workspace.max_bytes: must be at most 9223372036854775807, got 1e+20",
+			key:  "workspace.max_bytes", line: 2,
+		},
+		{
+			name: "disk backend without root",
+			in:   "workspace:\n  backend: disk\n",
+			want: `config.yaml:1: workspace: missing required key "root" (required when backend is disk)`,
+			key:  "workspace", line: 1,
+		},
+		{
+			name: "memory backend with root",
+			in:   "workspace:\n  backend: memory\n  root: /srv/ws\n",
+			want: "config.yaml:3: workspace.root: not allowed unless backend is disk",
+			key:  "workspace.root", line: 3,
+		},
+		{
+			name: "default backend with root",
+			in:   "workspace:\n  root: /srv/ws\n",
+			want: "config.yaml:2: workspace.root: not allowed unless backend is disk",
+			key:  "workspace.root", line: 2,
+		},
+		{
+			name: "mount without host",
+			in:   "workspace:\n  mounts:\n    - path: x\n",
+			want: `config.yaml:3: workspace.mounts[0]: missing required key "host"`,
+			key:  "workspace.mounts[0]", line: 3,
+		},
+		{
+			name: "bad glob",
+			in:   "workspace:\n  mounts:\n    - host: /a\n      exclude: ['[a-']\n",
+			want: `config.yaml:4: workspace.mounts[0].exclude[0]: invalid glob pattern "[a-"`,
+			key:  "workspace.mounts[0].exclude[0]", line: 4,
+		},
+		{
+			name: "duplicate key",
+			in:   "planning:\n  strategy: react\ndeadline: 5s\nplanning:\n  strategy: react\n",
+			want: "config.yaml:4: planning: duplicate key (first defined on line 1)",
+			key:  "planning", line: 4,
+		},
+		{
+			name: "empty dependency list",
+			in:   "policies:\n  sequential_dependency:\n    deploy: []\n",
+			want: "config.yaml:3: policies.sequential_dependency.deploy: must not be empty",
+			key:  "policies.sequential_dependency.deploy", line: 3,
+		},
+		{
+			name: "duplicate dependency",
+			in:   "policies:\n  sequential_dependency:\n    deploy:\n      - build\n      - test\n      - build\n",
+			want: `config.yaml:6: policies.sequential_dependency.deploy[2]: duplicate entry "build" (same as [0])`,
+			key:  "policies.sequential_dependency.deploy[2]", line: 6,
+		},
+		{
+			name: "empty tool name",
+			in:   "policies:\n  sequential_dependency:\n    deploy: ['']\n",
+			want: "config.yaml:3: policies.sequential_dependency.deploy[0]: must not be empty",
+			key:  "policies.sequential_dependency.deploy[0]", line: 3,
+		},
+		{
+			name: "empty tool name as key",
+			in:   "policies:\n  sequential_dependency:\n    '': [build]\n",
+			want: `config.yaml:3: policies.sequential_dependency: empty key`,
+			key:  `policies.sequential_dependency`, line: 3,
+		},
+		{
+			name: "empty tool name as key without a value",
+			in:   "policies:\n  sequential_dependency:\n    '':\n",
+			want: `config.yaml:3: policies.sequential_dependency: empty key`,
+			key:  `policies.sequential_dependency`, line: 3,
+		},
+		{
+			name: "dependency not a list",
+			in:   "policies:\n  sequential_dependency:\n    deploy: build\n",
+			want: "config.yaml:3: policies.sequential_dependency.deploy: expected list, got string",
+			key:  "policies.sequential_dependency.deploy", line: 3,
+		},
+		{
+			name: "several errors in line order",
+			in: "workspace:\n  backend: disk\n  max_bytes: -1\nplanning:\n  strategy: fast\n" +
+				"deadline: soon\nsections: [a, a]\nextra: 1\n",
+			want: `config.yaml:1: workspace: missing required key "root" (required when backend is disk)` + "\n" +
+				"config.yaml:3: workspace.max_bytes: must be at least 0, got -1\n" +
+				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
+				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
+				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
+				"config.yaml:8: extra: unknown key (known keys: deadline, planning, policies, sections, workspace)",
+			key: "workspace", line: 1,
+		},
+		{
+			name: "non-string key",
+			in:   "policies:\n  sequential_dependency:\n    1: [build]\n",
+			want: `config.yaml:3: policies.sequential_dependency: key "1" is an integer; keys must be strings`,
+			key:  "policies.sequential_dependency", line: 3,
+		},
+		{
+			name: "anchor and alias",
+			in:   "sections: &s [planning]\nplanning: *s\n",
+			want: "config.yaml:1: sections: YAML anchors (&s) are not supported\n" +
+				"config.yaml:2: planning: YAML aliases (*s) are not supported",
+			key: "sections", line: 1,
+		},
+		{
+			name: "merge key",
+			in:   "planning:\n  <<: {strategy: react}\n",
+			want: "config.yaml:2: planning: YAML merge keys (<<) are not supported",
+			key:  "planning", line: 2,
+		},
+		{
+			name: "custom tag",
+			in:   "deadline: !env DEADLINE\n",
+			want: `config.yaml:1: deadline: unsupported YAML tag "!env"`,
+			key:  "deadline", line: 1,
+		},
+		{
+			name: "not a number",
+			in:   "workspace:\n  max_bytes: .nan\n",
+			want: "config.yaml:2: workspace.max_bytes: number .nan is not a finite number",
+			key:  "workspace.max_bytes", line: 2,
+		},
+		{
+			name: "two documents",
+			in:   "deadline: 5s\n---\ndeadline: 6s\n",
+			want: "config.yaml:2: a configuration file must hold a single YAML document",
+			key:  "", line: 2,
+		},
+		{
+			name: "YAML syntax error",
+			in:   "planning:\n\tstrategy: react\n",
+			want: "config.yaml:2: invalid YAML: found character that cannot start any token",
+			key:  "", line: 2,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("config.yaml", []byte(tt.in))
+			if err == nil {
+				t.Fatalf("Parse succeeded: %+v", exported(c))
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
+			}
+			var ke *KeyError
+			if !errors.As(err, &ke) {
+				t.Fatalf("error %T is not a *KeyError", err)
+			}
+			if ke.File != "config.yaml" || ke.Key != tt.key || ke.Line != tt.line {
+				t.Errorf("first error at %s:%d key %q, want config.yaml:%d key %q", ke.File, ke.Line, ke.Key, tt.line, tt.key)
+			}
+			if n := strings.Count(tt.want, "\n") + 1; n > 1 {
+				var es Errors
+				if !errors.As(err, &es) || len(es) != n {
+					t.Errorf("got %T with %d errors, want Errors with %d", err, len(es), n)
+				}
+			}
+		})
+	}
+}
+
+func TestKeyError(t *testing.T) {
+	tests := []struct {
+		err  KeyError
+		want string
+	}{
+		{KeyError{"config.yaml", "policies.sequential_dependency.deploy", 4, `unknown tool "bild"`}, `config.yaml:4: policies.sequential_dependency.deploy: unknown tool "bild"`},
+		{KeyError{"config.yaml", "deadline", 0, "bad"}, "config.yaml: deadline: bad"},
+		{KeyError{"config.yaml", "", 3, "bad"}, "config.yaml:3: bad"},
+		{KeyError{"", "deadline", 0, "bad"}, "deadline: bad"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestLine(t *testing.T) {
+	c, err := Parse("config.yaml", []byte(briefExample+"workspace:\n  mounts:\n    - host: /a\n      include:\n        - '*.go'\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int{
+		"sections":          1,
+		"sections[0]":       1,
+		"planning":          2,
+		"planning.strategy": 3,
+		"policies.sequential_dependency.planning_add_step":    6,
+		"policies.sequential_dependency.planning_add_step[0]": 6,
+		"deadline":                       7,
+		"workspace.mounts[0]":            10,
+		"workspace.mounts[0].host":       10,
+		"workspace.mounts[0].include[0]": 12,
+		"workspace.backend":              0,
+		"nope":                           0,
+	} {
+		if got := c.Line(key); got != want {
+			t.Errorf("Line(%q) = %d, want %d", key, got, want)
+		}
+	}
+	err = c.Errorf("policies.sequential_dependency.planning_add_step", "unknown tool %q", "bild")
+	if want := `config.yaml:6: policies.sequential_dependency.planning_add_step: unknown tool "bild"`; err.Error() != want {
+		t.Errorf("Errorf = %q, want %q", err, want)
+	}
+	if got := Default().Line("deadline"); got != 0 {
+		t.Errorf("Default().Line = %d, want 0", got)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte(briefExample), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(good)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.Planning.Strategy != "react" {
+		t.Errorf("Strategy = %q, want react", c.Planning.Strategy)
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("deadline: 30\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(bad)
+	if want := bad + ":1: deadline: expected string, got integer"; err == nil || err.Error() != want {
+		t.Errorf("Load(bad) error = %v, want %s", err, want)
+	}
+
+	missing := filepath.Join(dir, "missing.yaml")
+	_, err = Load(missing)
+	if err == nil || !strings.Contains(err.Error(), missing) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load(missing) error = %v, want a not-exist error naming %s", err, missing)
+	}
+}
+
+func TestExampleFile(t *testing.T) {
+	c, err := Load("example.yaml")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := Config{
+		Sections: []string{"planning"},
+		Planning: Planning{Strategy: "plan_act_reflect"},
+		Policies: Policies{
+			SequentialDependency: map[string][]string{
+				"planning_add_step":      {"planning_read_plan"},
+				"planning_complete_step": {"planning_read_plan", "planning_add_step"},
+			},
+			ReadBeforeWrite: true,
+		},
+		Deadline: 90 * time.Second,
+		Workspace: Workspace{
+			Backend: "disk",
+			Root:    "/var/lib/wink/workspace",
+			Mounts: []Mount{
+				{Host: "/home/me/project", Path: "project", Include: []string{"*.go", "go.mod", "go.sum"}, Exclude: []string{"*_test.go"}},
+				{Host: "/home/me/notes"},
+			},
+			MaxBytes: 128 << 20,
+		},
+	}
+	if got := exported(c); !reflect.DeepEqual(got, want) {
+		t.Errorf("example.yaml:\n got %+v\nwant %+v", got, want)
+	}
+
+	// The example shows every key of the schema.
+	cs, err := loadSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range schemaKeys(cs.doc, cs.doc, "") {
+		if c.Line(key) == 0 {
+			t.Errorf("example.yaml does not show %s", key)
+		}
+	}
+}
+
+// schemaKeys lists the dotted paths of the fixed properties in the schema,
+// with list items as [0].
+func schemaKeys(doc, s any, prefix string) []string {
+	m, _ := s.(map[string]any)
+	if ref, ok := m["$ref"].(string); ok {
+		v, _ := lookup(doc, splitPointer(strings.TrimPrefix(ref, "#")))
+		return schemaKeys(doc, v, prefix)
+	}
+	var keys []string
+	if items, ok := m["items"]; ok {
+		keys = append(keys, schemaKeys(doc, items, prefix+"[0]")...)
+	}
+	props, _ := m["properties"].(map[string]any)
+	for name, p := range props {
+		key := name
+		if prefix != "" {
+			key = prefix + "." + name
+		}
+		keys = append(keys, key)
+		keys = append(keys, schemaKeys(doc, p, key)...)
+	}
+	return keys
+}
+
+// TestSchemaConventions checks the rules schema.json follows: every object
+// says what to do with unknown keys, objects with fixed keys reject unknown
+// ones, and every property has a description.
+func TestSchemaConventions(t *testing.T) {
+	cs, err := loadSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, s any)
+	walk = func(path string, s any) {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return
+		}
+		if m["type"] == "object" {
+			if _, ok := m["additionalProperties"]; !ok {
+				t.Errorf("%s: object without additionalProperties", path)
+			}
+			if _, ok := m["properties"]; ok && m["additionalProperties"] != false {
+				t.Errorf("%s: object with properties must have additionalProperties: false", path)
+			}
+		}
+		if props, ok := m["properties"].(map[string]any); ok && path != "" && !strings.HasSuffix(path, "/if") && !strings.HasSuffix(path, "/else") {
+			for name, p := range props {
+				if d, _ := p.(map[string]any)["description"].(string); d == "" {
+					t.Errorf("%s/properties/%s: no description", path, name)
+				}
+			}
+		}
+		for k, v := range m {
+			switch v := v.(type) {
+			case map[string]any:
+				if k == "properties" || k == "$defs" {
+					for name, p := range v {
+						walk(path+"/"+k+"/"+name, p)
+					}
+				} else {
+					walk(path+"/"+k, v)
+				}
+			}
+		}
+	}
+	walk("#", cs.doc)
+}
+
+// TestSchemaMatchesStruct checks that the schema's properties and the json
+// tags of Config (through file) name the same keys, all the way down.
+func TestSchemaMatchesStruct(t *testing.T) {
+	cs, err := loadSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, s any, typ reflect.Type)
+	walk = func(path string, s any, typ reflect.Type) {
+		m, _ := s.(map[string]any)
+		if ref, ok := m["$ref"].(string); ok {
+			s, _ = lookup(cs.doc, splitPointer(strings.TrimPrefix(ref, "#")))
+			m, _ = s.(map[string]any)
+		}
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		switch typ.Kind() {
+		case reflect.Struct:
+			fields := jsonFields(typ)
+			props, _ := m["properties"].(map[string]any)
+			for name := range props {
+				if _, ok := fields[name]; !ok {
+					t.Errorf("%s: schema key %q has no field in %s", path, name, typ)
+				}
+			}
+			for name, ft := range fields {
+				p, ok := props[name]
+				if !ok {
+					t.Errorf("%s: field %q of %s is not in the schema", path, name, typ)
+					continue
+				}
+				walk(path+"."+name, p, ft)
+			}
+		case reflect.Slice:
+			walk(path+"[]", m["items"], typ.Elem())
+		case reflect.Map:
+			walk(path+"{}", m["additionalProperties"], typ.Elem())
+		}
+	}
+	walk("", cs.doc, reflect.TypeFor[file]())
+}
+
+// jsonFields returns the json names of the fields of a struct type, with
+// shallower fields hiding the fields of embedded structs.
+func jsonFields(typ reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	var embedded []reflect.Type
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Anonymous {
+			embedded = append(embedded, f.Type)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		fields[name] = f.Type
+	}
+	for _, e := range embedded {
+		for e.Kind() == reflect.Pointer {
+			e = e.Elem()
+		}
+		for name, ft := range jsonFields(e) {
+			if _, ok := fields[name]; !ok {
+				fields[name] = ft
+			}
+		}
+	}
+	return fields
+}
+
+// TestSchemaDefaults checks that the schema's "default" annotations agree
+// with Default.
+func TestSchemaDefaults(t *testing.T) {
+	cs, err := loadSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := map[string]any{}
+	var walk func(s any, into map[string]any)
+	walk = func(s any, into map[string]any) {
+		props, _ := s.(map[string]any)["properties"].(map[string]any)
+		for name, p := range props {
+			pm, _ := p.(map[string]any)
+			if d, ok := pm["default"]; ok {
+				into[name] = d
+			} else if pm["type"] == "object" {
+				sub := map[string]any{}
+				walk(p, sub)
+				if len(sub) > 0 {
+					into[name] = sub
+				}
+			}
+		}
+	}
+	walk(cs.doc, root)
+	data, err := json.Marshal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse("defaults.json", data)
+	if err != nil {
+		t.Fatalf("Parse(%s): %v", data, err)
+	}
+	if got, want := exported(c), exported(Default()); !reflect.DeepEqual(got, want) {
+		t.Errorf("schema defaults %s give\n %+v\nwant %+v", data, got, want)
+	}
+}
+
+// encode writes c back as a file (JSON, which is YAML too), leaving out
+// nil lists and maps and empty strings, which stand for absent keys.
+func encode(t testing.TB, c *Config) []byte {
+	data, err := json.Marshal(file{Config: c, Deadline: c.Deadline.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	data, err = json.Marshal(dropNulls(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func dropNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if x == nil || x == "" {
+				delete(v, k)
+			} else {
+				v[k] = dropNulls(x)
+			}
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = dropNulls(x)
+		}
+	}
+	return v
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, name := range []string{"example.yaml"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRoundTrip(t, data)
+	}
+	checkRoundTrip(t, []byte(briefExample))
+	checkRoundTrip(t, []byte("sections: []\n"))
+}
+
+// checkRoundTrip checks that if data parses, the configuration written
+// back parses again to the same configuration.
+func checkRoundTrip(t testing.TB, data []byte) {
+	c, err := Parse("in.yaml", data)
+	if err != nil {
+		return
+	}
+	out := encode(t, c)
+	c2, err := Parse("out.json", out)
+	if err != nil {
+		t.Fatalf("accepted config %q re-encoded as %s does not validate: %v", data, out, err)
+	}
+	if got, want := exported(c2), exported(c); !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip of %q through %s:\n got %+v\nwant %+v", data, out, got, want)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	example, err := os.ReadFile("example.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{
+		"",
+		"# comment\n",
+		briefExample,
+		string(example),
+		"workspace:\n  backend: disk\n",
+		"sections: [a, a]\nplanning: {strategy: x}\n",
+		"a: &x 1\nb: *x\n",
+		"policies:\n  sequential_dependency:\n    '': []\n    1: [x]\n",
+		"workspace: {max_bytes: 1e300}\n",
+		"deadline: 2001-12-14\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			// Every problem is reported as a KeyError in the file, and
+			// several come sorted by line.
+			var ke *KeyError
+			if !errors.As(err, &ke) || ke.File != "fuzz.yaml" {
+				t.Fatalf("error %T is not a KeyError in fuzz.yaml: %v", err, err)
+			}
+			var es Errors
+			if errors.As(err, &es) && !slices.IsSortedFunc(es, func(a, b *KeyError) int { return cmpLine(a.Line, b.Line) }) {
+				t.Fatalf("errors not sorted by line:\n%v", err)
+			}
+			return
+		}
+		if c.Deadline <= 0 {
+			t.Fatalf("accepted deadline %v", c.Deadline)
+		}
+		checkRoundTrip(t, data)
+	})
+}
+
+// cmpLine orders lines as Errors does: unknown (0) last.
+func cmpLine(a, b int) int {
+	if a == 0 {
+		a = math.MaxInt
+	}
+	if b == 0 {
+		b = math.MaxInt
+	}
+	return cmp.Compare(a, b)
+}
