@@ -437,8 +437,8 @@ func TestExampleFile(t *testing.T) {
 		Planning: Planning{Strategy: "plan_act_reflect"},
 		Policies: Policies{
 			SequentialDependency: map[string][]string{
-				"planning_add_step":      {"planning_read_plan"},
-				"planning_complete_step": {"planning_read_plan", "planning_add_step"},
+				"planning_add_step":    {"planning_read_plan"},
+				"planning_update_step": {"planning_read_plan", "planning_add_step"},
 			},
 			ReadBeforeWrite: true,
 		},
