@@ -1,0 +1,348 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Defaults for StdioOptions fields left at their zero value.
+const (
+	defaultMaxLineBytes = 16 << 20
+	defaultMaxInFlight  = 16
+	defaultDrainTimeout = 30 * time.Second
+)
+
+// StdioOptions configures ServeStdio. Zero values mean the defaults noted.
+type StdioOptions struct {
+	MaxLineBytes int                                   // longest accepted line; default 16 MiB
+	MaxInFlight  int                                   // requests handled concurrently; default 16
+	DrainTimeout time.Duration                         // how long in-flight requests may run after input ends; default 30s
+	Logger       *slog.Logger                          // default slog.Default(); NEVER write logs to the out writer
+	ContextFunc  func(context.Context) context.Context // optional, applied to every request context
+
+	hooks stdioHooks // observation points for tests; zero in production
+}
+
+// stdioHooks are optional callbacks that let tests observe states that are
+// otherwise invisible from outside, without sleeping.
+type stdioHooks struct {
+	drainStarted func() // reading has stopped; draining is about to begin
+	poolFull     func() // a request is waiting for a free slot
+}
+
+// withDefaults returns o with every zero field replaced by its default.
+func (o StdioOptions) withDefaults() StdioOptions {
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = defaultMaxLineBytes
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = defaultMaxInFlight
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = defaultDrainTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// ServeStdio serves MCP over newline-delimited JSON-RPC on in/out with srv until
+// in reaches EOF or ctx is cancelled, then lets in-flight requests finish (up to
+// DrainTimeout, after which their contexts are cancelled and they are waited for) and returns nil.
+//
+// Each call registers its own session, with ID "stdio", on srv, so one srv
+// can serve only one stdio connection at a time. A read error other than EOF
+// also ends serving; it is returned, wrapped, after the drain. If ctx is
+// cancelled while a read from in is blocked, that read is abandoned: its
+// goroutine exits once the read returns, for example when in is closed.
+func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, opts StdioOptions) error {
+	opts = opts.withDefaults()
+	session := newStdioSession()
+	writer := newFrameWriter(out, session.notifications, opts.Logger)
+	session.writer = writer
+
+	if err := srv.RegisterSession(ctx, session); err != nil {
+		return fmt.Errorf("transport: register stdio session: %w", err)
+	}
+	defer srv.UnregisterSession(context.WithoutCancel(ctx), session.SessionID())
+
+	writer.start()
+	c := newStdioConn(ctx, srv, session, writer, opts)
+	readErr := c.readLoop(ctx, newLineReader(in, opts.MaxLineBytes))
+	c.drain()
+	writer.stop()
+	return readErr
+}
+
+// stdioConn is the state of one ServeStdio call.
+type stdioConn struct {
+	srv     *server.MCPServer
+	session *stdioSession
+	writer  *frameWriter
+	opts    StdioOptions
+	logger  *slog.Logger
+
+	// baseCtx is the parent of every request context. It ignores the
+	// cancellation of ServeStdio's ctx and is cancelled by cancelRequests
+	// only when the drain timeout expires.
+	baseCtx        context.Context
+	cancelRequests context.CancelFunc
+
+	slots    chan struct{} // one token per request being handled
+	inflight sync.WaitGroup
+}
+
+// newStdioConn prepares a connection serving srv through session.
+func newStdioConn(ctx context.Context, srv *server.MCPServer, session *stdioSession, writer *frameWriter, opts StdioOptions) *stdioConn {
+	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return &stdioConn{
+		srv:            srv,
+		session:        session,
+		writer:         writer,
+		opts:           opts,
+		logger:         opts.Logger,
+		baseCtx:        srv.WithContext(base, session),
+		cancelRequests: cancel,
+		slots:          make(chan struct{}, opts.MaxInFlight),
+	}
+}
+
+// readLoop reads and dispatches lines until input ends or ctx is cancelled.
+// It returns nil on EOF and cancellation, and the read error otherwise.
+func (c *stdioConn) readLoop(ctx context.Context, lr *lineReader) error {
+	reader := newAsyncReader(lr)
+	defer reader.stop()
+	for {
+		reader.request()
+		var res readResult
+		select {
+		case res = <-reader.results:
+		case <-ctx.Done():
+			return nil
+		}
+		if res.err != nil {
+			if done, err := c.readFailed(res.err); done {
+				return err
+			}
+			continue
+		}
+		if !c.handleLine(ctx, res.line) {
+			return nil
+		}
+	}
+}
+
+// readFailed handles an error from the line reader. It reports whether
+// reading must stop, and the error ServeStdio should return.
+func (c *stdioConn) readFailed(err error) (bool, error) {
+	var tooLong *lineTooLongError
+	switch {
+	case errors.As(err, &tooLong):
+		c.logger.Warn("transport: discarded over-long input line", "limit", tooLong.limit)
+		c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, tooLong.Error()))
+		return false, nil
+	case errors.Is(err, io.EOF):
+		return true, nil
+	default:
+		c.logger.Error("transport: reading stdio input failed", "error", err)
+		return true, fmt.Errorf("transport: read stdio input: %w", err)
+	}
+}
+
+// envelope holds the fields that decide how a message is dispatched.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// hasID reports whether the message carries a non-null id.
+func (e envelope) hasID() bool {
+	return len(e.ID) > 0 && !bytes.Equal(e.ID, []byte("null"))
+}
+
+// handleLine dispatches one input line. It reports false if ctx was
+// cancelled while waiting for a free request slot, in which case the line
+// was not handled and reading must stop.
+func (c *stdioConn) handleLine(ctx context.Context, line []byte) bool {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return true
+	}
+	if !json.Valid(line) {
+		c.reply(nil, errorResponse(nil, mcp.PARSE_ERROR, "Parse error"))
+		return true
+	}
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request"))
+		return true
+	}
+	switch {
+	case env.Method == "" && env.hasID():
+		c.handleResponse(line)
+	case env.Method == "":
+		c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request: missing method"))
+	case !env.hasID():
+		c.handleNotification(line)
+	case env.Method == string(mcp.MethodInitialize):
+		c.serveRequest(env.ID, line)
+	default:
+		return c.startRequest(ctx, env.ID, line)
+	}
+	return true
+}
+
+// handleResponse routes a client response to the server→client request
+// waiting for it.
+func (c *stdioConn) handleResponse(line []byte) {
+	if !c.session.deliver(line) {
+		c.logger.Warn("transport: dropping response that matches no pending request",
+			"message", truncate(line, 200))
+	}
+}
+
+// handleNotification handles a client notification inline, so that
+// notifications take effect in the order they were sent. mcp-go returns no
+// response for a well-formed notification; anything it does return (such as
+// an invalid-version error) is written.
+func (c *stdioConn) handleNotification(line []byte) {
+	if resp := c.dispatch(nil, line); resp != nil {
+		c.reply(nil, resp)
+	}
+}
+
+// startRequest waits for a free request slot, then handles the request on
+// its own goroutine. It reports false if ctx was cancelled first. While it
+// waits, no further input is read.
+func (c *stdioConn) startRequest(ctx context.Context, id json.RawMessage, line []byte) bool {
+	if !c.acquireSlot(ctx) {
+		return false
+	}
+	c.inflight.Go(func() {
+		defer func() { <-c.slots }()
+		c.serveRequest(id, line)
+	})
+	return true
+}
+
+// acquireSlot takes a request slot, waiting for one to free up if all
+// MaxInFlight are taken. It reports false if ctx was cancelled first.
+func (c *stdioConn) acquireSlot(ctx context.Context) bool {
+	select {
+	case c.slots <- struct{}{}:
+		return true
+	default:
+	}
+	if c.opts.hooks.poolFull != nil {
+		c.opts.hooks.poolFull()
+	}
+	select {
+	case c.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// serveRequest handles one request and writes its response.
+func (c *stdioConn) serveRequest(id json.RawMessage, line []byte) {
+	if resp := c.dispatch(id, line); resp != nil {
+		c.reply(id, resp)
+	}
+}
+
+// dispatch passes a message to srv. A panic becomes a -32603 response when
+// the message is a request (id non-nil) and is logged with its stack.
+func (c *stdioConn) dispatch(id json.RawMessage, line []byte) (resp mcp.JSONRPCMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.logger.Error("transport: panic while handling MCP message",
+				"panic", r, "id", string(id), "stack", string(debug.Stack()))
+			resp = nil
+			if id != nil {
+				resp = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("Internal error: %v", r))
+			}
+		}
+	}()
+	return c.srv.HandleMessage(c.requestContext(), json.RawMessage(line))
+}
+
+// requestContext returns the context for handling one message.
+func (c *stdioConn) requestContext() context.Context {
+	if c.opts.ContextFunc == nil {
+		return c.baseCtx
+	}
+	return c.opts.ContextFunc(c.baseCtx)
+}
+
+// reply writes resp. If resp cannot be encoded and answers a request, an
+// internal error for that request is written instead.
+func (c *stdioConn) reply(id json.RawMessage, resp mcp.JSONRPCMessage) {
+	err := c.writer.send(resp)
+	var encErr *encodeError
+	if errors.As(err, &encErr) && id != nil {
+		c.logger.Error("transport: response cannot be encoded", "id", string(id), "error", err)
+		err = c.writer.send(errorResponse(id, mcp.INTERNAL_ERROR, "Internal error: response cannot be encoded"))
+	}
+	if err != nil {
+		c.logger.Error("transport: writing response failed", "id", string(id), "error", err)
+	}
+}
+
+// drain waits for in-flight requests after reading stopped. Server→client
+// requests can no longer be answered, so they fail at once. Requests still
+// running after DrainTimeout have their contexts cancelled and are waited
+// for.
+func (c *stdioConn) drain() {
+	defer c.cancelRequests()
+	if c.opts.hooks.drainStarted != nil {
+		c.opts.hooks.drainStarted()
+	}
+	c.session.close(errSessionClosed)
+	finished := make(chan struct{})
+	go func() {
+		c.inflight.Wait()
+		close(finished)
+	}()
+	timer := time.NewTimer(c.opts.DrainTimeout)
+	defer timer.Stop()
+	select {
+	case <-finished:
+		return
+	case <-timer.C:
+	}
+	c.logger.Warn("transport: drain timeout expired; cancelling in-flight requests",
+		"timeout", c.opts.DrainTimeout)
+	c.cancelRequests()
+	<-finished
+}
+
+// errorResponse builds a JSON-RPC error response. A nil id is written as
+// null; otherwise the raw id is echoed exactly as the client sent it.
+func errorResponse(id json.RawMessage, code int, message string) mcp.JSONRPCError {
+	var reqID mcp.RequestId
+	if id != nil {
+		reqID = mcp.NewRequestId(id)
+	}
+	return mcp.NewJSONRPCError(reqID, code, message, nil)
+}
+
+// truncate returns at most n bytes of b as a string, for logging.
+func truncate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "..."
+}
