@@ -21,14 +21,15 @@ var allowedImports = map[string][]string{
 	"session":   {},
 	"schema":    {},
 	"config":    {},
+	"identity":  {},
 	"tools":     {"session", "schema"},
 	"policy":    {"tools", "session"},
 	"sections":  {"tools", "policy", "session"},
 	"planning":  {"sections", "tools", "policy", "session"},
 	"workspace": {"sections", "tools", "policy", "session"},
-	"server":    {"sections", "tools", "policy", "session", "schema"},
-	"transport": {"server"},
-	"hooks":     {"tools", "session", "policy", "schema"},
+	"server":    {"sections", "tools", "policy", "session", "schema", "identity"},
+	"transport": {"server", "identity"},
+	"hooks":     {"tools", "session", "policy", "schema", "identity"},
 }
 
 // TestImportsPointOneWay reads every package's imports and holds them to

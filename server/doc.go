@@ -4,14 +4,27 @@
 // session state as resources.
 //
 // Every tools/call passes these stages, each a tools.Middleware, in this
-// order (the first is outermost):
+// order (the first is outermost); the slots between them (see Slot) hold
+// the lifecycle stages of package hooks and any stage a user of the Go API
+// adds through Options.Stages:
 //
+//	finalise    run the finalisers stages registered (releases), panics included
+//	[metrics, audit]
 //	record      append a ToolInvoked event to the session's log
+//	[output, authorise, rate_limit, concurrency, cache, input]
 //	validate    check the arguments against the tool's schema, decode them
-//	deadline    bound the call; refuse one whose deadline already passed
+//	deadline    refuse a call whose deadline already passed; bound the rest
 //	serialise   one call per session from here to the commit or restore
 //	policies    the tool's section's policies, then the server-wide ones
+//	[retry]
 //	transaction snapshot, run the handler, commit or restore
+//	[execute]
+//
+// The call's deadline is computed when the call is created, so that the
+// stages before the deadline stage wait no longer than it; the deadline
+// stage refuses the call if it has passed and cancels the handler's context
+// when it does. A retry stage runs each attempt in its own transaction,
+// inside the session lock.
 //
 // Lookup happens before the pipeline: mcp-go answers an unknown tool with
 // JSON-RPC error -32602, the only failure that is a protocol error. Every

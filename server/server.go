@@ -33,9 +33,18 @@ type Options struct {
 	Policies []policy.Policy
 	// Deadline bounds each call; zero means DefaultDeadline.
 	Deadline time.Duration
-	// Middleware are extra stages run between record and validate, first
-	// outermost.
+	// Stages are extra stages by the slot of the pipeline they run in
+	// (see Slot); within a slot the first is outermost. A nil middleware
+	// is skipped, so that a disabled stage can be left in place.
+	Stages map[Slot][]tools.Middleware
+	// Middleware are extra stages run just before validate, after those
+	// of Stages[SlotInput]; first outermost.
 	Middleware []tools.Middleware
+	// ToolFilter, when set, hides from a client's tools/list every tool
+	// it reports false for; ctx is the request's (it carries the
+	// client's identity). It refuses no call: a stage in a slot does
+	// that, with an error result (see package hooks, Authorise).
+	ToolFilter func(ctx context.Context, t *tools.Tool) bool
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -53,8 +62,10 @@ type Server struct {
 	logger   *slog.Logger
 	now      func() time.Time
 	handler  tools.Handler
+	deadline time.Duration
 	policies map[*tools.Tool][]policy.Policy
 	order    map[string]int
+	byName   map[string]*tools.Tool
 }
 
 // New builds the server: it sets up the sections' session state, registers
@@ -78,8 +89,10 @@ func New(opts Options) (*Server, error) {
 		registry: session.NewRegistry(),
 		logger:   opts.Logger,
 		now:      opts.Now,
+		deadline: opts.Deadline,
 		policies: map[*tools.Tool][]policy.Policy{},
 		order:    map[string]int{},
+		byName:   map[string]*tools.Tool{},
 	}
 	s.sessions = newSessions(s.registry)
 	for _, sec := range opts.Tree.Sections() {
@@ -92,6 +105,18 @@ func New(opts Options) (*Server, error) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
 		s.sessions.End(cs.SessionID())
 	})
+	if opts.ToolFilter != nil {
+		// Not mcp-go's WithToolFilter: it also refuses hidden tools at call
+		// time, as an unknown tool (JSON-RPC -32602), before the pipeline
+		// runs; a refusal must be an error result that says why, and be
+		// recorded and audited like any other failed call.
+		hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+			res.Tools = slices.DeleteFunc(res.Tools, func(mt mcp.Tool) bool {
+				t := s.byName[mt.Name]
+				return t != nil && !opts.ToolFilter(ctx, t)
+			})
+		})
+	}
 	mcpOpts := []mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithResourceCapabilities(false, false),
@@ -103,19 +128,15 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
 
-	stages := []tools.Middleware{record}
-	stages = append(stages, opts.Middleware...)
-	stages = append(stages,
-		validate,
-		deadlineStage(opts.Deadline, opts.Now),
-		serialise,
-		policy.Middleware(func(t *tools.Tool) []policy.Policy { return s.policies[t] }),
-		transaction,
-	)
-	s.handler = tools.Chain(stages...)(invoke)
+	handler, err := s.pipeline(opts)
+	if err != nil {
+		return nil, err
+	}
+	s.handler = handler
 
 	for i, t := range opts.Tree.Tools() {
 		s.order[t.Name()] = i
+		s.byName[t.Name()] = t
 		s.policies[t] = append(slices.Clone(opts.Tree.Owner(t).Policies), opts.Policies...)
 		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
 	}
@@ -190,6 +211,8 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	}
 	call.Notifier = n
 	call.Logger = s.logger.With("tool", t.Name(), "call", call.ID, "session", sess.ID())
+	call.Deadline = callDeadline(ctx, call, s.deadline)
+	call.Timeout = call.Deadline.Sub(call.Started).Round(time.Millisecond)
 	return call
 }
 
@@ -219,6 +242,9 @@ func newCallID() string {
 // output schema, and a resource link to a value kept out of the context.
 func (s *Server) render(call *tools.Call, out *tools.Outcome) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{IsError: !out.Success}
+	if len(out.Meta) > 0 {
+		res.Meta = &mcp.Meta{AdditionalFields: out.Meta}
+	}
 	res.Content = append([]mcp.Content{mcp.NewTextContent(out.Text())}, out.Content...)
 	if !out.Success || tools.RenderValue(out.Value) == "" {
 		return res

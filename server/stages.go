@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -20,34 +20,46 @@ const (
 )
 
 // record appends a ToolInvoked event to the session's log once the rest of
-// the pipeline has run, and logs the call.
+// the pipeline has run, and logs the call at debug level. The event is left
+// in call.Invocation for the stages outside (audit). A panic in a stage
+// inside is recorded as an internal error, so every call that got past
+// lookup is recorded.
 func record(next tools.Handler) tools.Handler {
-	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
-		out := next(ctx, call)
-		ev := session.ToolInvoked{
-			CallID:     call.ID,
-			Tool:       call.Tool.Name(),
-			Args:       call.Args,
-			Success:    out.Success,
-			Message:    out.Message,
-			Text:       out.Text(),
-			Value:      out.Value,
-			Started:    call.Started,
-			Duration:   time.Since(call.Started),
-			ErrorClass: string(out.Class),
-		}
-		if err := call.Session.Dispatch(ev); err != nil {
-			call.Logger.Error("recording the call failed", "err", err)
-		}
-		attrs := []any{"duration", ev.Duration, "success", out.Success}
-		if !out.Success {
-			attrs = append(attrs, "class", out.Class, "message", out.Message)
-		}
-		if out.Err != nil {
-			attrs = append(attrs, "err", out.Err)
-		}
-		call.Logger.Debug("tool call", attrs...)
-		return out
+	return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
+		defer func() {
+			if p := recover(); p != nil {
+				out = tools.Panicked(call, p)
+			}
+			ev := session.ToolInvoked{
+				CallID:     call.ID,
+				Tool:       call.Tool.Name(),
+				Args:       call.Args,
+				Success:    out.Success,
+				Message:    out.Message,
+				Text:       out.Text(),
+				Value:      out.Value,
+				Started:    call.Started,
+				Duration:   time.Since(call.Started),
+				ErrorClass: string(out.Class),
+				Cached:     call.Cached,
+				Attempts:   call.Attempts,
+			}
+			if err := call.Session.Dispatch(ev); err != nil {
+				call.Logger.Error("recording the call failed", "err", err)
+			}
+			call.Invocation = &ev
+			if call.Logger.Enabled(ctx, slog.LevelDebug) {
+				attrs := []any{"duration", ev.Duration, "success", out.Success}
+				if !out.Success {
+					attrs = append(attrs, "class", out.Class, "message", out.Message)
+				}
+				if out.Err != nil {
+					attrs = append(attrs, "err", out.Err)
+				}
+				call.Logger.Debug("tool call", attrs...)
+			}
+		}()
+		return next(ctx, call)
 	}
 }
 
@@ -70,25 +82,30 @@ func validate(next tools.Handler) tools.Handler {
 	}
 }
 
-// deadlineStage bounds the call by the earliest of the server's deadline,
-// the request context's and the client's _meta, and refuses a call whose
-// deadline has already passed.
-func deadlineStage(timeout time.Duration, now func() time.Time) tools.Middleware {
+// callDeadline returns the call's deadline: the earliest of the server's
+// (timeout after the call started), the request context's and the one the
+// client put in _meta. It is computed when the call is created, so that
+// stages before the deadline stage (concurrency) can wait no longer than it.
+func callDeadline(ctx context.Context, call *tools.Call, timeout time.Duration) time.Time {
+	deadline := call.Started.Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if d, ok := metaDeadline(call); ok && d.Before(deadline) {
+		deadline = d
+	}
+	return deadline
+}
+
+// deadlineStage refuses a call whose deadline has already passed, and bounds
+// the rest of the pipeline by it.
+func deadlineStage(now func() time.Time) tools.Middleware {
 	return func(next tools.Handler) tools.Handler {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
-			deadline := call.Started.Add(timeout)
-			if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-				deadline = d
-			}
-			if d, ok := metaDeadline(call); ok && d.Before(deadline) {
-				deadline = d
-			}
-			call.Deadline = deadline
-			call.Timeout = deadline.Sub(call.Started).Round(time.Millisecond)
-			if !deadline.After(now()) {
+			if !call.Deadline.After(now()) {
 				return tools.Failure(tools.ClassDeadline, fmt.Sprintf("Deadline expired before executing tool '%s'.", call.Tool.Name()))
 			}
-			ctx, cancel := context.WithDeadline(ctx, deadline)
+			ctx, cancel := context.WithDeadline(ctx, call.Deadline)
 			defer cancel()
 			return next(ctx, call)
 		}
@@ -153,9 +170,7 @@ func transaction(next tools.Handler) tools.Handler {
 		call.Tx = tx
 		defer func() {
 			if p := recover(); p != nil {
-				call.Logger.Error("tool panicked", "panic", p, "stack", string(debug.Stack()))
-				out = tools.Failure(tools.ClassPanic, fmt.Sprintf("Tool '%s' failed: internal error", call.Tool.Name()))
-				out.Err = fmt.Errorf("panic: %v", p)
+				out = tools.Panicked(call, p)
 			}
 			if out.Success {
 				tx.Commit()
@@ -171,7 +186,7 @@ func transaction(next tools.Handler) tools.Handler {
 		}
 		if out.Success {
 			if err := call.RunCommitHooks(out); err != nil {
-				return failed(call, tools.ClassError, err)
+				return failed(call, tools.ClassOf(err, tools.ClassError), err)
 			}
 		}
 		return out
@@ -187,6 +202,7 @@ func failed(call *tools.Call, class tools.ErrorClass, err error) *tools.Outcome 
 
 // invoke is the innermost handler: it runs the tool.
 func invoke(ctx context.Context, call *tools.Call) *tools.Outcome {
+	call.Attempts++
 	out, err := call.Tool.Invoke(tools.NewContext(ctx, call), call.Params)
 	if err != nil {
 		return failed(call, tools.ClassError, err)

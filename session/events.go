@@ -18,10 +18,15 @@ type ToolInvoked struct {
 	Started  time.Time       `json:"started"`
 	Duration time.Duration   `json:"duration_ns"`
 	// ErrorClass says why the call failed ("validation", "policy",
-	// "deadline", "failure", "error", "panic", "cancelled"); empty on success.
+	// "deadline", "failure", "error", "panic", "cancelled", and those of
+	// the lifecycle stages: "unauthorised", "rate_limited", "busy",
+	// "output"); empty on success.
 	ErrorClass string `json:"error_class,omitempty"`
 	// Cached marks a result served from a cache without running the tool.
 	Cached bool `json:"cached,omitempty"`
+	// Attempts counts the runs of the tool's handler: 0 when the call was
+	// refused or cached, more than 1 when it was retried.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Invocations is the LOG slice of every session that records its

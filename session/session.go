@@ -187,6 +187,29 @@ func Resource[T any](s *Session, k ResourceKey[T]) (T, bool) {
 	return v.(T), true
 }
 
+// Attach returns the session's resource k, creating it with create on
+// first use. It is for state that a server component keeps per session
+// outside STATE and LOG slices, such as a rate limiter or a result cache:
+// it lives as long as the session, joins no transaction and is not closed
+// with the session. create runs at most once per session and must not use
+// the session.
+func Attach[T any](s *Session, k ResourceKey[T], create func() T) T {
+	s.mu.RLock()
+	v, ok := s.resources[k.name]
+	s.mu.RUnlock()
+	if ok {
+		return v.(T)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.resources[k.name]; ok {
+		return v.(T)
+	}
+	nv := create()
+	s.resources[k.name] = nv
+	return nv
+}
+
 // Close releases the session's per-session resources that implement
 // io.Closer. Closing twice is harmless.
 func (s *Session) Close() error {

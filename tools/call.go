@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/session"
@@ -34,10 +36,22 @@ type Call struct {
 	// Timeout and Deadline bound the handler (set by the deadline stage).
 	Timeout  time.Duration
 	Deadline time.Time
-	// Tx is the call's transaction (set by the transaction stage).
+	// Tx is the call's transaction (set by the transaction stage; each
+	// attempt of a retried call has its own).
 	Tx *session.Tx
+	// Attempts counts the runs of the tool's handler: 0 when the call was
+	// refused or answered without running it, more than 1 when retried.
+	Attempts int
+	// Cached is set by a stage that answered the call from a cache
+	// without running the tool.
+	Cached bool
+	// Invocation is the event the record stage appended to the session's
+	// log, set once the call is over; stages outside record (audit) read
+	// it on their way out.
+	Invocation *session.ToolInvoked
 
 	commitHooks []func(*Outcome) error
+	finalisers  []func(*Outcome)
 }
 
 // OnCommit registers fn to run after the handler succeeds, inside the
@@ -56,6 +70,61 @@ func (c *Call) RunCommitHooks(o *Outcome) error {
 		}
 	}
 	return nil
+}
+
+// Finally registers fn to run once the call is over, whatever happened:
+// after the outermost stage has its outcome, panics included. Finalisers run
+// in reverse order of registration, as deferred calls do, each with the
+// outcome the client receives. Stages use it to release what they took (a
+// semaphore slot, a quota unit); Finalise runs them.
+func (c *Call) Finally(fn func(*Outcome)) {
+	c.finalisers = append(c.finalisers, fn)
+}
+
+// Finalise is the outermost stage of every pipeline. It runs the rest of
+// it, turns a panic in any stage into an internal-error outcome (the stack
+// goes to the call's log), and then runs the call's finalisers, last
+// registered first. A finaliser that panics is logged and the others still
+// run, so nothing an earlier stage took can leak.
+func Finalise(next Handler) Handler {
+	return func(ctx context.Context, call *Call) (out *Outcome) {
+		defer func() {
+			if p := recover(); p != nil {
+				out = Panicked(call, p)
+			}
+			for len(call.finalisers) > 0 {
+				fn := call.finalisers[len(call.finalisers)-1]
+				call.finalisers = call.finalisers[:len(call.finalisers)-1]
+				runFinaliser(call, fn, out)
+			}
+		}()
+		return next(ctx, call)
+	}
+}
+
+func runFinaliser(call *Call, fn func(*Outcome), out *Outcome) {
+	defer func() {
+		if p := recover(); p != nil && call.Logger != nil {
+			call.Logger.Error("a finaliser panicked", "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	fn(out)
+}
+
+// Panicked returns the outcome of a call during which something panicked
+// with p, and logs p with the stack. The client reads only
+// "Tool 'x' failed: internal error".
+func Panicked(call *Call, p any) *Outcome {
+	if call.Logger != nil {
+		call.Logger.Error("tool call panicked", "panic", p, "stack", string(debug.Stack()))
+	}
+	name := ""
+	if call.Tool != nil {
+		name = call.Tool.Name()
+	}
+	o := Failure(ClassPanic, fmt.Sprintf("Tool '%s' failed: internal error", name))
+	o.Err = fmt.Errorf("panic: %v", p)
+	return o
 }
 
 // Notifier sends notifications about a call to the client that made it.

@@ -8,8 +8,10 @@
 //
 // The package also holds the call pipeline's vocabulary: Call (the value
 // every stage is handed), Outcome (what comes back), Handler, Middleware and
-// Chain. The stages themselves live in package server; the policy decisions
-// in package policy.
+// Chain, and Finalise, the outermost stage, which runs the finalisers that
+// stages register with Call.Finally. The server's own stages live in package
+// server, the lifecycle stages (authorise, rate limit, cache, ...) in
+// package hooks, the policy decisions in package policy.
 //
 // Besides package session, tools imports only the content-block types of
 // mcp-go's mcp package, so that a handler can return images, audio or

@@ -2,8 +2,12 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -61,6 +65,23 @@ const (
 	ClassCancelled  ErrorClass = "cancelled"
 )
 
+// The error classes of the lifecycle stages (package hooks).
+const (
+	// ClassUnauthorised: the client may not call the tool.
+	ClassUnauthorised ErrorClass = "unauthorised"
+	// ClassRateLimited: the session's rate limit or quota is spent.
+	ClassRateLimited ErrorClass = "rate_limited"
+	// ClassBusy: no concurrency slot came free before the deadline.
+	ClassBusy ErrorClass = "busy"
+	// ClassOutput: the tool's result does not match its output schema (a
+	// bug in the tool).
+	ClassOutput ErrorClass = "output"
+)
+
+// MetaRetryAfterMs is the key of the result's _meta that tells the client
+// how many milliseconds to wait before calling again.
+const MetaRetryAfterMs = "io.wink-mcp/retryAfterMs"
+
 // Outcome is the untyped result of a call as it travels back through the
 // pipeline.
 type Outcome struct {
@@ -73,15 +94,94 @@ type Outcome struct {
 	Class ErrorClass
 	// Err is the underlying Go error, if any; it is logged, never sent.
 	Err error
+	// Meta is sent as the result's _meta object.
+	Meta map[string]any
 
 	text     string
 	rendered bool
 }
 
-// Failure returns a failed outcome of the given class.
+// Failure returns a failed outcome of the given class. A stage that returns
+// it instead of calling the next one aborts the call with that reason.
 func Failure(class ErrorClass, message string) *Outcome {
 	return &Outcome{Message: message, Class: class}
 }
+
+// RetryAfter returns a failed outcome that asks the client to call again
+// after delay: the delay goes into the result's _meta under
+// MetaRetryAfterMs (whole milliseconds, rounded up); the message should say
+// it in words too.
+func RetryAfter(class ErrorClass, message string, delay time.Duration) *Outcome {
+	o := Failure(class, message)
+	ms := (delay + time.Millisecond - 1) / time.Millisecond
+	o.Meta = map[string]any{MetaRetryAfterMs: int64(ms)}
+	return o
+}
+
+// SetText replaces the text block the model reads, for stages that
+// transform output (redaction, truncation). Text returns it from then on.
+func (o *Outcome) SetText(text string) {
+	o.text, o.rendered = text, true
+}
+
+// Clone returns a copy of o that can be changed without changing o; the
+// value itself is shared, as values are immutable.
+func (o *Outcome) Clone() *Outcome {
+	c := *o
+	c.Content = slices.Clone(o.Content)
+	c.Meta = maps.Clone(o.Meta)
+	return &c
+}
+
+// Transient marks err as transient: calling again may succeed (a timeout
+// of a remote service, a lock held elsewhere). The retry stage retries a
+// call only on such errors, and only for idempotent tools. Transient(nil)
+// is nil.
+func Transient(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &transientError{err}
+}
+
+// IsTransient reports whether err, or an error it wraps, was marked with
+// Transient.
+func IsTransient(err error) bool {
+	var t *transientError
+	return errors.As(err, &t)
+}
+
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+// WithClass returns err marked with class. When a commit hook (see
+// Call.OnCommit) fails with such an error, the call fails with that class
+// instead of ClassError.
+func WithClass(class ErrorClass, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &classedError{class, err}
+}
+
+// ClassOf returns the class err was marked with by WithClass, or def.
+func ClassOf(err error, def ErrorClass) ErrorClass {
+	var c *classedError
+	if errors.As(err, &c) {
+		return c.class
+	}
+	return def
+}
+
+type classedError struct {
+	class ErrorClass
+	err   error
+}
+
+func (e *classedError) Error() string { return e.err.Error() }
+func (e *classedError) Unwrap() error { return e.err }
 
 // Text returns the text block the model reads: the message, a blank line and
 // the rendered value; either part alone when the other is empty. The value

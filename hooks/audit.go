@@ -1,0 +1,103 @@
+package hooks
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// AuditRecord is one line of the audit: the call's ToolInvoked event (with
+// the arguments redacted; the outcome's fields are what the client saw,
+// redacted by the output stage) and who made it.
+type AuditRecord struct {
+	// Time is when the record was written.
+	Time time.Time `json:"time"`
+	// Session is the client session's identifier.
+	Session string `json:"session"`
+	// Subject and Scopes are the caller's identity, if any.
+	Subject string   `json:"subject,omitempty"`
+	Scopes  []string `json:"scopes,omitempty"`
+	session.ToolInvoked
+	// Error is the Go error behind a failure, redacted; the client never
+	// sees it.
+	Error string `json:"error,omitempty"`
+}
+
+// Audit returns the audit stage. It runs outside the server's record stage
+// and the output stages, so it sees what the client sees: on the way out it
+// takes the ToolInvoked event the call recorded in the session's log,
+// redacts its arguments with the tool's patterns, and appends it to the log
+// (at info level, when Log is on) and to the JSON-lines file (when File is
+// set). A sink that fails is logged; the call's result is unchanged. Nil
+// when both sinks are off.
+func (h *Hooks) Audit() tools.Middleware {
+	if !h.cfg.Audit.Log && h.audit == nil {
+		return nil
+	}
+	return func(next tools.Handler) tools.Handler {
+		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			out := next(ctx, call)
+			h.writeAudit(ctx, call, out)
+			return out
+		}
+	}
+}
+
+func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Outcome) {
+	rec := AuditRecord{Time: h.now(), Session: call.Session.ID()}
+	if call.Invocation != nil {
+		rec.ToolInvoked = *call.Invocation
+	} else {
+		// Not recorded (a pipeline without the record stage): say what
+		// is known.
+		rec.ToolInvoked = session.ToolInvoked{
+			CallID: call.ID, Tool: call.Tool.Name(), Args: call.Args,
+			Success: out.Success, Message: out.Message, Text: out.Text(), Value: out.Value,
+			Started: call.Started, Duration: time.Since(call.Started),
+			ErrorClass: string(out.Class), Cached: call.Cached, Attempts: call.Attempts,
+		}
+	}
+	if id, ok := identity.From(ctx); ok {
+		rec.Subject, rec.Scopes = id.Subject, id.Scopes
+	}
+	r := h.plan(call.Tool).redactor
+	rec.Args = r.JSON(rec.Args)
+	if out.Err != nil {
+		rec.Error = r.String(out.Err.Error())
+	}
+	if h.cfg.Audit.Log {
+		attrs := []slog.Attr{
+			slog.String("session", rec.Session),
+			slog.String("tool", rec.Tool),
+			slog.String("call", rec.CallID),
+			slog.Bool("success", rec.Success),
+			slog.Duration("duration", rec.Duration),
+			slog.String("args", string(rec.Args)),
+		}
+		if rec.Subject != "" {
+			attrs = append(attrs, slog.String("subject", rec.Subject))
+		}
+		if rec.Cached {
+			attrs = append(attrs, slog.Bool("cached", true))
+		}
+		if rec.Attempts > 1 {
+			attrs = append(attrs, slog.Int("attempts", rec.Attempts))
+		}
+		if !rec.Success {
+			attrs = append(attrs, slog.String("class", rec.ErrorClass), slog.String("message", rec.Message))
+		}
+		if rec.Error != "" {
+			attrs = append(attrs, slog.String("error", rec.Error))
+		}
+		h.logger.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
+	}
+	if h.audit != nil {
+		if err := h.audit.append(&rec); err != nil {
+			h.logger.Error("writing the audit record failed", "file", h.cfg.Audit.File, "call", rec.CallID, "err", err)
+		}
+	}
+}

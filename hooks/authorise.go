@@ -1,0 +1,135 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// Authorise returns the authorise stage: it refuses a call when the
+// client's identity (package identity: the bearer token's subject and
+// scopes on HTTP, the local user on stdio) matches a deny entry of the
+// tool, or matches none of its allow entries. The refusal is an error
+// result naming the missing permission, such as
+//
+//	Not authorised to call 'deploy': requires scope deploy.
+//
+// Tools a client may not call are also hidden from its tools/list (see
+// Visible). Nil when no tool has allow or deny entries.
+func (h *Hooks) Authorise() tools.Middleware {
+	if !h.authorise {
+		return nil
+	}
+	return func(next tools.Handler) tools.Handler {
+		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			id, _ := identity.From(ctx)
+			if why := h.plan(call.Tool).authorised(id); why != "" {
+				return tools.Failure(tools.ClassUnauthorised, fmt.Sprintf("Not authorised to call '%s': %s.", call.Tool.Name(), why))
+			}
+			return next(ctx, call)
+		}
+	}
+}
+
+// authorised returns "" when id may call the plan's tool, or why not.
+func (p *plan) authorised(id identity.Identity) string {
+	for _, d := range p.deny {
+		if d.matches(id) {
+			return d.denied()
+		}
+	}
+	if !p.allowed {
+		return ""
+	}
+	for _, a := range p.allow {
+		if a.matches(id) {
+			return ""
+		}
+	}
+	want := make([]string, len(p.allow))
+	for i, a := range p.allow {
+		want[i] = a.String()
+	}
+	if len(want) == 1 {
+		return "requires " + want[0]
+	}
+	return "requires one of: " + strings.Join(want, ", ")
+}
+
+// principal is an entry of an allow or deny list: anyone, a subject or a
+// scope.
+type principal struct {
+	anyone         bool
+	subject, scope string
+}
+
+// principals parses the entries at key.
+func principals(key string, entries []string, bad func(key, format string, args ...any)) []principal {
+	if entries != nil && len(entries) == 0 && strings.HasSuffix(key, ".allow") {
+		bad(key, "must not be empty (leave it out to allow everyone)")
+	}
+	var out []principal
+	for i, e := range entries {
+		p, ok := parsePrincipal(e)
+		if !ok {
+			bad(fmt.Sprintf("%s[%d]", key, i), `invalid principal %q (want "*", "subject:NAME" or "scope:NAME")`, e)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func parsePrincipal(s string) (principal, bool) {
+	if s == "*" {
+		return principal{anyone: true}, true
+	}
+	kind, name, ok := strings.Cut(s, ":")
+	if !ok || name == "" || strings.TrimSpace(name) != name {
+		return principal{}, false
+	}
+	switch kind {
+	case "subject":
+		return principal{subject: name}, true
+	case "scope":
+		return principal{scope: name}, true
+	}
+	return principal{}, false
+}
+
+func (p principal) matches(id identity.Identity) bool {
+	switch {
+	case p.anyone:
+		return true
+	case p.subject != "":
+		return id.Subject == p.subject
+	default:
+		return id.HasScope(p.scope)
+	}
+}
+
+// String names the permission, as error messages say it.
+func (p principal) String() string {
+	switch {
+	case p.anyone:
+		return "anyone"
+	case p.subject != "":
+		return "subject " + p.subject
+	default:
+		return "scope " + p.scope
+	}
+}
+
+// denied says why a deny entry refused id.
+func (p principal) denied() string {
+	switch {
+	case p.subject != "":
+		return fmt.Sprintf("subject '%s' is denied", p.subject)
+	case p.scope != "":
+		return fmt.Sprintf("scope '%s' is denied", p.scope)
+	}
+	return "it is denied to everyone"
+}

@@ -1,0 +1,174 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// Redacted replaces every match of a redaction pattern.
+const Redacted = "[REDACTED]"
+
+// Redactor replaces the matches of its patterns with Redacted.
+type Redactor struct {
+	patterns []*regexp.Regexp
+}
+
+// NewRedactor compiles the patterns (RE2 syntax).
+func NewRedactor(patterns ...string) (*Redactor, error) {
+	r := &Redactor{}
+	for _, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, err
+		}
+		r.patterns = append(r.patterns, re)
+	}
+	return r, nil
+}
+
+// String returns s with every match replaced.
+func (r *Redactor) String(s string) string {
+	if r == nil {
+		return s
+	}
+	for _, re := range r.patterns {
+		if re.MatchString(s) {
+			s = re.ReplaceAllLiteralString(s, Redacted)
+		}
+	}
+	return s
+}
+
+// JSON returns the JSON document raw with matches replaced inside its
+// strings (object keys included); the structure is kept. raw itself is
+// returned when nothing matched or it is not JSON.
+func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
+	if r == nil || len(raw) == 0 {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return json.RawMessage(r.String(string(raw)))
+	}
+	v, changed := r.walk(v)
+	if !changed {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// Value returns v with matches replaced inside the strings of its JSON
+// form, and whether anything matched. A changed value comes back as its
+// generic JSON form (maps, slices, strings, json.Number, bools).
+func (r *Redactor) Value(v any) (any, bool) {
+	if r == nil || v == nil {
+		return v, false
+	}
+	if s, ok := v.(string); ok {
+		out := r.String(s)
+		return out, out != s
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return v, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var g any
+	if err := dec.Decode(&g); err != nil {
+		return v, false
+	}
+	g, changed := r.walk(g)
+	if !changed {
+		return v, false
+	}
+	return g, true
+}
+
+// walk redacts the strings of a generic JSON value.
+func (r *Redactor) walk(v any) (any, bool) {
+	switch v := v.(type) {
+	case string:
+		out := r.String(v)
+		return out, out != v
+	case []any:
+		changed := false
+		for i, x := range v {
+			var c bool
+			if v[i], c = r.walk(x); c {
+				changed = true
+			}
+		}
+		return v, changed
+	case map[string]any:
+		changed, renamed := false, false
+		for k, x := range v {
+			if nx, c := r.walk(x); c {
+				v[k], changed = nx, true
+			}
+			renamed = renamed || r.String(k) != k
+		}
+		if !renamed {
+			return v, changed
+		}
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[r.String(k)] = x
+		}
+		return m, true
+	}
+	return v, false
+}
+
+// Redact returns the output redaction stage: on the way out it replaces the
+// matches of the tool's patterns in the text the model reads, the message,
+// the value (and so the structured content) and extra text blocks. What the
+// model sees is also what the session's log records and the audit sinks
+// write; audit redacts the arguments. Nil when no pattern is set.
+func (h *Hooks) Redact() tools.Middleware {
+	if !h.redact {
+		return nil
+	}
+	return func(next tools.Handler) tools.Handler {
+		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			out := next(ctx, call)
+			r := h.plan(call.Tool).redactor
+			if r == nil {
+				return out
+			}
+			if text := out.Text(); text != "" {
+				if red := r.String(text); red != text {
+					out.SetText(red)
+				}
+			}
+			out.Message = r.String(out.Message)
+			if v, changed := r.Value(out.Value); changed {
+				out.Value = v
+			}
+			if len(out.Content) > 0 {
+				content := make([]mcp.Content, len(out.Content))
+				for i, c := range out.Content {
+					if tc, ok := c.(mcp.TextContent); ok {
+						tc.Text = r.String(tc.Text)
+						c = tc
+					}
+					content[i] = c
+				}
+				out.Content = content
+			}
+			return out
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/wink-mcp/wink-mcp/schema"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// ValidateOutput returns the output validation stage: a successful result
+// whose value is sent as structured content must match the tool's output
+// schema. The check runs as a commit hook, inside the call's transaction,
+// so a mismatch (a bug in the tool, logged as an error) fails the call and
+// restores its state:
+//
+//	Tool 'x' failed: its result does not match its output schema: /count: expected integer, got string
+//
+// Nil when no tool's output validation is on.
+func (h *Hooks) ValidateOutput() tools.Middleware {
+	if !h.validate {
+		return nil
+	}
+	return func(next tools.Handler) tools.Handler {
+		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			if v := h.plan(call.Tool).validator; v != nil {
+				call.OnCommit(func(out *tools.Outcome) error { return checkOutput(call, v, out) })
+			}
+			return next(ctx, call)
+		}
+	}
+}
+
+// checkOutput checks the value the client would get as structured content.
+func checkOutput(call *tools.Call, v *schema.Validator, out *tools.Outcome) error {
+	if !out.Success || out.Exclude || isNil(out.Value) {
+		return nil
+	}
+	raw, err := json.Marshal(out.Value)
+	if err == nil {
+		var val any
+		if val, err = schema.Decode(raw); err == nil {
+			err = v.Validate(val)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	call.Logger.Error("the tool's result does not match its output schema (a bug in the tool)", "err", err)
+	return tools.WithClass(tools.ClassOutput, fmt.Errorf("its result does not match its output schema: %w", err))
+}
+
+// isNil reports whether v is nil or a nil pointer, map or slice: a value
+// that is not sent as structured content.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice:
+		return rv.IsNil()
+	}
+	return false
+}
