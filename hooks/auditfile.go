@@ -21,8 +21,9 @@ import (
 // it also survives a crash of the machine depends on fsync (see Fsync).
 // When a write fails part-way, the file is truncated back to its last whole
 // record. When the file is opened and its last line is not whole (the
-// machine crashed while it was written), that partial line is cut off, so
-// that the next record starts on a line of its own. One server writes to a
+// machine crashed while it was written), that partial line is cut off (or
+// given its newline, when only that is missing), so that the next record
+// starts on a line of its own. One server writes to a
 // file at a time.
 type auditFile struct {
 	mu     sync.Mutex
@@ -84,6 +85,18 @@ func repairTail(f *os.File) (int64, error) {
 	}
 	if end == size {
 		return size, nil
+	}
+	// A last line that holds a whole record lacks only its newline: keep
+	// it, as ReadAudit does.
+	tail := make([]byte, size-end)
+	if _, err := f.ReadAt(tail, end); err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	if json.Valid(tail) {
+		if _, err := f.Write([]byte("\n")); err != nil {
+			return 0, err
+		}
+		return size + 1, nil
 	}
 	if err := f.Truncate(end); err != nil {
 		return 0, err

@@ -38,8 +38,8 @@ type Config struct {
 	// Logger receives the audit log and the stages' own logs; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Now is the clock of rate limits, cache expiry and retry backoff;
-	// nil means time.Now.
+	// Now is the clock of the token buckets, cache expiry and audit
+	// records; nil means time.Now. (Deadlines are wall-clock times.)
 	Now func() time.Time
 }
 
@@ -406,13 +406,18 @@ func checkServer(cfg Config, bad func(key, format string, args ...any)) {
 	notNegative("rate_limit.rate", cfg.RateLimit.Rate)
 	notNegative("rate_limit.burst", float64(cfg.RateLimit.Burst))
 	notNegative("rate_limit.quota", float64(cfg.RateLimit.Quota))
-	notNegative("rate_limit.max_wait", float64(cfg.RateLimit.MaxWait))
+	notNegativeD := func(key string, d time.Duration) {
+		if d < 0 {
+			bad(key, "must not be negative, got %s", d)
+		}
+	}
+	notNegativeD("rate_limit.max_wait", cfg.RateLimit.MaxWait)
 	notNegative("concurrency.max_in_flight", float64(cfg.Concurrency.MaxInFlight))
 	notNegative("cache.max_entries", float64(cfg.Cache.MaxEntries))
-	notNegative("cache.ttl", float64(cfg.Cache.TTL))
+	notNegativeD("cache.ttl", cfg.Cache.TTL)
 	notNegative("retry.max_attempts", float64(cfg.Retry.MaxAttempts))
-	notNegative("retry.base_delay", float64(cfg.Retry.BaseDelay))
-	notNegative("retry.max_delay", float64(cfg.Retry.MaxDelay))
+	notNegativeD("retry.base_delay", cfg.Retry.BaseDelay)
+	notNegativeD("retry.max_delay", cfg.Retry.MaxDelay)
 	notNegative("output.max_text_bytes", float64(cfg.Output.MaxTextBytes))
 	if cfg.Retry.MaxDelay < cfg.Retry.BaseDelay {
 		bad("retry.max_delay", "must not be less than base_delay (%s)", cfg.Retry.BaseDelay)

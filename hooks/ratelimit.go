@@ -147,7 +147,9 @@ func (l *limits) take(ctx context.Context, call *tools.Call, p *plan, now time.T
 	if delay == 0 {
 		return nil
 	}
-	if delay <= p.rate.MaxWait && (call.Deadline.IsZero() || now.Add(delay).Before(call.Deadline)) {
+	// The deadline is a wall-clock time (it bounds contexts); the buckets
+	// run on the configured clock.
+	if delay <= p.rate.MaxWait && (call.Deadline.IsZero() || delay < time.Until(call.Deadline)) {
 		t := time.NewTimer(delay)
 		defer t.Stop()
 		select {

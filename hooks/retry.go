@@ -33,7 +33,7 @@ func (h *Hooks) Retry() tools.Middleware {
 					return out
 				}
 				wait := backoff(p.retry, attempt)
-				if !call.Deadline.IsZero() && !h.now().Add(wait).Before(call.Deadline) {
+				if !call.Deadline.IsZero() && wait >= time.Until(call.Deadline) {
 					call.Logger.Info("not retrying: the next attempt would start past the deadline", "attempt", attempt, "err", out.Err)
 					return out
 				}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -70,7 +71,13 @@ func (s *Server) pipeline(opts Options) (tools.Handler, error) {
 			}
 		}
 	}
-	slot := func(sl Slot) { add(opts.Stages[sl]...) }
+	slot := func(sl Slot) {
+		for _, mw := range opts.Stages[sl] {
+			if mw != nil {
+				stages = append(stages, contained(mw))
+			}
+		}
+	}
 
 	add(tools.Finalise)
 	slot(SlotMetrics)
@@ -82,11 +89,31 @@ func (s *Server) pipeline(opts Options) (tools.Handler, error) {
 	slot(SlotConcurrency)
 	slot(SlotCache)
 	slot(SlotInput)
-	add(opts.Middleware...)
+	for _, mw := range opts.Middleware {
+		stages = append(stages, contained(mw))
+	}
 	add(validate, deadlineStage(opts.Now), serialise,
 		policy.Middleware(func(t *tools.Tool) []policy.Policy { return s.policies[t] }))
 	slot(SlotRetry)
 	add(transaction)
 	slot(SlotExecute)
 	return tools.Chain(stages...)(invoke), nil
+}
+
+// contained wraps a stage so that a panic in it becomes an internal-error
+// outcome where it happens: the stages outside see a failed call, like any
+// other, and still run their way out. (Finalise and record recover too, as
+// a last resort.)
+func contained(mw tools.Middleware) tools.Middleware {
+	return func(next tools.Handler) tools.Handler {
+		h := mw(next)
+		return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
+			defer func() {
+				if p := recover(); p != nil {
+					out = tools.Panicked(call, p)
+				}
+			}()
+			return h(ctx, call)
+		}
+	}
 }

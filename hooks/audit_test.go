@@ -1,0 +1,151 @@
+package hooks
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestAuditLog(t *testing.T) {
+	h := newHarness(t, Defaults())
+	cs := newClientSession("s1")
+	h.call(as("alice", "x"), cs, "p_write", map[string]any{"by": 2})
+	h.call(as("alice"), cs, "p_write", map[string]any{"by": -1})
+	var lines []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(h.logs.String()))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["msg"] == "tool call" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d audit lines, want 2:\n%s", len(lines), h.logs.String())
+	}
+	if l := lines[0]; l["level"] != "INFO" || l["tool"] != "p_write" || l["success"] != true || l["subject"] != "alice" || l["args"] != `{"by":2}` || l["session"] != "s1" {
+		t.Errorf("first line %v", l)
+	}
+	if l := lines[1]; l["success"] != false || l["class"] != "failure" || l["message"] != "Negative." {
+		t.Errorf("second line %v", l)
+	}
+}
+
+func TestAuditFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg := Config{
+		Audit:  AuditConfig{File: path, Fsync: FsyncAlways},
+		Output: OutputConfig{Redact: []string{`hunter\d`}},
+		Cache:  CacheConfig{Enabled: true},
+	}
+	h := newHarness(t, cfg)
+	cs := newClientSession("s1")
+	ctx := as("alice", "a", "b")
+	h.call(ctx, cs, "p_read", map[string]any{"key": "hunter2"})
+	h.call(ctx, cs, "p_read", map[string]any{"key": "hunter2"})
+	h.call(ctx, cs, "p_write", map[string]any{"by": "x"})
+	recs, err := ReadAuditFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 3", len(recs))
+	}
+	log := h.invocations(cs)
+	for i, rec := range recs {
+		if rec.CallID != log[i].CallID || rec.Session != "s1" || rec.Subject != "alice" || len(rec.Scopes) != 2 {
+			t.Errorf("record %d: %+v", i, rec)
+		}
+		if b, _ := json.Marshal(rec); bytes.Contains(b, []byte("hunter2")) {
+			t.Errorf("record %d holds the secret: %s", i, b)
+		}
+	}
+	if string(recs[0].Args) != `{"key":"[REDACTED]"}` || recs[0].Cached || !recs[1].Cached || recs[2].ErrorClass != "validation" {
+		t.Errorf("records %+v", recs)
+	}
+}
+
+// TestAuditFileConcurrent: records written at once never interleave.
+func TestAuditFileConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	h := newHarness(t, Config{Audit: AuditConfig{File: path, Fsync: FsyncInterval}})
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			h.call(context.Background(), newClientSession(string(rune('a'+i%5))), "p_write", map[string]any{"by": 1})
+		})
+	}
+	wg.Wait()
+	if err := h.hooks.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadAuditFile(path)
+	if err != nil || len(recs) != 50 {
+		t.Fatalf("%d records, err %v", len(recs), err)
+	}
+}
+
+// TestAuditTornRecord: a record cut off part-way (the machine crashed while
+// writing it) is skipped on read, the records before it are intact, and
+// when the file is opened again the partial line is cut off so that new
+// records start on a line of their own.
+func TestAuditTornRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	h := newHarness(t, Config{Audit: AuditConfig{File: path, Fsync: FsyncNever}})
+	cs := newClientSession("s1")
+	for i := range 3 {
+		h.call(context.Background(), cs, "p_write", map[string]any{"by": i + 1})
+	}
+	h.hooks.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	whole := len(lines[0]) + len(lines[1])
+	for _, cut := range []int{whole + 1, whole + len(lines[2])/2, whole + len(lines[2]) - 2, whole + len(lines[2]) - 1} {
+		if err := os.WriteFile(path, data[:cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Only the newline missing: the record is whole.
+		want := 2
+		if cut == len(data)-1 {
+			want = 3
+		}
+		recs, err := ReadAuditFile(path)
+		if err != nil || len(recs) != want || string(recs[1].Args) != `{"by":2}` {
+			t.Fatalf("cut at %d of %d: %d records, want %d; err %v", cut, len(data), len(recs), want, err)
+		}
+		// Writing again repairs the tail first.
+		h2 := newHarness(t, Config{Audit: AuditConfig{File: path, Fsync: FsyncAlways}})
+		h2.call(context.Background(), cs, "p_write", map[string]any{"by": 9})
+		h2.hooks.Close()
+		recs, err = ReadAuditFile(path)
+		if err != nil || len(recs) != want+1 || string(recs[want].Args) != `{"by":9}` {
+			t.Fatalf("cut at %d, then appended: %d records, want %d; err %v", cut, len(recs), want+1, err)
+		}
+	}
+	// A bad line that is not the last is an error, never skipped.
+	if _, err := ReadAudit(strings.NewReader("{}\n{bad\n{}\n")); err == nil || !strings.Contains(err.Error(), "audit line 2") {
+		t.Errorf("got %v, want an error about line 2", err)
+	}
+}
+
+func TestAuditOff(t *testing.T) {
+	h := newHarness(t, Config{})
+	if h.hooks.Audit() != nil {
+		t.Error("audit on with both sinks off")
+	}
+	h.call(context.Background(), newClientSession("s"), "p_read", map[string]any{})
+	if strings.Contains(h.logs.String(), "tool call") {
+		t.Error("logged with the audit off")
+	}
+}

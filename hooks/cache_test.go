@@ -1,0 +1,145 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+func TestCacheHitsAndInvalidation(t *testing.T) {
+	h := newHarness(t, Config{Cache: CacheConfig{Enabled: true}})
+	cs := newClientSession("s1")
+	ctx := context.Background()
+	read := func(args string) result {
+		t.Helper()
+		return h.call(ctx, cs, "p_read", jsonArgs(t, args))
+	}
+	first := read(`{"key":"a"}`)
+	if first.IsError || first.StructuredContent["runs"] != float64(1) {
+		t.Fatalf("first call: %+v", first)
+	}
+	// The same arguments, written differently: answered from the cache.
+	hit := h.call(ctx, cs, "p_read", jsonArgs(t, `{ "key" : "a" }`))
+	if hit.text() != first.text() || h.probe.runs.Load() != 1 {
+		t.Fatalf("not a hit: %q after %d runs", hit.text(), h.probe.runs.Load())
+	}
+	if ev := h.last(cs); !ev.Cached || !ev.Success || ev.Attempts != 0 || ev.Text != first.text() {
+		t.Errorf("a hit recorded %+v, want a cached success", ev)
+	}
+	// Other arguments miss.
+	if r := read(`{"key":"b"}`); r.StructuredContent["runs"] != float64(2) {
+		t.Errorf("other arguments: %v", r.StructuredContent)
+	}
+	// Another session has its own cache.
+	if r := h.call(ctx, newClientSession("s2"), "p_read", jsonArgs(t, `{"key":"a"}`)); r.StructuredContent["runs"] != float64(3) {
+		t.Errorf("another session hit: %v", r.StructuredContent)
+	}
+	// A failed state-changing call invalidates nothing.
+	h.call(ctx, cs, "p_write", map[string]any{"by": -1})
+	if read(`{"key":"a"}`); h.probe.runs.Load() != 3 {
+		t.Errorf("a failed write invalidated the cache")
+	}
+	// A read-only call invalidates nothing.
+	h.call(ctx, cs, "p_text", map[string]any{})
+	if read(`{"key":"a"}`); h.probe.runs.Load() != 3 {
+		t.Errorf("a read invalidated the cache")
+	}
+	// A successful state-changing call invalidates the session's cache,
+	// and only its.
+	h.call(ctx, cs, "p_write", map[string]any{"by": 5})
+	r := read(`{"key":"a"}`)
+	if h.probe.runs.Load() != 4 || r.StructuredContent["count"] != float64(5) {
+		t.Errorf("after a write: %v (%d runs)", r.StructuredContent, h.probe.runs.Load())
+	}
+	if h.call(ctx, newClientSession("s2"), "p_read", jsonArgs(t, `{"key":"a"}`)); h.probe.runs.Load() != 4 {
+		t.Error("a write in s1 invalidated the cache of s2")
+	}
+}
+
+// TestCacheOnlyReadOnlyIdempotent: p_big is read-only but not idempotent;
+// p_write is neither.
+func TestCacheOnlyReadOnlyIdempotent(t *testing.T) {
+	h := newHarness(t, Config{Cache: CacheConfig{Enabled: true}})
+	for name, p := range h.hooks.byName {
+		ann := p.tool.Annotations()
+		if p.cacheable != (ann.ReadOnly && ann.Idempotent) {
+			t.Errorf("%s: cacheable = %v with annotations %+v", name, p.cacheable, ann)
+		}
+	}
+	_, err := New(Config{Tools: map[string]ToolConfig{"p_big": {Cache: &ToolCacheConfig{Enabled: ptr(true)}}}}, h.srv.Tools())
+	want := `tools.p_big.cache.enabled: tool "p_big" is not annotated read-only and idempotent, so its results may not be cached`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func TestCachePerTool(t *testing.T) {
+	h := newHarness(t, Config{Tools: map[string]ToolConfig{"p_read": {Cache: &ToolCacheConfig{Enabled: ptr(true)}}}})
+	cs := newClientSession("s1")
+	for range 3 {
+		h.call(context.Background(), cs, "p_read", map[string]any{})
+	}
+	if n := h.probe.runs.Load(); n != 1 {
+		t.Errorf("p_read ran %d times, want 1", n)
+	}
+	if h.hooks.byName["p_read2"].cacheable {
+		t.Error("p_read2 is cached without being configured")
+	}
+}
+
+func TestCacheTTLAndSize(t *testing.T) {
+	clk := newClock()
+	h := newHarness(t, Config{Now: clk.Now, Cache: CacheConfig{Enabled: true, TTL: time.Minute, MaxEntries: 2}})
+	cs := newClientSession("s1")
+	ctx := context.Background()
+	call := func(key string) { h.call(ctx, cs, "p_read", map[string]any{"key": key}) }
+	call("a")
+	clk.Advance(59 * time.Second)
+	if call("a"); h.probe.runs.Load() != 1 {
+		t.Error("expired early")
+	}
+	clk.Advance(time.Second)
+	if call("a"); h.probe.runs.Load() != 2 {
+		t.Error("served after its TTL")
+	}
+	call("b")
+	call("a") // a is now the most recent
+	call("c") // evicts b
+	if call("a"); h.probe.runs.Load() != 4 {
+		t.Errorf("a evicted: %d runs", h.probe.runs.Load())
+	}
+	if call("b"); h.probe.runs.Load() != 5 {
+		t.Errorf("b not evicted: %d runs", h.probe.runs.Load())
+	}
+	c, _ := session.Resource(h.session(cs), cacheKey)
+	if c.len() != 2 {
+		t.Errorf("%d entries, want 2", c.len())
+	}
+}
+
+// TestCacheNoStaleStore: a result computed before an invalidation is not
+// stored after it.
+func TestCacheNoStaleStore(t *testing.T) {
+	c := newResultCache(10)
+	gen := c.generation()
+	c.invalidate()
+	c.put("k", gen, &tools.Outcome{Success: true}, time.Now())
+	if c.len() != 0 {
+		t.Error("stored a result computed before the invalidation")
+	}
+}
+
+func jsonArgs(t testing.TB, s string) any {
+	return rawJSON(s)
+}
+
+// rawJSON marshals as itself.
+type rawJSON string
+
+func (r rawJSON) MarshalJSON() ([]byte, error) { return []byte(r), nil }
+
+var _ = fmt.Sprint

@@ -1,0 +1,404 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/policy"
+	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// clientSession is a minimal mcp-go client session for driving the server
+// in-process through HandleMessage.
+type clientSession struct {
+	id string
+	ch chan mcp.JSONRPCNotification
+}
+
+func newClientSession(id string) *clientSession {
+	return &clientSession{id: id, ch: make(chan mcp.JSONRPCNotification, 1024)}
+}
+
+func (c *clientSession) Initialize()                                         {}
+func (c *clientSession) Initialized() bool                                   { return true }
+func (c *clientSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return c.ch }
+func (c *clientSession) SessionID() string                                   { return c.id }
+
+var _ mcpserver.ClientSession = (*clientSession)(nil)
+
+// count is the probe section's state, changed by p_write and p_flaky.
+var count = session.NewKey[int]("probe.count")
+
+type added struct{ n int }
+
+type keyParams struct {
+	Key string `json:"key,omitempty" jsonschema:"Any key."`
+}
+
+type byParams struct {
+	By int `json:"by" jsonschema:"How much to add."`
+}
+
+type noParams struct{}
+
+// reading is a struct result, so tools returning it have an output schema.
+type reading struct {
+	Key   string `json:"key" jsonschema:"The key."`
+	Count int    `json:"count" jsonschema:"The count."`
+	Runs  int64  `json:"runs" jsonschema:"How often the tool ran."`
+}
+
+// liar marshals to something its schema does not allow.
+type liar struct {
+	N int `json:"n" jsonschema:"A number."`
+}
+
+func (liar) MarshalJSON() ([]byte, error) { return []byte(`{"n":"not a number"}`), nil }
+
+// probe is a section of tools for exercising the stages. Its counters
+// say how often each tool's handler ran.
+type probe struct {
+	runs      atomic.Int64 // p_read
+	flaky     atomic.Int64 // p_flaky: attempts so far
+	failFirst atomic.Int64 // p_flaky: how many attempts fail
+	release   chan struct{}
+	started   chan struct{}
+	big       int // p_big: bytes of text
+}
+
+func newProbe() *probe {
+	return &probe{release: make(chan struct{}), started: make(chan struct{}, 100), big: 1000}
+}
+
+func (pr *probe) section() *sections.Section {
+	current := func(ctx *tools.Context) int { n, _ := session.Get(ctx.Session, count); return n }
+	ro := tools.Annotations{Title: "Read", ReadOnly: true, Idempotent: true}
+	return &sections.Section{
+		Key: "probe", Title: "Probe", Guidance: "Tools for the stages.",
+		Setup: func(r *session.Registry) {
+			session.On(r, count, func(old int, _ bool, ev added) (int, error) { return old + ev.n, nil })
+		},
+		Tools: []*tools.Tool{
+			tools.New("p_read", "Read the count.", ro,
+				func(ctx *tools.Context, p keyParams) (tools.Result[reading], error) {
+					return tools.OK("Read.", reading{Key: p.Key, Count: current(ctx), Runs: pr.runs.Add(1)}), nil
+				}),
+			tools.New("p_read2", "Read the count too.", ro,
+				func(ctx *tools.Context, p keyParams) (tools.Result[reading], error) {
+					return tools.OK("Read.", reading{Key: p.Key, Count: current(ctx)}), nil
+				}),
+			tools.New("p_write", "Add to the count.", tools.Annotations{Title: "Write"},
+				func(ctx *tools.Context, p byParams) (tools.Result[reading], error) {
+					if err := ctx.Dispatch(added{p.By}); err != nil {
+						return tools.Result[reading]{}, err
+					}
+					if p.By < 0 {
+						return tools.Fail[reading]("Negative."), nil
+					}
+					return tools.OK("Added.", reading{Count: current(ctx)}), nil
+				}),
+			tools.New("p_flaky", "Add one; fail transiently at first.", tools.Annotations{Title: "Flaky", Idempotent: true},
+				func(ctx *tools.Context, _ noParams) (tools.Result[reading], error) {
+					if err := ctx.Dispatch(added{1}); err != nil {
+						return tools.Result[reading]{}, err
+					}
+					if pr.flaky.Add(1) <= pr.failFirst.Load() {
+						return tools.Result[reading]{}, tools.Transient(errors.New("upstream timed out"))
+					}
+					return tools.OK("Done.", reading{Count: current(ctx)}), nil
+				}),
+			tools.New("p_broken", "Fail with a permanent error.", tools.Annotations{Title: "Broken", Idempotent: true},
+				func(ctx *tools.Context, _ noParams) (tools.Result[reading], error) {
+					pr.flaky.Add(1)
+					return tools.Result[reading]{}, errors.New("no such thing")
+				}),
+			tools.New("p_once", "Fail transiently, but not idempotent.", tools.Annotations{Title: "Once"},
+				func(ctx *tools.Context, _ noParams) (tools.Result[reading], error) {
+					pr.flaky.Add(1)
+					return tools.Result[reading]{}, tools.Transient(errors.New("upstream timed out"))
+				}),
+			tools.New("p_panic", "Add, then panic.", tools.Annotations{Title: "Panic"},
+				func(ctx *tools.Context, p byParams) (tools.Result[reading], error) {
+					_ = ctx.Dispatch(added{p.By})
+					panic("kaboom")
+				}),
+			tools.New("p_block", "Wait until released or the context ends.", tools.Annotations{Title: "Block"},
+				func(ctx *tools.Context, _ noParams) (tools.Result[reading], error) {
+					pr.started <- struct{}{}
+					select {
+					case <-pr.release:
+					case <-ctx.Done():
+						return tools.Result[reading]{}, ctx.Err()
+					}
+					return tools.OK("Released.", reading{}), nil
+				}),
+			tools.New("p_big", "Return a long text.", tools.Annotations{Title: "Big", ReadOnly: true},
+				func(ctx *tools.Context, _ noParams) (tools.Result[reading], error) {
+					return tools.OK(strings.Repeat("é", pr.big/2), reading{Key: "big"}), nil
+				}),
+			tools.New("p_secret", "Return secrets.", tools.Annotations{Title: "Secret", ReadOnly: true},
+				func(ctx *tools.Context, p keyParams) (tools.Result[reading], error) {
+					return tools.OK("Token sk-ABCDEFGHIJKLMNOP issued.", reading{Key: "sk-QRSTUVWXYZABCDEF"}), nil
+				}),
+			tools.New("p_liar", "Return a result its schema forbids.", tools.Annotations{Title: "Liar"},
+				func(ctx *tools.Context, _ noParams) (tools.Result[liar], error) {
+					if err := ctx.Dispatch(added{1}); err != nil {
+						return tools.Result[liar]{}, err
+					}
+					return tools.OK("Lied.", liar{N: 1}), nil
+				}),
+			tools.New("p_text", "Return text only.", tools.Annotations{Title: "Text", ReadOnly: true},
+				func(ctx *tools.Context, _ noParams) (tools.Result[string], error) {
+					return tools.OK("Plain.", "text"), nil
+				}),
+		},
+	}
+}
+
+// harness is a server with the hooks of one Config.
+type harness struct {
+	t     testing.TB
+	probe *probe
+	hooks *Hooks
+	srv   *server.Server
+	logs  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// options tweak a harness.
+type options struct {
+	extra    map[server.Slot][]tools.Middleware
+	policies []policy.Policy
+	deadline time.Duration
+}
+
+func newHarness(t testing.TB, cfg Config, opts ...func(*options)) *harness {
+	t.Helper()
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	pr := newProbe()
+	tree, err := sections.NewTree(pr.section())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	h, err := New(cfg, tree.Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	stages := wire(h)
+	for slot, mws := range o.extra {
+		stages[slot] = append(stages[slot], mws...)
+	}
+	srv, err := server.New(server.Options{
+		Name: "test", Version: "1", Tree: tree, Deadline: o.deadline,
+		Stages: stages, ToolFilter: h.Visible, Policies: o.policies,
+		Logger: cfg.Logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, probe: pr, hooks: h, srv: srv, logs: logs}
+}
+
+// wire puts the stages of h into the server's slots, as main does.
+func wire(h *Hooks) map[server.Slot][]tools.Middleware {
+	return map[server.Slot][]tools.Middleware{
+		server.SlotMetrics:     {h.Metrics()},
+		server.SlotAudit:       {h.Audit()},
+		server.SlotOutput:      h.Output(),
+		server.SlotAuthorise:   {h.Authorise()},
+		server.SlotRateLimit:   {h.RateLimit()},
+		server.SlotConcurrency: {h.Concurrency()},
+		server.SlotCache:       {h.Cache()},
+		server.SlotRetry:       {h.Retry()},
+	}
+}
+
+// result is a tools/call result, decoded loosely.
+type result struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+		URI  string `json:"uri"`
+	} `json:"content"`
+	StructuredContent map[string]any `json:"structuredContent"`
+	IsError           bool           `json:"isError"`
+	Meta              map[string]any `json:"_meta"`
+}
+
+func (r result) text() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+var nextID atomic.Int64
+
+// send sends one JSON-RPC request and returns its result or error.
+func (h *harness) send(ctx context.Context, cs *clientSession, method string, params any) (json.RawMessage, *mcp.JSONRPCErrorDetails) {
+	h.t.Helper()
+	raw, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nextID.Add(1), "method": method, "params": params})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := h.srv.MCP().HandleMessage(h.srv.MCP().WithContext(ctx, cs), raw)
+	b, err := json.Marshal(out)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var r struct {
+		Result json.RawMessage          `json:"result"`
+		Error  *mcp.JSONRPCErrorDetails `json:"error"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		h.t.Fatal(err)
+	}
+	return r.Result, r.Error
+}
+
+// call calls a tool as the identity in ctx.
+func (h *harness) call(ctx context.Context, cs *clientSession, name string, args any, meta ...map[string]any) result {
+	h.t.Helper()
+	params := map[string]any{"name": name, "arguments": args}
+	if len(meta) > 0 {
+		params["_meta"] = meta[0]
+	}
+	raw, rpcErr := h.send(ctx, cs, "tools/call", params)
+	if rpcErr != nil {
+		h.t.Fatalf("tools/call %s: JSON-RPC error %d %s", name, rpcErr.Code, rpcErr.Message)
+	}
+	var r result
+	if err := json.Unmarshal(raw, &r); err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+// list returns the names in tools/list for the identity in ctx.
+func (h *harness) list(ctx context.Context, cs *clientSession) []string {
+	h.t.Helper()
+	raw, rpcErr := h.send(ctx, cs, "tools/list", map[string]any{})
+	if rpcErr != nil {
+		h.t.Fatalf("tools/list: %s", rpcErr.Message)
+	}
+	var r struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		h.t.Fatal(err)
+	}
+	var names []string
+	for _, t := range r.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func (h *harness) session(cs *clientSession) *session.Session {
+	h.t.Helper()
+	s, err := h.srv.Sessions().Get(cs.id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return s
+}
+
+func (h *harness) count(cs *clientSession) int {
+	n, _ := session.Get(h.session(cs), count)
+	return n
+}
+
+func (h *harness) invocations(cs *clientSession) []session.ToolInvoked {
+	return session.Entries(h.session(cs), session.Invocations)
+}
+
+func (h *harness) last(cs *clientSession) session.ToolInvoked {
+	h.t.Helper()
+	log := h.invocations(cs)
+	if len(log) == 0 {
+		h.t.Fatal("no invocation recorded")
+	}
+	return log[len(log)-1]
+}
+
+// as returns a context carrying the identity.
+func as(subject string, scopes ...string) context.Context {
+	return identity.With(context.Background(), identity.Identity{Subject: subject, Scopes: scopes})
+}
+
+// clock is a manual clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func mustJSON(t testing.TB, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var _ = fmt.Sprint
+var _ = io.Discard

@@ -1,0 +1,114 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestRedactOutput(t *testing.T) {
+	h := newHarness(t, Config{
+		Output: OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{16}`}},
+		Audit:  AuditConfig{Log: true},
+	})
+	cs := newClientSession("s1")
+	r := h.call(context.Background(), cs, "p_secret", map[string]any{"key": "sk-0123456789abcdef"})
+	want := `Token [REDACTED] issued.` + "\n\n" + `{"key":"[REDACTED]","count":0,"runs":0}`
+	if r.text() != want {
+		t.Errorf("text %q, want %q", r.text(), want)
+	}
+	if r.StructuredContent["key"] != "[REDACTED]" {
+		t.Errorf("structured content %v", r.StructuredContent)
+	}
+	ev := h.last(cs)
+	if strings.Contains(mustJSON(t, ev.Value), "sk-") || strings.Contains(ev.Text, "sk-") || strings.Contains(ev.Message, "sk-") {
+		t.Errorf("the session log holds a secret: %+v", ev)
+	}
+	// The arguments are redacted in the audit, never for the handler.
+	logs := h.logs.String()
+	if strings.Contains(logs, "sk-") || !strings.Contains(logs, `[REDACTED]`) {
+		t.Errorf("audit log: %s", logs)
+	}
+}
+
+func TestRedactorJSON(t *testing.T) {
+	r, err := NewRedactor(`secret\d`, `a"b`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"x":"secret1","y":[1,"secret2x"],"secret3":true}`: `{"[REDACTED]":true,"x":"[REDACTED]","y":[1,"[REDACTED]x"]}`,
+		`{"q":"a\"b"}`:           `{"q":"[REDACTED]"}`,
+		`{"n":1.50,"s":"plain"}`: `{"n":1.50,"s":"plain"}`,
+		`not json secret9`:       `not json [REDACTED]`,
+	} {
+		if got := string(r.JSON(json.RawMessage(in))); got != want {
+			t.Errorf("JSON(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestValidateOutput: a result that does not match its output schema is an
+// error result, its state change is restored, and the bug is logged.
+func TestValidateOutput(t *testing.T) {
+	h := newHarness(t, Config{Output: OutputConfig{Validate: true}})
+	cs := newClientSession("s1")
+	r := h.call(context.Background(), cs, "p_liar", map[string]any{})
+	want := "Tool 'p_liar' failed: its result does not match its output schema: /n: expected integer, got string"
+	if !r.IsError || r.text() != want || r.StructuredContent != nil {
+		t.Errorf("got %+v, want the error %q", r, want)
+	}
+	if n := h.count(cs); n != 0 {
+		t.Errorf("count = %d, want 0 (restored)", n)
+	}
+	if ev := h.last(cs); ev.ErrorClass != "output" {
+		t.Errorf("class %q, want output", ev.ErrorClass)
+	}
+	if !strings.Contains(h.logs.String(), "does not match its output schema (a bug in the tool)") {
+		t.Errorf("the bug was not logged: %s", h.logs.String())
+	}
+	// Results that match pass.
+	if r := h.call(context.Background(), cs, "p_read", map[string]any{}); r.IsError {
+		t.Error(r.text())
+	}
+	_, err := New(Config{Tools: map[string]ToolConfig{"p_text": {Output: &ToolOutputConfig{Validate: ptr(true)}}}}, h.srv.Tools())
+	if want := `tools.p_text.output.validate: tool "p_text" has no output schema`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func TestCapOutput(t *testing.T) {
+	h := newHarness(t, Config{Output: OutputConfig{MaxTextBytes: 101}})
+	h.probe.big = 1000 // 500 two-byte characters
+	cs := newClientSession("s1")
+	r := h.call(context.Background(), cs, "p_big", map[string]any{})
+	text := r.text()
+	head, marker, ok := strings.Cut(text, "\n\n[Output truncated")
+	if !ok || !utf8.ValidString(head) || len(head) != 100 {
+		t.Fatalf("text %q", text)
+	}
+	if want := ": showing the first 100 of 1034 bytes; the whole value is linked below.]"; marker != want {
+		t.Errorf("marker %q, want %q", marker, want)
+	}
+	// The value is not sent whole as structured content but linked.
+	if r.StructuredContent != nil || len(r.Content) != 2 || r.Content[1].Type != "resource_link" {
+		t.Errorf("content %+v, structured %v", r.Content, r.StructuredContent)
+	}
+	if ev := h.last(cs); ev.Text != text {
+		t.Error("the session log does not hold what the client saw")
+	}
+	// Short texts are untouched.
+	if r := h.call(context.Background(), cs, "p_text", map[string]any{}); r.text() != "Plain.\n\n\"text\"" {
+		t.Errorf("got %q", r.text())
+	}
+	// Per tool.
+	h = newHarness(t, Config{Output: OutputConfig{MaxTextBytes: 10}, Tools: map[string]ToolConfig{"p_big": {Output: &ToolOutputConfig{MaxTextBytes: ptr(0)}}}})
+	if r := h.call(context.Background(), cs, "p_big", map[string]any{}); strings.Contains(r.text(), "truncated") {
+		t.Error("p_big capped with its cap off")
+	}
+	if r := h.call(context.Background(), cs, "p_text", map[string]any{}); !strings.Contains(r.text(), "showing the first 10 of 14 bytes.]") {
+		t.Errorf("got %q", r.text())
+	}
+}
