@@ -30,6 +30,8 @@ type Config struct {
 	Deadline time.Duration `json:"-"` // decoded through file.Deadline
 	// Workspace says where the files the tools work on are kept.
 	Workspace Workspace `json:"workspace"`
+	// Hooks configures the lifecycle stages around every tool call.
+	Hooks Hooks `json:"hooks"`
 
 	name  string         // the file name given to Parse
 	lines map[string]int // key path -> line
@@ -94,6 +96,7 @@ func Default() *Config {
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  defaultDeadline,
 		Workspace: Workspace{Backend: "memory", MaxBytes: defaultMaxBytes},
+		Hooks:     defaultHooks(),
 	}
 }
 
@@ -193,6 +196,7 @@ func (t *tree) decode(c *Config) error {
 var checks = []func(*tree) []*KeyError{
 	checkDeadline,
 	checkGlobs,
+	checkDefs,
 }
 
 // checkDeadline checks that deadline is a Go duration greater than zero.

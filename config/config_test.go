@@ -81,6 +81,14 @@ func TestDefault(t *testing.T) {
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
 		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20},
+		Hooks: Hooks{
+			Concurrency: Concurrency{MaxInFlight: 64},
+			Cache:       Cache{MaxEntries: 256},
+			Retry:       Retry{MaxAttempts: 3, BaseDelay: Duration(100 * time.Millisecond), MaxDelay: Duration(2 * time.Second)},
+			Output:      Output{MaxTextBytes: 100 << 10},
+			Audit:       Audit{Log: true, Fsync: "interval"},
+			Metrics:     Metrics{Enabled: true},
+		},
 	}
 	if got := exported(Default()); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -101,7 +109,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, planning, policies, sections, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, hooks, planning, policies, sections, workspace)",
 			key:  "deadlne", line: 2,
 		},
 		{
@@ -275,7 +283,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: deadline, planning, policies, sections, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: deadline, hooks, planning, policies, sections, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -452,6 +460,7 @@ func TestExampleFile(t *testing.T) {
 			},
 			MaxBytes: 128 << 20,
 		},
+		Hooks: exampleHooks,
 	}
 	if got := exported(c); !reflect.DeepEqual(got, want) {
 		t.Errorf("example.yaml:\n got %+v\nwant %+v", got, want)

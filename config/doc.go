@@ -30,6 +30,11 @@
 //   - workspace.mounts: host directories copied into the workspace, each
 //     with host (required), path, include and exclude (glob patterns).
 //   - workspace.max_bytes: the byte budget of the mounts; 64 MiB by default.
+//   - hooks: the lifecycle stages around every tool call (see package
+//     hooks): authorise, rate_limit, concurrency, cache, retry, output,
+//     audit, metrics, and per-tool settings under hooks.tools.NAME. Durations
+//     are Go durations, redaction patterns RE2 regular expressions, and
+//     principals "*", "subject:NAME" or "scope:NAME".
 //
 // The file example.yaml in this package shows every key.
 //

@@ -275,3 +275,5 @@ func text(tr toolResult) string {
 }
 
 var _ mcpserver.ClientSession = (*clientSession)(nil)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

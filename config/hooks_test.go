@@ -1,0 +1,117 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// exampleHooks is the hooks group of example.yaml.
+var exampleHooks = Hooks{
+	Authorise:   Authorise{Allow: []string{"scope:wink.read", "subject:me"}, Deny: []string{"subject:intruder"}},
+	RateLimit:   RateLimit{Rate: 10, Burst: 20, Quota: 10000, MaxWait: Duration(500 * time.Millisecond)},
+	Concurrency: Concurrency{MaxInFlight: 32},
+	Cache:       Cache{Enabled: true, MaxEntries: 128, TTL: Duration(5 * time.Minute)},
+	Retry:       Retry{Enabled: true, MaxAttempts: 4, BaseDelay: Duration(200 * time.Millisecond), MaxDelay: Duration(5 * time.Second)},
+	Output:      Output{Redact: []string{`sk-[A-Za-z0-9]{20,}`, `ghp_[A-Za-z0-9]{36}`}, Validate: true, MaxTextBytes: 65536},
+	Audit:       Audit{Log: true, File: "/var/log/wink/audit.jsonl", Fsync: "always"},
+	Metrics:     Metrics{Enabled: true},
+	Tools: map[string]ToolHooks{
+		"planning_setup_plan": {
+			Authorise:   &Authorise{Allow: []string{"scope:wink.write"}, Deny: []string{"scope:guest"}},
+			RateLimit:   &ToolRateLimit{Rate: 0.5, Burst: 1, Quota: 100},
+			Concurrency: &Concurrency{MaxInFlight: 4},
+			Retry:       &ToolRetry{Enabled: ptr(false)},
+			Output:      &ToolOutput{Redact: []string{`password=\S+`}, Validate: ptr(false), MaxTextBytes: ptr(0)},
+		},
+		"planning_read_plan": {Cache: &ToolCache{Enabled: ptr(true)}},
+		"planning_update_step": {Retry: &ToolRetry{
+			Enabled: ptr(true), MaxAttempts: ptr(2), BaseDelay: ptr(Duration(50 * time.Millisecond)), MaxDelay: ptr(Duration(time.Second)),
+		}},
+	},
+}
+
+func TestParseHooks(t *testing.T) {
+	c, err := Parse("c.yaml", []byte("hooks:\n  retry: {enabled: true}\n  audit: {file: a.jsonl}\n  tools:\n    t1:\n      cache: {enabled: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default().Hooks
+	want.Retry.Enabled = true
+	want.Audit.File = "a.jsonl"
+	want.Tools = map[string]ToolHooks{"t1": {Cache: &ToolCache{Enabled: ptr(false)}}}
+	if !reflect.DeepEqual(c.Hooks, want) {
+		t.Errorf("got %+v\nwant %+v", c.Hooks, want)
+	}
+}
+
+func TestHooksErrors(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"negative rate", "hooks:\n  rate_limit:\n    rate: -1\n",
+			"c.yaml:3: hooks.rate_limit.rate: must be at least 0, got -1"},
+		{"negative tool rate", "hooks:\n  tools:\n    t:\n      rate_limit: {rate: -0.5}\n",
+			"c.yaml:4: hooks.tools.t.rate_limit.rate: must be at least 0, got -0.5"},
+		{"negative concurrency", "hooks:\n  concurrency: {max_in_flight: -3}\n",
+			"c.yaml:2: hooks.concurrency.max_in_flight: must be at least 0, got -3"},
+		{"bad regex", "hooks:\n  output:\n    redact:\n      - ok\n      - '(unclosed'\n",
+			`c.yaml:5: hooks.output.redact[1]: invalid regular expression "(unclosed": missing closing )`},
+		{"bad tool regex", "hooks:\n  tools:\n    t:\n      output: {redact: ['a**']}\n",
+			`c.yaml:4: hooks.tools.t.output.redact[0]: invalid regular expression "a**": invalid nested repetition operator`},
+		{"regex matching everything", "hooks:\n  output: {redact: ['.*']}\n",
+			`c.yaml:2: hooks.output.redact[0]: regular expression ".*" matches the empty string`},
+		{"bad principal", "hooks:\n  authorise:\n    allow: [alice]\n",
+			`c.yaml:3: hooks.authorise.allow[0]: invalid principal "alice" (want "*", "subject:NAME" or "scope:NAME")`},
+		{"empty allow", "hooks:\n  authorise:\n    allow: []\n",
+			"c.yaml:3: hooks.authorise.allow: must not be empty"},
+		{"bad duration", "hooks:\n  retry:\n    base_delay: soon\n",
+			`c.yaml:3: hooks.retry.base_delay: invalid duration "soon" (use a Go duration such as "100ms" or "1m30s")`},
+		{"negative duration", "hooks:\n  cache:\n    ttl: -1s\n",
+			`c.yaml:3: hooks.cache.ttl: must not be negative, got "-1s"`},
+		{"negative tool duration", "hooks:\n  tools:\n    t:\n      retry: {max_delay: -5ms}\n",
+			`c.yaml:4: hooks.tools.t.retry.max_delay: must not be negative, got "-5ms"`},
+		{"fsync", "hooks:\n  audit: {fsync: sometimes}\n",
+			"c.yaml:2: hooks.audit.fsync: must be one of: always, interval, never"},
+		{"unknown stage", "hooks:\n  cach: {}\n",
+			"c.yaml:2: hooks.cach: unknown key (known keys: audit, authorise, cache, concurrency, metrics, output, rate_limit, retry, tools)"},
+		{"unknown tool key", "hooks:\n  tools:\n    t:\n      audit: {}\n",
+			"c.yaml:4: hooks.tools.t.audit: unknown key (known keys: authorise, cache, concurrency, output, rate_limit, retry)"},
+		{"zero attempts", "hooks:\n  retry: {max_attempts: 0}\n",
+			"c.yaml:2: hooks.retry.max_attempts: must be at least 1, got 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("c.yaml", []byte(tt.in))
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("got %v\nwant %s", err, tt.want)
+			}
+			var ke *KeyError
+			if !errors.As(err, &ke) {
+				t.Errorf("%T is not a KeyError", err)
+			}
+		})
+	}
+}
+
+func TestKey(t *testing.T) {
+	if got := Key("hooks", "tools", "a.b", "cache", 0); got != `hooks.tools["a.b"].cache[0]` {
+		t.Errorf("Key = %s", got)
+	}
+}
+
+func TestDurationJSON(t *testing.T) {
+	var d Duration
+	if err := d.UnmarshalJSON([]byte(`"1m30s"`)); err != nil || time.Duration(d) != 90*time.Second {
+		t.Errorf("got %v, %v", d, err)
+	}
+	if b, _ := d.MarshalJSON(); string(b) != `"1m30s"` {
+		t.Errorf("marshal %s", b)
+	}
+	if err := d.UnmarshalJSON([]byte(`90`)); err == nil {
+		t.Error("a number accepted")
+	}
+}

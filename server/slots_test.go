@@ -1,0 +1,171 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// trace records, for each stage a call enters, its name and what the call
+// holds at that point.
+type trace struct {
+	mu    sync.Mutex
+	steps []string
+}
+
+func (tr *trace) stage(name string, probe func(*tools.Call) string) tools.Middleware {
+	return func(next tools.Handler) tools.Handler {
+		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			s := name
+			if probe != nil {
+				s += ":" + probe(call)
+			}
+			tr.mu.Lock()
+			tr.steps = append(tr.steps, s)
+			tr.mu.Unlock()
+			return next(ctx, call)
+		}
+	}
+}
+
+func newSlotHarness(t *testing.T, opts server.Options) *harness {
+	t.Helper()
+	tree, err := sections.NewTree(probeSection())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Name, opts.Version, opts.Tree = "test", "1", tree
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := server.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, srv: srv}
+}
+
+// TestSlotOrder puts a stage in every slot and checks the order calls pass
+// them, and where the server's own stages sit between them: the arguments
+// are decoded after input, the transaction begins after retry.
+func TestSlotOrder(t *testing.T) {
+	tr := &trace{}
+	decoded := func(c *tools.Call) string {
+		if c.Params != nil {
+			return "decoded"
+		}
+		return "raw"
+	}
+	inTx := func(c *tools.Call) string {
+		if c.Tx != nil {
+			return "tx"
+		}
+		return "no-tx"
+	}
+	stages := map[server.Slot][]tools.Middleware{}
+	for _, s := range server.Slots {
+		probe := decoded
+		if s == server.SlotRetry || s == server.SlotExecute {
+			probe = inTx
+		}
+		stages[s] = []tools.Middleware{tr.stage(string(s), probe), tr.stage(string(s)+"2", nil)}
+	}
+	h := newSlotHarness(t, server.Options{Stages: stages, Middleware: []tools.Middleware{tr.stage("middleware", decoded)}})
+	if r, _ := h.call(context.Background(), newClientSession("s"), "probe_get", map[string]any{}, nil); r.IsError {
+		t.Fatal(text(r))
+	}
+	want := []string{
+		"metrics:raw", "metrics2", "audit:raw", "audit2", "output:raw", "output2",
+		"authorise:raw", "authorise2", "rate_limit:raw", "rate_limit2", "concurrency:raw", "concurrency2",
+		"cache:raw", "cache2", "input:raw", "input2", "middleware:raw",
+		"retry:no-tx", "retry2", "execute:tx", "execute2",
+	}
+	if !slices.Equal(tr.steps, want) {
+		t.Errorf("stages ran\n %v\nwant\n %v", tr.steps, want)
+	}
+}
+
+func TestUnknownSlot(t *testing.T) {
+	tree, _ := sections.NewTree(probeSection())
+	_, err := server.New(server.Options{Tree: tree, Stages: map[server.Slot][]tools.Middleware{"nope": nil}})
+	if err == nil || err.Error() != `server: unknown pipeline slot "nope"` {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestStageControlSignals: a stage responds (short-circuits with a result),
+// aborts (an error result) or asks for a retry after a delay (the delay in
+// _meta); each is recorded like any call.
+func TestStageControlSignals(t *testing.T) {
+	signal := func(next tools.Handler) tools.Handler {
+		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			switch string(call.Args) {
+			case `{"by":1}`:
+				call.Cached = true
+				return &tools.Outcome{Message: "From the stage.", Success: true}
+			case `{"by":2}`:
+				return tools.Failure("custom", "Not now.")
+			case `{"by":3}`:
+				return tools.RetryAfter("custom", "Later.", 1500*time.Millisecond+1)
+			}
+			return next(ctx, call)
+		}
+	}
+	h := newSlotHarness(t, server.Options{Stages: map[server.Slot][]tools.Middleware{server.SlotCache: {signal}}})
+	cs := newClientSession("s")
+	ctx := context.Background()
+	r, _ := h.call(ctx, cs, "probe_add", map[string]any{"by": 1}, nil)
+	if r.IsError || text(r) != "From the stage." || h.count(cs) != 0 {
+		t.Errorf("respond: %+v", r)
+	}
+	if ev := lastInvocation(t, h, cs); !ev.Cached || !ev.Success || ev.Attempts != 0 {
+		t.Errorf("respond recorded %+v", ev)
+	}
+	r, _ = h.call(ctx, cs, "probe_add", map[string]any{"by": 2}, nil)
+	if !r.IsError || text(r) != "Not now." || lastInvocation(t, h, cs).ErrorClass != "custom" {
+		t.Errorf("abort: %+v", r)
+	}
+	_, raw := h.call(ctx, cs, "probe_add", map[string]any{"by": 3}, nil)
+	var res struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if err := jsonUnmarshal(raw.Result, &res); err != nil || res.Meta["io.wink-mcp/retryAfterMs"] != float64(1501) {
+		t.Errorf("retry after: %s", raw.Result)
+	}
+}
+
+func TestToolFilterHidesFromList(t *testing.T) {
+	type key struct{}
+	h := newSlotHarness(t, server.Options{ToolFilter: func(ctx context.Context, tl *tools.Tool) bool {
+		return ctx.Value(key{}) != nil || tl.Name() != "probe_add"
+	}})
+	cs := newClientSession("s")
+	names := func(ctx context.Context) []string {
+		r := h.send(ctx, cs, map[string]any{"id": 1, "method": "tools/list", "params": map[string]any{}})
+		var res struct{ Tools []struct{ Name string } }
+		if err := jsonUnmarshal(r.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	if got := names(context.Background()); slices.Contains(got, "probe_add") || len(got) != len(h.srv.Tools())-1 || got[0] != "probe_get" {
+		t.Errorf("listed %v", got)
+	}
+	if got := names(context.WithValue(context.Background(), key{}, 1)); !slices.Contains(got, "probe_add") {
+		t.Errorf("listed %v", got)
+	}
+	// The filter refuses no call: that is a stage's job, with a result.
+	if r, rpc := h.call(context.Background(), cs, "probe_add", map[string]any{"by": 1}, nil); rpc.Error != nil || r.IsError {
+		t.Errorf("a hidden tool's call: %+v %+v", r, rpc.Error)
+	}
+}
