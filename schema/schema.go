@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,18 +134,29 @@ func collect(ve *jsonschema.ValidationError, out *[]Problem) {
 		return
 	}
 	keyword := ve.KeywordLocation[strings.LastIndexByte(ve.KeywordLocation, '/')+1:]
+	loc := pointer(ve.InstanceLocation)
 	switch {
 	case keyword == "additionalProperties" || keyword == "unevaluatedProperties":
 		for _, name := range quotedNames(ve.Message) {
-			*out = append(*out, Problem{Pointer: ve.InstanceLocation + "/" + escape(name), Message: "unknown field"})
+			*out = append(*out, Problem{Pointer: loc + "/" + escape(name), Message: "unknown field"})
 		}
 	case keyword == "required" && strings.HasPrefix(ve.Message, "missing properties: "):
 		for _, name := range quotedNames(ve.Message) {
-			*out = append(*out, Problem{Pointer: ve.InstanceLocation + "/" + escape(name), Message: "required field is missing"})
+			*out = append(*out, Problem{Pointer: loc + "/" + escape(name), Message: "required field is missing"})
 		}
 	default:
-		*out = append(*out, Problem{Pointer: ve.InstanceLocation, Message: plain(keyword, ve.Message)})
+		*out = append(*out, Problem{Pointer: loc, Message: plain(keyword, ve.Message)})
 	}
+}
+
+// pointer turns the library's instance location, whose segments are
+// URL-path-escaped ("/it%27s"), into a plain JSON pointer ("/it's"), the
+// form the names of unknown and missing fields take.
+func pointer(loc string) string {
+	if p, err := url.PathUnescape(loc); err == nil {
+		return p
+	}
+	return loc
 }
 
 // plain rewrites the library's message for keyword in plainer words.

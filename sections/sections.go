@@ -86,7 +86,7 @@ type Tree struct {
 func NewTree(roots ...*Section) (*Tree, error) {
 	t := &Tree{roots: roots, owner: map[*tools.Tool]*Section{}, guidance: map[*Section]string{}}
 	var errs []error
-	byName := map[string]*Section{}
+	byName := map[string]string{} // tool name -> path of the section declaring it
 	keys := map[string]bool{}
 	var walk func(path string, s *Section, on bool)
 	walk = func(path string, s *Section, on bool) {
@@ -104,9 +104,9 @@ func NewTree(roots ...*Section) (*Tree, error) {
 				errs = append(errs, fmt.Errorf("section %q, tool %q: %w", path, tl.Name(), err))
 			}
 			if prev, dup := byName[tl.Name()]; dup {
-				errs = append(errs, fmt.Errorf("tool %q is declared by both section %q and section %q", tl.Name(), prev.Key, s.Key))
+				errs = append(errs, fmt.Errorf("tool %q is declared by both section %q and section %q", tl.Name(), prev, path))
 			}
-			byName[tl.Name()] = s
+			byName[tl.Name()] = path
 			t.owner[tl] = s
 		}
 		text, err := render(s)
