@@ -172,6 +172,13 @@ func (e envelope) hasID() bool {
 	return len(e.ID) > 0 && !bytes.Equal(e.ID, []byte("null"))
 }
 
+// validID reports whether a non-null id is a string or a number, the only
+// ids JSON-RPC and MCP allow.
+func (e envelope) validID() bool {
+	c := e.ID[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
 // handleLine dispatches one input line. It reports false if ctx was
 // cancelled while waiting for a free request slot, in which case the line
 // was not handled and reading must stop.
@@ -190,6 +197,8 @@ func (c *stdioConn) handleLine(ctx context.Context, line []byte) bool {
 		return true
 	}
 	switch {
+	case env.hasID() && !env.validID():
+		c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request"))
 	case env.Method == "" && env.hasID():
 		c.handleResponse(line)
 	case env.Method == "":
