@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -151,4 +150,3 @@ func TestPipelineOverhead(t *testing.T) {
 	}
 }
 
-var _ = json.Marshal

@@ -189,7 +189,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 		n.token = m.ProgressToken
 	}
 	call.Notifier = n
-	call.Logger = s.logger.With("tool", t.Name(), "call", call.ID, "session", sess.ID())
+	call.Logger = callLogger(s.logger, t.Name(), call.ID, sess.ID())
 	return call
 }
 
@@ -220,7 +220,7 @@ func newCallID() string {
 func (s *Server) render(call *tools.Call, out *tools.Outcome) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{IsError: !out.Success}
 	res.Content = append([]mcp.Content{mcp.NewTextContent(out.Text())}, out.Content...)
-	if !out.Success || tools.RenderValue(out.Value) == "" {
+	if !out.Success || !out.HasValue() {
 		return res
 	}
 	if out.Exclude {
