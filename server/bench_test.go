@@ -149,4 +149,3 @@ func TestPipelineOverhead(t *testing.T) {
 		fmt.Printf("overhead %s bare_ns=%.0f wink_ns=%.0f ratio=%.3f\n", tool, mb, mw, mw/mb)
 	}
 }
-
