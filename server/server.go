@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -208,10 +210,19 @@ func rawArgs(req mcp.CallToolRequest) json.RawMessage {
 	return b
 }
 
+// callIDPrefix makes call ids unique across restarts; the counter makes
+// them unique within the process without a random read per call.
+var (
+	callIDPrefix = func() string {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:])
+	}()
+	callSeq atomic.Uint64
+)
+
 func newCallID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return callIDPrefix + strconv.FormatUint(callSeq.Add(1), 16)
 }
 
 // render turns an outcome into MCP content blocks: the text block, any extra
