@@ -231,8 +231,10 @@ func (t *Tool) Parse(args []byte) (any, error) {
 // fraction or exponent (2.0, 1e2) as plain integers. It reports false when
 // there are none.
 func integralForm(args []byte) ([]byte, bool) {
-	v, err := schema.Decode(args)
-	if err != nil {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return nil, false
 	}
 	changed := false
