@@ -58,7 +58,7 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 			CallID: call.ID, Tool: call.Tool.Name(), Args: call.Args,
 			Success: out.Success, Message: out.Message, Text: out.Text(), Value: out.Value,
 			Started: call.Started, Duration: time.Since(call.Started),
-			ErrorClass: string(out.Class), Cached: call.Cached, Attempts: call.Attempts,
+			ErrorClass: string(out.Class), Cached: call.Cached, Retries: max(0, call.Attempts-1),
 		}
 	}
 	if id, ok := identity.From(ctx); ok {
@@ -84,8 +84,8 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 		if rec.Cached {
 			attrs = append(attrs, slog.Bool("cached", true))
 		}
-		if rec.Attempts > 1 {
-			attrs = append(attrs, slog.Int("attempts", rec.Attempts))
+		if rec.Retries > 0 {
+			attrs = append(attrs, slog.Int("retries", rec.Retries))
 		}
 		if !rec.Success {
 			attrs = append(attrs, slog.String("class", rec.ErrorClass), slog.String("message", rec.Message))

@@ -54,7 +54,7 @@ func TestAuthoriseHidesAndRefuses(t *testing.T) {
 				t.Fatalf("got isError=%v %q, want %q", r.IsError, r.text(), tt.want)
 			}
 			ev := h.last(cs)
-			if ev.Tool != tt.tool || ev.ErrorClass != "unauthorised" || ev.Attempts != 0 {
+			if ev.Tool != tt.tool || ev.ErrorClass != "unauthorised" || ev.Retries != 0 {
 				t.Errorf("recorded %+v, want a refusal of class unauthorised that never ran", ev)
 			}
 		})

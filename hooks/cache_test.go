@@ -27,7 +27,7 @@ func TestCacheHitsAndInvalidation(t *testing.T) {
 	if hit.text() != first.text() || h.probe.runs.Load() != 1 {
 		t.Fatalf("not a hit: %q after %d runs", hit.text(), h.probe.runs.Load())
 	}
-	if ev := h.last(cs); !ev.Cached || !ev.Success || ev.Attempts != 0 || ev.Text != first.text() {
+	if ev := h.last(cs); !ev.Cached || !ev.Success || ev.Retries != 0 || ev.Text != first.text() {
 		t.Errorf("a hit recorded %+v, want a cached success", ev)
 	}
 	// Other arguments miss.

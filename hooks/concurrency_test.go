@@ -20,7 +20,7 @@ func TestConcurrencyPerTool(t *testing.T) {
 	if want := "Tool 'p_block' could not start before its deadline (30ms): 1 calls of it already in flight."; !r.IsError || r.text() != want {
 		t.Errorf("got %q, want %q", r.text(), want)
 	}
-	if ev := h.last(cs); ev.ErrorClass != "busy" || ev.Attempts != 0 {
+	if ev := h.last(cs); ev.ErrorClass != "busy" || ev.Retries != 0 {
 		t.Errorf("recorded %+v", ev)
 	}
 	// Other tools are not limited.

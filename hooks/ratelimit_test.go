@@ -25,7 +25,7 @@ func TestRateLimitRefusesWithRetryAfter(t *testing.T) {
 	if got := r.Meta["io.wink-mcp/retryAfterMs"]; got != float64(1000) {
 		t.Errorf("_meta retryAfterMs = %v, want 1000 (meta %v)", got, r.Meta)
 	}
-	if ev := h.last(cs); ev.ErrorClass != "rate_limited" || ev.Attempts != 0 {
+	if ev := h.last(cs); ev.ErrorClass != "rate_limited" || ev.Retries != 0 {
 		t.Errorf("recorded %+v", ev)
 	}
 	// Another session has its own bucket.

@@ -27,8 +27,8 @@ func TestRetryTransient(t *testing.T) {
 	if n := h.count(cs); n != 1 {
 		t.Errorf("count = %d, want 1 (failed attempts restored)", n)
 	}
-	if ev := h.last(cs); ev.Attempts != 3 || !ev.Success {
-		t.Errorf("recorded %+v, want 3 attempts", ev)
+	if ev := h.last(cs); ev.Retries != 2 || !ev.Success {
+		t.Errorf("recorded %+v, want 2 retries", ev)
 	}
 }
 

@@ -124,7 +124,7 @@ func TestStageControlSignals(t *testing.T) {
 	if r.IsError || text(r) != "From the stage." || h.count(cs) != 0 {
 		t.Errorf("respond: %+v", r)
 	}
-	if ev := lastInvocation(t, h, cs); !ev.Cached || !ev.Success || ev.Attempts != 0 {
+	if ev := lastInvocation(t, h, cs); !ev.Cached || !ev.Success || ev.Retries != 0 {
 		t.Errorf("respond recorded %+v", ev)
 	}
 	r, _ = h.call(ctx, cs, "probe_add", map[string]any{"by": 2}, nil)

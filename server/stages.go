@@ -42,7 +42,7 @@ func record(next tools.Handler) tools.Handler {
 				Duration:   time.Since(call.Started),
 				ErrorClass: string(out.Class),
 				Cached:     call.Cached,
-				Attempts:   call.Attempts,
+				Retries:    max(0, call.Attempts-1),
 			}
 			if err := call.Session.Dispatch(ev); err != nil {
 				call.Logger.Error("recording the call failed", "err", err)

@@ -24,9 +24,9 @@ type ToolInvoked struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	// Cached marks a result served from a cache without running the tool.
 	Cached bool `json:"cached,omitempty"`
-	// Attempts counts the runs of the tool's handler: 0 when the call was
-	// refused or cached, more than 1 when it was retried.
-	Attempts int `json:"attempts,omitempty"`
+	// Retries counts the runs of the tool's handler after the first, when
+	// the call was retried after transient errors.
+	Retries int `json:"retries,omitempty"`
 }
 
 // Invocations is the LOG slice of every session that records its
