@@ -25,6 +25,7 @@ import (
 	"github.com/lmittmann/tint"
 
 	"github.com/wink-mcp/wink-mcp/config"
+	"github.com/wink-mcp/wink-mcp/hooks"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
@@ -89,15 +90,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
 	}
-	srv, err := build(f, logger)
+	srv, lifecycle, err := build(f, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 1
 	}
+	defer func() {
+		if err := lifecycle.Close(); err != nil {
+			logger.Error("closing the audit file failed", "err", err)
+		}
+	}()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger.Info("serving MCP over stdio", "version", moduleVersion(), "tools", len(srv.Tools()))
-	if err := transport.ServeStdio(ctx, srv.MCP(), stdin, stdout, transport.StdioOptions{Logger: logger}); err != nil {
+	if err := transport.ServeStdio(ctx, srv.MCP(), stdin, stdout, transport.StdioOptions{Logger: logger, ContextFunc: stdioIdentity()}); err != nil {
 		logger.Error("stdio transport failed", "err", err)
 		return 1
 	}
@@ -105,13 +111,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 0
 }
 
-// build loads the configuration and builds the server it describes.
-func build(f *flags, logger *slog.Logger) (*server.Server, error) {
+// build loads the configuration and builds the server it describes, with
+// its lifecycle hooks (which the caller closes when done).
+func build(f *flags, logger *slog.Logger) (*server.Server, *hooks.Hooks, error) {
 	cfg := config.Default()
 	if f.config != "" {
 		var err error
 		if cfg, err = config.Load(f.config); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if f.strategy != "" {
@@ -120,30 +127,41 @@ func build(f *flags, logger *slog.Logger) (*server.Server, error) {
 	strategy, err := planning.ParseStrategy(cfg.Planning.Strategy)
 	if err != nil {
 		if f.strategy != "" {
-			return nil, fmt.Errorf("--strategy: %w", err)
+			return nil, nil, fmt.Errorf("--strategy: %w", err)
 		}
-		return nil, cfg.Errorf("planning.strategy", "%v", err)
+		return nil, nil, cfg.Errorf("planning.strategy", "%v", err)
 	}
 	roots, err := builtinSections(cfg, strategy)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tree, err := sections.NewTree(roots...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	policies, err := serverPolicies(cfg, tree)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return server.New(server.Options{
-		Name:     "wink-mcp",
-		Version:  moduleVersion(),
-		Tree:     tree,
-		Policies: policies,
-		Deadline: cfg.Deadline,
-		Logger:   logger,
+	lifecycle, err := newHooks(cfg, tree, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := server.New(server.Options{
+		Name:       "wink-mcp",
+		Version:    moduleVersion(),
+		Tree:       tree,
+		Policies:   policies,
+		Deadline:   cfg.Deadline,
+		Logger:     logger,
+		Stages:     hookStages(lifecycle),
+		ToolFilter: lifecycle.Visible,
 	})
+	if err != nil {
+		lifecycle.Close()
+		return nil, nil, err
+	}
+	return srv, lifecycle, nil
 }
 
 // defaultSections are the sections served when the configuration names

@@ -10,9 +10,9 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
-// AuditRecord is one line of the audit: the call's ToolInvoked event (with
-// the arguments redacted; the outcome's fields are what the client saw,
-// redacted by the output stage) and who made it.
+// AuditRecord is one line of the audit: the call's ToolInvoked event, as
+// the session's log holds it (redacted by the output stage: the arguments,
+// and the outcome as the client saw it), and who made it.
 type AuditRecord struct {
 	// Time is when the record was written.
 	Time time.Time `json:"time"`
@@ -29,8 +29,8 @@ type AuditRecord struct {
 
 // Audit returns the audit stage. It runs outside the server's record stage
 // and the output stages, so it sees what the client sees: on the way out it
-// takes the ToolInvoked event the call recorded in the session's log,
-// redacts its arguments with the tool's patterns, and appends it to the log
+// takes the ToolInvoked event the call recorded in the session's log
+// (redacted by the output stage) and appends it to the log
 // (at info level, when Log is on) and to the JSON-lines file (when File is
 // set). A sink that fails is logged; the call's result is unchanged. Nil
 // when both sinks are off.
@@ -49,8 +49,9 @@ func (h *Hooks) Audit() tools.Middleware {
 
 func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Outcome) {
 	rec := AuditRecord{Time: h.now(), Session: call.Session.ID()}
+	r := h.plan(call.Tool).redactor
 	if call.Invocation != nil {
-		rec.ToolInvoked = *call.Invocation
+		rec.ToolInvoked = *call.Invocation // its arguments redacted already
 	} else {
 		// Not recorded (a pipeline without the record stage): say what
 		// is known.
@@ -60,12 +61,11 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 			Started: call.Started, Duration: time.Since(call.Started),
 			ErrorClass: string(out.Class), Cached: call.Cached, Retries: max(0, call.Attempts-1),
 		}
+		rec.Args = r.JSON(rec.Args)
 	}
 	if id, ok := identity.From(ctx); ok {
 		rec.Subject, rec.Scopes = id.Subject, id.Scopes
 	}
-	r := h.plan(call.Tool).redactor
-	rec.Args = r.JSON(rec.Args)
 	if out.Err != nil {
 		rec.Error = r.String(out.Err.Error())
 	}

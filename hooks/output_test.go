@@ -23,10 +23,11 @@ func TestRedactOutput(t *testing.T) {
 		t.Errorf("structured content %v", r.StructuredContent)
 	}
 	ev := h.last(cs)
-	if strings.Contains(mustJSON(t, ev.Value), "sk-") || strings.Contains(ev.Text, "sk-") || strings.Contains(ev.Message, "sk-") {
+	if strings.Contains(mustJSON(t, ev.Value), "sk-") || strings.Contains(ev.Text, "sk-") || strings.Contains(ev.Message, "sk-") || string(ev.Args) != `{"key":"[REDACTED]"}` {
 		t.Errorf("the session log holds a secret: %+v", ev)
 	}
-	// The arguments are redacted in the audit, never for the handler.
+	// The arguments are redacted in the log and the audit, never for the
+	// handler.
 	logs := h.logs.String()
 	if strings.Contains(logs, "sk-") || !strings.Contains(logs, `[REDACTED]`) {
 		t.Errorf("audit log: %s", logs)

@@ -49,24 +49,32 @@ func (r *Redactor) String(s string) string {
 // strings (object keys included); the structure is kept. raw itself is
 // returned when nothing matched or it is not JSON.
 func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
+	out, _ := r.json(raw)
+	return out
+}
+
+// json is JSON, and whether anything matched.
+func (r *Redactor) json(raw json.RawMessage) (json.RawMessage, bool) {
 	if r == nil || len(raw) == 0 {
-		return raw
+		return raw, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return json.RawMessage(r.String(string(raw)))
+		s := string(raw)
+		out := r.String(s)
+		return json.RawMessage(out), out != s
 	}
 	v, changed := r.walk(v)
 	if !changed {
-		return raw
+		return raw, false
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return raw
+		return raw, false
 	}
-	return b
+	return b, true
 }
 
 // Value returns v with matches replaced inside the strings of its JSON
@@ -134,9 +142,11 @@ func (r *Redactor) walk(v any) (any, bool) {
 
 // Redact returns the output redaction stage: on the way out it replaces the
 // matches of the tool's patterns in the text the model reads, the message,
-// the value (and so the structured content) and extra text blocks. What the
-// model sees is also what the session's log records and the audit sinks
-// write; audit redacts the arguments. Nil when no pattern is set.
+// the value (and so the structured content) and extra text blocks, and in
+// the arguments as the session's log and the audit record them
+// (call.LoggedArgs; the handler got them as sent). What the model sees is
+// also what the session's log and the audit sinks keep. Nil when no pattern
+// is set.
 func (h *Hooks) Redact() tools.Middleware {
 	if !h.redact {
 		return nil
@@ -154,6 +164,9 @@ func (h *Hooks) Redact() tools.Middleware {
 				}
 			}
 			out.Message = r.String(out.Message)
+			if args, changed := r.json(call.Args); changed {
+				call.LoggedArgs = args
+			}
 			if v, changed := r.Value(out.Value); changed {
 				out.Value = v
 			}

@@ -44,6 +44,9 @@ func record(next tools.Handler) tools.Handler {
 				Cached:     call.Cached,
 				Retries:    max(0, call.Attempts-1),
 			}
+			if call.LoggedArgs != nil {
+				ev.Args = call.LoggedArgs
+			}
 			if err := call.Session.Dispatch(ev); err != nil {
 				call.Logger.Error("recording the call failed", "err", err)
 			}

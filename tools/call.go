@@ -20,6 +20,10 @@ type Call struct {
 	Tool *Tool
 	// Args are the raw arguments as the client sent them.
 	Args json.RawMessage
+	// LoggedArgs, when set, replace Args in the session's log and the
+	// audit: the arguments with secrets redacted (set by the output
+	// redaction stage, after the handler ran with Args).
+	LoggedArgs json.RawMessage
 	// Meta is the request's _meta object, if any.
 	Meta map[string]any
 	// Session is the client's session.
