@@ -96,7 +96,11 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 		h.logger.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
 	}
 	if h.audit != nil {
-		if err := h.audit.append(&rec); err != nil {
+		value, err := out.ValueJSON()
+		if err != nil {
+			value = nil
+		}
+		if err := h.audit.append(&rec, value); err != nil {
 			h.logger.Error("writing the audit record failed", "file", h.cfg.Audit.File, "call", rec.CallID, "err", err)
 		}
 	}

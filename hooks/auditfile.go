@@ -104,17 +104,13 @@ func repairTail(f *os.File) (int64, error) {
 	return end, nil
 }
 
-// append writes rec as one line.
-func (a *auditFile) append(rec *AuditRecord) error {
-	line, err := json.Marshal(rec)
-	if err != nil {
-		// A value that does not marshal: keep the rest of the record.
-		r := *rec
-		r.Value = fmt.Sprintf("<value not marshalable: %v>", err)
-		if line, err = json.Marshal(&r); err != nil {
-			return err
-		}
+// append writes rec as one line; value is the encoding of rec.Value, or
+// nil when it could not be encoded.
+func (a *auditFile) append(rec *AuditRecord, value []byte) error {
+	if rec.Value != nil && value == nil {
+		value = appendString(nil, "<value not marshalable>")
 	}
+	line := appendRecord(make([]byte, 0, 512+len(rec.Text)+len(value)+len(rec.Args)), rec, value)
 	line = append(line, '\n')
 	a.mu.Lock()
 	defer a.mu.Unlock()

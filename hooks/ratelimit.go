@@ -124,20 +124,38 @@ func (l *limits) take(ctx context.Context, call *tools.Call, p *plan, now time.T
 	if p.rate.Rate <= 0 && p.toolRate.Rate <= 0 {
 		return nil
 	}
-	var rs []*rate.Reservation
 	l.mu.Lock()
+	var buckets [2]*rate.Limiter
+	n := 0
 	if p.rate.Rate > 0 {
 		if l.bucket == nil {
 			l.bucket = rate.NewLimiter(rate.Limit(p.rate.Rate), burst(p.rate.Rate, p.rate.Burst))
 		}
-		rs = append(rs, l.bucket.ReserveN(now, 1))
+		buckets[n], n = l.bucket, n+1
 	}
 	if p.toolRate.Rate > 0 {
 		tl := l.tool(call.Tool.Name())
 		if tl.bucket == nil {
 			tl.bucket = rate.NewLimiter(rate.Limit(p.toolRate.Rate), burst(p.toolRate.Rate, p.toolRate.Burst))
 		}
-		rs = append(rs, tl.bucket.ReserveN(now, 1))
+		buckets[n], n = tl.bucket, n+1
+	}
+	// The common case: a token in every bucket. The session's buckets are
+	// only taken from under l.mu, so what TokensAt sees is still there.
+	fast := true
+	for _, b := range buckets[:n] {
+		fast = fast && b.TokensAt(now) >= 1
+	}
+	if fast {
+		for _, b := range buckets[:n] {
+			b.AllowN(now, 1)
+		}
+		l.mu.Unlock()
+		return nil
+	}
+	rs := make([]*rate.Reservation, n)
+	for i, b := range buckets[:n] {
+		rs[i] = b.ReserveN(now, 1)
 	}
 	l.mu.Unlock()
 	var delay time.Duration

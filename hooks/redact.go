@@ -55,7 +55,7 @@ func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
 
 // json is JSON, and whether anything matched.
 func (r *Redactor) json(raw json.RawMessage) (json.RawMessage, bool) {
-	if r == nil || len(raw) == 0 {
+	if r == nil || len(raw) == 0 || !r.mayMatch(raw) {
 		return raw, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -88,8 +88,8 @@ func (r *Redactor) Value(v any) (any, bool) {
 		out := r.String(s)
 		return out, out != s
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
+	raw, err := marshalPlain(v)
+	if err != nil || !r.mayMatch(raw) {
 		return v, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -103,6 +103,61 @@ func (r *Redactor) Value(v any) (any, bool) {
 		return v, false
 	}
 	return g, true
+}
+
+// outcomeValue redacts the outcome's value, from the encoding the stages
+// share.
+func (r *Redactor) outcomeValue(out *tools.Outcome) {
+	if isNil(out.Value) {
+		return
+	}
+	if s, ok := out.Value.(string); ok {
+		if red := r.String(s); red != s {
+			out.SetValue(red)
+		}
+		return
+	}
+	raw, err := out.ValueJSON()
+	if err != nil || !r.mayMatch(raw) {
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var g any
+	if err := dec.Decode(&g); err != nil {
+		return
+	}
+	if g, changed := r.walk(g); changed {
+		out.SetValue(g)
+	}
+}
+
+// mayMatch reports whether a pattern may match inside a string of the JSON
+// document raw. Without a backslash in raw, every string (and key) appears
+// in it verbatim, so a pattern that matches none of raw matches none of
+// them; with one, the strings must be decoded to tell.
+func (r *Redactor) mayMatch(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return true
+	}
+	for _, re := range r.patterns {
+		if re.Match(raw) {
+			return true
+		}
+	}
+	return false
+}
+
+// marshalPlain marshals v without escaping <, > and &, so that those
+// characters appear in strings as themselves.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // walk redacts the strings of a generic JSON value.
@@ -167,9 +222,7 @@ func (h *Hooks) Redact() tools.Middleware {
 			if args, changed := r.json(call.Args); changed {
 				call.LoggedArgs = args
 			}
-			if v, changed := r.Value(out.Value); changed {
-				out.Value = v
-			}
+			r.outcomeValue(out)
 			if len(out.Content) > 0 {
 				content := make([]mcp.Content, len(out.Content))
 				for i, c := range out.Content {

@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 
@@ -25,8 +24,8 @@ func (h *Hooks) ValidateOutput() tools.Middleware {
 	}
 	return func(next tools.Handler) tools.Handler {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
-			if v := h.plan(call.Tool).validator; v != nil {
-				call.OnCommit(func(out *tools.Outcome) error { return checkOutput(call, v, out) })
+			if p := h.plan(call.Tool); p.validator != nil {
+				call.OnCommit(func(out *tools.Outcome) error { return checkOutput(call, p.validator, p.quick, out) })
 			}
 			return next(ctx, call)
 		}
@@ -34,11 +33,14 @@ func (h *Hooks) ValidateOutput() tools.Middleware {
 }
 
 // checkOutput checks the value the client would get as structured content.
-func checkOutput(call *tools.Call, v *schema.Validator, out *tools.Outcome) error {
+func checkOutput(call *tools.Call, v *schema.Validator, quick *quickSchema, out *tools.Outcome) error {
 	if !out.Success || out.Exclude || isNil(out.Value) {
 		return nil
 	}
-	raw, err := json.Marshal(out.Value)
+	raw, err := out.ValueJSON()
+	if err == nil && quick != nil && quick.validJSON(raw) {
+		return nil
+	}
 	if err == nil {
 		var val any
 		if val, err = schema.Decode(raw); err == nil {

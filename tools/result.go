@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +87,8 @@ const MetaRetryAfterMs = "io.wink-mcp/retryAfterMs"
 // pipeline.
 type Outcome struct {
 	Message string
+	// Value is the result's value. Once stages may have read ValueJSON,
+	// change it with SetValue.
 	Value   any
 	Success bool
 	Exclude bool
@@ -99,6 +102,10 @@ type Outcome struct {
 
 	text     string
 	rendered bool
+
+	valueJSON []byte // the encoding of Value, once ValueJSON ran
+	valueErr  error
+	encoded   bool
 }
 
 // Failure returns a failed outcome of the given class. A stage that returns
@@ -116,6 +123,26 @@ func RetryAfter(class ErrorClass, message string, delay time.Duration) *Outcome 
 	ms := (delay + time.Millisecond - 1) / time.Millisecond
 	o.Meta = map[string]any{MetaRetryAfterMs: int64(ms)}
 	return o
+}
+
+// ValueJSON returns Value encoded as JSON (with <, > and & as themselves),
+// encoding it once for every stage that needs it.
+func (o *Outcome) ValueJSON() ([]byte, error) {
+	if !o.encoded {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		o.valueErr = enc.Encode(o.Value)
+		o.valueJSON = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		o.encoded = true
+	}
+	return o.valueJSON, o.valueErr
+}
+
+// SetValue replaces Value (and forgets its encoding).
+func (o *Outcome) SetValue(v any) {
+	o.Value = v
+	o.valueJSON, o.valueErr, o.encoded = nil, nil, false
 }
 
 // SetText replaces the text block the model reads, for stages that

@@ -1,0 +1,158 @@
+package hooks
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/wink-mcp/wink-mcp/planning"
+	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/server"
+)
+
+// The overhead benchmark compares a call through the server with every
+// lifecycle stage on, none of them refusing, answering from the cache or
+// retrying, with the same call through the same server without any stage.
+// Both are driven through mcp-go's HandleMessage in-process with the same
+// request bytes, as server's TestPipelineOverhead does.
+
+var overheadRequests = map[string][]byte{
+	"setup_plan":  []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"planning_setup_plan","arguments":{"objective":"Ship it","initial_steps":["draft","review","publish"]}}}`),
+	"update_step": []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"planning_update_step","arguments":{"step_id":2,"status":"in_progress"}}}`),
+}
+
+// allOn is a configuration with every stage on and none firing for the
+// planning tools called by the benchmark.
+func allOn(dir string) Config {
+	cfg := Defaults()
+	cfg.Authorise = AuthoriseConfig{Allow: []string{"scope:plan", "subject:bench"}, Deny: []string{"subject:mallory"}}
+	cfg.RateLimit = RateLimitConfig{Rate: 1e9, Burst: 1 << 30, Quota: 1 << 62}
+	cfg.Concurrency = ConcurrencyConfig{MaxInFlight: 64}
+	cfg.Cache = CacheConfig{Enabled: true}
+	cfg.Retry = RetryConfig{Enabled: true}
+	cfg.Output = OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{20,}`, `ghp_[A-Za-z0-9]{36}`}, Validate: true, MaxTextBytes: 100 << 10}
+	cfg.Audit = AuditConfig{Log: true, File: filepath.Join(dir, "audit.jsonl"), Fsync: FsyncInterval}
+	cfg.Tools = map[string]ToolConfig{
+		"planning_setup_plan":  {RateLimit: &ToolRateLimitConfig{Rate: 1e9, Burst: 1 << 30, Quota: 1 << 62}, Concurrency: &ConcurrencyConfig{MaxInFlight: 16}},
+		"planning_update_step": {RateLimit: &ToolRateLimitConfig{Rate: 1e9, Burst: 1 << 30, Quota: 1 << 62}, Concurrency: &ConcurrencyConfig{MaxInFlight: 16}},
+	}
+	return cfg
+}
+
+// planningServer returns the server with the planning section and, when
+// cfg is not nil, the stages it configures. The logger formats every
+// record (JSON) and throws it away, as a real one would format it.
+func planningServer(tb testing.TB, cfg *Config) *mcpserver.MCPServer {
+	tree, err := sections.NewTree(planning.New(planning.React))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	opts := server.Options{Name: "wink", Version: "1", Tree: tree, Logger: logger}
+	if cfg != nil {
+		cfg.Logger = logger
+		h, err := New(*cfg, tree.Tools())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { h.Close() })
+		opts.Stages, opts.ToolFilter = wire(h), h.Visible
+	}
+	srv, err := server.New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return srv.MCP()
+}
+
+func runOverheadCalls(b *testing.B, s *mcpserver.MCPServer, req []byte) {
+	ctx := s.WithContext(as("bench", "plan"), newClientSession("bench"))
+	s.HandleMessage(ctx, overheadRequests["setup_plan"]) // every tool needs a plan
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		out := s.HandleMessage(ctx, req)
+		if r, ok := out.(mcp.JSONRPCResponse); !ok || r.Result.(*mcp.CallToolResult).IsError {
+			b.Fatalf("call failed: %#v", out)
+		}
+	}
+}
+
+func BenchmarkHooks(b *testing.B) {
+	for _, tool := range []string{"setup_plan", "update_step"} {
+		b.Run("none/"+tool, func(b *testing.B) { runOverheadCalls(b, planningServer(b, nil), overheadRequests[tool]) })
+		b.Run("all/"+tool, func(b *testing.B) {
+			cfg := allOn(b.TempDir())
+			runOverheadCalls(b, planningServer(b, &cfg), overheadRequests[tool])
+		})
+	}
+}
+
+// TestHooksOverhead measures the server with every stage on (none firing)
+// and with none, in alternating rounds within one run, and reports the
+// median ratio of their costs per call: wall-clock time, and CPU time (user
+// and system, all threads, so garbage collection and the audit's writes
+// count), which other processes on a shared machine disturb less. It only
+// reports; it asserts nothing about timing. Run it with
+//
+//	WINK_OVERHEAD=1 go test -run TestHooksOverhead -v ./hooks/
+func TestHooksOverhead(t *testing.T) {
+	if os.Getenv("WINK_OVERHEAD") == "" {
+		t.Skip("set WINK_OVERHEAD=1 to measure")
+	}
+	const rounds, calls = 9, 20000
+	for _, tool := range []string{"setup_plan", "update_step"} {
+		var wall, cpu []float64
+		var noneWall, allWall, noneCPU, allCPU []float64
+		for range rounds {
+			nw, nc := measureCalls(t, planningServer(t, nil), overheadRequests[tool], calls)
+			cfg := allOn(t.TempDir())
+			aw, ac := measureCalls(t, planningServer(t, &cfg), overheadRequests[tool], calls)
+			wall, cpu = append(wall, aw/nw), append(cpu, ac/nc)
+			noneWall, allWall, noneCPU, allCPU = append(noneWall, nw), append(allWall, aw), append(noneCPU, nc), append(allCPU, ac)
+		}
+		m := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
+		t.Logf("%-12s wall: none %6.0f ns/call, all stages %6.0f ns/call, ratio %.3f; cpu: none %6.0f ns/call, all stages %6.0f ns/call, ratio %.3f",
+			tool, m(noneWall), m(allWall), m(wall), m(noneCPU), m(allCPU), m(cpu))
+		fmt.Printf("hooks overhead %s wall_ratio=%.3f cpu_ratio=%.3f\n", tool, m(wall), m(cpu))
+	}
+}
+
+// measureCalls makes n calls and returns the wall-clock and CPU time per
+// call, in nanoseconds.
+func measureCalls(t *testing.T, s *mcpserver.MCPServer, req []byte, n int) (wall, cpu float64) {
+	ctx := s.WithContext(as("bench", "plan"), newClientSession("bench"))
+	s.HandleMessage(ctx, overheadRequests["setup_plan"])
+	for range 200 { // warm up
+		s.HandleMessage(ctx, req)
+	}
+	runtime.GC()
+	c0, w0 := cpuTime(t), time.Now()
+	for range n {
+		out := s.HandleMessage(ctx, req)
+		if r, ok := out.(mcp.JSONRPCResponse); !ok || r.Result.(*mcp.CallToolResult).IsError {
+			t.Fatalf("call failed: %#v", out)
+		}
+	}
+	w, c := time.Since(w0), cpuTime(t)-c0
+	return float64(w) / float64(n), float64(c) / float64(n)
+}
+
+// cpuTime returns the process's user and system CPU time.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
