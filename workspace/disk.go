@@ -327,7 +327,7 @@ func addressable(name string) bool {
 			return false
 		}
 	}
-	return name != "." && name != ".."
+	return name != "." && name != ".." && !edgeSpace(name)
 }
 
 // entryInfo describes a directory entry, following a symbolic link only

@@ -146,6 +146,13 @@ func newHarness(t testing.TB, bk backendKind, files map[string]string, ho ...har
 	return &harness{t: t, srv: srv, b: b, dir: dir, cs: newClient("s1")}
 }
 
+// newHarnessOver is newHarness for a backend the test built.
+func newHarnessOver(t testing.TB, b *Backend, dir string, ho ...harnessOpts) *harness {
+	t.Helper()
+	bk := backendKind{name: b.Kind(), open: func(testing.TB, map[string]string) (*Backend, string) { return b, dir }}
+	return newHarness(t, bk, nil, ho...)
+}
+
 func newClient(id string) *clientSession {
 	return &clientSession{id: id, ch: make(chan mcp.JSONRPCNotification, 64)}
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -28,9 +29,10 @@ func pathErrorf(format string, args ...any) error {
 // relative to the root, slash-separated, without empty segments. A leading
 // "/" is ignored, repeated slashes collapse, surrounding whitespace is
 // trimmed; "", "/" and "." are the root, returned as "". A "." or ".."
-// segment, a NUL byte, a control character, bytes that are not UTF-8, more
-// than MaxSegments segments or a segment longer than MaxSegmentBytes is an
-// error (a *PathError).
+// segment, a NUL byte, a control character, bytes that are not UTF-8, a
+// segment that starts or ends with whitespace, more than MaxSegments
+// segments or a segment longer than MaxSegmentBytes is an error (a
+// *PathError). Normalising a normalised path changes nothing.
 func Normalize(p string) (string, error) {
 	if !utf8.ValidString(p) {
 		return "", pathErrorf("Path must be valid UTF-8.")
@@ -56,6 +58,9 @@ func Normalize(p string) (string, error) {
 				return "", pathErrorf("Path must not contain control characters.")
 			}
 		}
+		if edgeSpace(seg) {
+			return "", pathErrorf("Path segment %q starts or ends with whitespace.", abbreviate(seg))
+		}
 		if len(seg) > MaxSegmentBytes {
 			return "", pathErrorf("Path segment %q is %d bytes; the limit is %d bytes per segment.", abbreviate(seg), len(seg), MaxSegmentBytes)
 		}
@@ -69,6 +74,14 @@ func Normalize(p string) (string, error) {
 		b.WriteString(seg)
 	}
 	return b.String(), nil
+}
+
+// edgeSpace reports whether a segment starts or ends with whitespace, which
+// Normalize refuses so that trimming a whole path never changes a segment.
+func edgeSpace(seg string) bool {
+	first, _ := utf8.DecodeRuneInString(seg)
+	last, _ := utf8.DecodeLastRuneInString(seg)
+	return unicode.IsSpace(first) || unicode.IsSpace(last)
 }
 
 // normalizeFile is Normalize for a path that must name a file: the root is
