@@ -136,13 +136,13 @@ func (s *settings) applyEdits(write, edit, rm *tools.Tool) *tools.Tool {
 				fail := func(msg string) (tools.Result[*Applied], error) {
 					return tools.Fail[*Applied](fmt.Sprintf("%s failed: %s No edit was applied.", label, msg)), nil
 				}
-				if err := ctx.Err(); err != nil {
-					return fail("the call ran out of time before it.")
-				}
 				if editHook != nil {
 					if err := editHook(ctx, i); err != nil {
 						return tools.Result[*Applied]{}, fmt.Errorf("%s: %w", label, err)
 					}
+				}
+				if err := ctx.Err(); err != nil {
+					return fail("the call ran out of time before it.")
 				}
 				t := byOp[e.Op]
 				args, stray := e.fields()
