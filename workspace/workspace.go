@@ -24,10 +24,11 @@ type Workspace struct {
 	observed map[string]observation
 }
 
-// observation is the version of a file as the current call saw it.
+// observation is a file as the current call saw it: its content, hashed
+// only if the policy asks for its version.
 type observation struct {
-	version string
-	exists  bool
+	data   []byte
+	exists bool
 }
 
 // resourceKey is the per-session resource holding the Workspace.
@@ -68,15 +69,18 @@ func (w *Workspace) Observed(path string) (version string, exists, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	o, ok := w.observed[path]
-	return o.version, o.exists, ok
+	if !ok || !o.exists {
+		return "", false, ok
+	}
+	return hashVersion(o.data), true, true
 }
 
-func (w *Workspace) observe(path string, version string, exists bool) {
+func (w *Workspace) observe(path string, data []byte, exists bool) {
 	w.mu.Lock()
 	if w.observed == nil {
 		w.observed = map[string]observation{}
 	}
-	w.observed[path] = observation{version: version, exists: exists}
+	w.observed[path] = observation{data: data, exists: exists}
 	w.mu.Unlock()
 }
 
@@ -132,7 +136,7 @@ func (w *Workspace) ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.observe(p, hashVersion(data), true)
+	w.observe(p, data, true)
 	return data, nil
 }
 
@@ -149,7 +153,7 @@ func (w *Workspace) WriteFile(path string, data []byte) error {
 	if err := w.st.writeFile(p, data); err != nil {
 		return err
 	}
-	w.observe(p, hashVersion(data), true)
+	w.observe(p, data, true)
 	return nil
 }
 
@@ -165,7 +169,7 @@ func (w *Workspace) Remove(path string) (int, error) {
 	}
 	n, err := w.st.remove(p)
 	if err == nil {
-		w.observe(p, "", false)
+		w.observe(p, nil, false)
 	}
 	return n, err
 }
