@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -285,5 +284,3 @@ func (l *mountLoader) skip(why, rel string) {
 	l.skipped++
 	l.logger.Debug("workspace mount: skipped", "host", l.host, "path", rel, "why", why)
 }
-
-var _ = errors.New
