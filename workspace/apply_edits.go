@@ -21,17 +21,6 @@ const (
 // Enum lists the operations, for the schema.
 func (EditOp) Enum() []string { return []string{string(OpWrite), string(OpEdit), string(OpRm)} }
 
-// tool returns the name of the tool the operation stands for.
-func (o EditOp) tool() string {
-	switch o {
-	case OpWrite:
-		return "write_file"
-	case OpEdit:
-		return "edit_file"
-	}
-	return "rm"
-}
-
 // Edit is one operation of apply_edits: op, and the fields of the tool of
 // that name (write_file, edit_file, rm).
 type Edit struct {

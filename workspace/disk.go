@@ -188,8 +188,15 @@ func (s *diskStore) writeFile(p string, data []byte) error {
 		if err := s.record(a); err != nil {
 			return err
 		}
-		if err := s.root.Mkdir(osName(a), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return diskErr(err)
+		if err := s.root.Mkdir(osName(a), 0o755); err != nil {
+			if !errors.Is(err, fs.ErrExist) {
+				return s.pathErr(a, err)
+			}
+			// Someone else made it meanwhile, or it is a dangling link.
+			if fi, err := s.root.Stat(osName(a)); err != nil || !fi.IsDir() {
+				return &parentError{path: a}
+			}
+			continue
 		}
 		s.after(a, state{kind: kindDir})
 	}

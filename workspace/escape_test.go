@@ -122,6 +122,7 @@ func TestNothingEscapesTheRoot(t *testing.T) {
 		{"write_file", `{"file_path":"abs_dir/new.txt","content":"x"}`, "Path abs_dir/new.txt " + out, true},
 		{"write_file", `{"file_path":"link_file","content":"x","overwrite":true}`, "Path link_file " + out, true},
 		{"write_file", `{"file_path":"inner/deep/x/y.txt","content":"x"}`, "Path inner/deep/x/y.txt " + out, true},
+		{"write_file", `{"file_path":"dangling/x.txt","content":"x"}`, "Cannot use dangling/x.txt: dangling is a file, not a directory.", true},
 		{"edit_file", `{"file_path":"link_file","old_string":"SECRET","new_string":"x"}`, "Path link_file " + out, true},
 		{"apply_edits", `{"edits":[{"op":"write","file_path":"fine.txt","content":"x"},{"op":"write","file_path":"link_dir/new.txt","content":"x"}]}`, "edits[1] (write link_dir/new.txt) failed: Path link_dir/new.txt " + out + " No edit was applied.", true},
 		{"ls", `{"path":"link_dir"}`, "Path link_dir " + out, true},
