@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -162,16 +163,23 @@ func (s *diskStore) readFile(p string, max int64) ([]byte, error) {
 	return buf, nil
 }
 
+// version hashes the file as it streams by: constant memory, time
+// proportional to this file alone.
 func (s *diskStore) version(p string) (string, bool, error) {
-	data, err := s.readFile(p, 0)
+	f, _, err := s.openRegular(p)
 	switch {
-	case err == nil:
-		return hashVersion(data), true, nil
 	case errors.Is(err, errNotExist), errors.Is(err, errIsDir), errors.Is(err, errNotDir),
 		errors.Is(err, errEscapes), errors.Is(err, errSpecial):
 		return "", false, nil
+	case err != nil:
+		return "", false, err
 	}
-	return "", false, err
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", false, err
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), true, nil
 }
 
 func (s *diskStore) writeFile(p string, data []byte) error {
@@ -497,14 +505,17 @@ func (s *diskStore) current(p string, content bool) (state, error) {
 	case !fi.Mode().IsRegular():
 		return state{}, errSpecial
 	}
+	st := state{kind: kindFile, mode: fi.Mode().Perm()}
+	if !content {
+		v, _, err := s.version(p)
+		st.hash = v
+		return st, err
+	}
 	data, err := s.readFile(p, 0)
 	if err != nil {
 		return state{}, err
 	}
-	st := state{kind: kindFile, mode: fi.Mode().Perm(), hash: hashVersion(data)}
-	if content {
-		st.data = data
-	}
+	st.data, st.hash = data, hashVersion(data)
 	return st, nil
 }
 
