@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/benbjohnson/immutable v0.4.3
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/google/jsonschema-go v0.4.3
 	github.com/lmittmann/tint v1.2.1
 	github.com/mark3labs/mcp-go v1.2.1

@@ -66,8 +66,8 @@ type Server struct {
 	handler  tools.Handler
 	deadline time.Duration
 	policies map[*tools.Tool][]policy.Policy
-	order    map[string]int
 	byName   map[string]*tools.Tool
+	order    map[string]int
 }
 
 // New builds the server: it sets up the sections' session state, registers
@@ -93,8 +93,8 @@ func New(opts Options) (*Server, error) {
 		now:      opts.Now,
 		deadline: opts.Deadline,
 		policies: map[*tools.Tool][]policy.Policy{},
-		order:    map[string]int{},
 		byName:   map[string]*tools.Tool{},
+		order:    map[string]int{},
 	}
 	s.sessions = newSessions(s.registry)
 	for _, sec := range opts.Tree.Sections() {

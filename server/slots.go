@@ -29,6 +29,7 @@ import (
 //	deadline     (server) refuse a call whose deadline has passed; bound the rest
 //	serialise    (server) one call per session from here to the commit or restore
 //	policies     (server) the tool's section's policies, then the server-wide ones
+//	steps        (server) lets a handler acting for other tools have each step checked
 //	retry        run the rest again on a transient error
 //	transaction  (server) snapshot, run, commit or restore
 //	execute      around the handler, inside the transaction
@@ -93,7 +94,11 @@ func (s *Server) pipeline(opts Options) (tools.Handler, error) {
 		stages = append(stages, contained(mw))
 	}
 	add(validate, deadlineStage(opts.Now), serialise,
-		policy.Middleware(func(t *tools.Tool) []policy.Policy { return s.policies[t] }))
+		policy.Middleware(func(t *tools.Tool) []policy.Policy { return s.policies[t] }),
+		policy.Steps(func(name string) (*tools.Tool, []policy.Policy) {
+			t := s.byName[name]
+			return t, s.policies[t]
+		}))
 	slot(SlotRetry)
 	add(transaction)
 	slot(SlotExecute)

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stdioClient drives run over pipes, as a client drives the binary.
+type stdioClient struct {
+	t      *testing.T
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	done   chan int
+	nextID int
+}
+
+func startStdio(t *testing.T, args ...string) *stdioClient {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &stdioClient{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan int, 1)}
+	c.out.Buffer(make([]byte, 1<<20), 16<<20)
+	go func() {
+		code := run(context.Background(), append([]string{"--log-level", "error"}, args...), inR, outW, io.Discard)
+		outW.Close()
+		c.done <- code
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case <-c.done:
+		case <-time.After(30 * time.Second):
+			t.Error("the server did not stop after stdin closed")
+		}
+	})
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}})
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return c
+}
+
+func (c *stdioClient) send(msg map[string]any) {
+	c.t.Helper()
+	b, _ := json.Marshal(msg)
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// request sends a request and returns its result, skipping notifications.
+func (c *stdioClient) request(method string, params any) json.RawMessage {
+	c.t.Helper()
+	c.nextID++
+	c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+	for c.out.Scan() {
+		var r struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(c.out.Bytes(), &r); err != nil {
+			c.t.Fatalf("not JSON on stdout: %q", c.out.Text())
+		}
+		if r.ID == nil || *r.ID != c.nextID {
+			continue
+		}
+		if r.Error != nil {
+			c.t.Fatalf("%s: error %s", method, r.Error)
+		}
+		return r.Result
+	}
+	c.t.Fatalf("%s: no response (%v)", method, c.out.Err())
+	return nil
+}
+
+// call calls a tool and returns its text and whether it failed.
+func (c *stdioClient) call(tool, args string) (string, bool) {
+	c.t.Helper()
+	raw := c.request("tools/call", map[string]any{"name": tool, "arguments": json.RawMessage(args)})
+	var r struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		c.t.Fatal(err)
+	}
+	return r.Content[0].Text, r.IsError
+}
+
+func (c *stdioClient) expect(tool, args, want string, wantErr bool) {
+	c.t.Helper()
+	got, isErr := c.call(tool, args)
+	if got != want || isErr != wantErr {
+		c.t.Errorf("%s %s:\n got (isError=%v) %q\nwant (isError=%v) %q", tool, args, isErr, got, wantErr, want)
+	}
+}
+
+// TestWorkspaceOverStdio drives the server as a client would, over stdio,
+// on both backends: default sections, read-before-write denial, an
+// apply_edits rolled back whole, and the workspace as resources.
+func TestWorkspaceOverStdio(t *testing.T) {
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "notes.md"), []byte("# Notes\nfirst\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"memory", []string{"--mount", host + ":proj"}},
+		{"disk", []string{"--workspace", host}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := startStdio(t, c.args...)
+			p := "notes.md"
+			if c.name == "memory" {
+				p = "proj/notes.md"
+			}
+			var list struct{ Tools []struct{ Name string } }
+			_ = json.Unmarshal(cl.request("tools/list", map[string]any{}), &list)
+			var names []string
+			for _, tl := range list.Tools {
+				names = append(names, tl.Name)
+			}
+			if got := strings.Join(names, " "); !strings.HasSuffix(got, "planning_read_plan ls read_file write_file edit_file glob grep rm apply_edits") {
+				t.Errorf("tools: %s", got)
+			}
+			cl.expect("edit_file", fmt.Sprintf(`{"file_path":%q,"old_string":"first","new_string":"1st"}`, p), fmt.Sprintf("File '%s' must be read before overwriting.", p), true)
+			cl.expect("read_file", fmt.Sprintf(`{"file_path":%q}`, p), fmt.Sprintf("Read file %s (lines 1-2 of 2).\n\n   1 | # Notes\n   2 | first", p), false)
+			cl.expect("apply_edits", fmt.Sprintf(`{"edits":[{"op":"edit","file_path":%q,"old_string":"first","new_string":"1st"},{"op":"write","file_path":"new.md","content":"new"},{"op":"rm","path":"missing"}]}`, p),
+				"edits[2] (rm missing) failed: No such file or directory: missing No edit was applied.", true)
+			cl.expect("read_file", fmt.Sprintf(`{"file_path":%q}`, p), fmt.Sprintf("Read file %s (lines 1-2 of 2).\n\n   1 | # Notes\n   2 | first", p), false)
+			cl.expect("read_file", `{"file_path":"new.md"}`, "File does not exist: new.md", true)
+			cl.expect("apply_edits", fmt.Sprintf(`{"edits":[{"op":"edit","file_path":%q,"old_string":"first","new_string":"1st"},{"op":"write","file_path":"new.md","content":"new"}]}`, p),
+				fmt.Sprintf("Applied 2 edits to 2 files.\n\nedits[0]: Replaced 1 occurrence in %s.\nedits[1]: Created new.md (3 bytes).", p), false)
+			var res struct{ Contents []struct{ Text string } }
+			_ = json.Unmarshal(cl.request("resources/read", map[string]any{"uri": "wink://workspace/files/" + p}), &res)
+			if len(res.Contents) != 1 || res.Contents[0].Text != "# Notes\n1st\n" {
+				t.Errorf("resource: %+v", res)
+			}
+			data, _ := os.ReadFile(filepath.Join(host, "notes.md"))
+			if want := map[string]string{"memory": "# Notes\nfirst\n", "disk": "# Notes\n1st\n"}[c.name]; string(data) != want {
+				t.Errorf("host file: %q, want %q", data, want)
+			}
+		})
+	}
+}
+
+func TestParseMount(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"/a/b":        {"/a/b", ""},
+		"/a/b:dest":   {"/a/b", "dest"},
+		"/a/b:d/e":    {"/a/b", "d/e"},
+		`C:\src`:      {`C:\src`, ""},
+		`C:\src:proj`: {`C:\src`, "proj"},
+		"rel:":        {"rel", ""},
+	} {
+		m, err := parseMount(in)
+		if err != nil || m.Host != want[0] || m.Path != want[1] {
+			t.Errorf("parseMount(%q) = %+v, %v; want host %q path %q", in, m, err, want[0], want[1])
+		}
+	}
+	if _, err := parseMount(":x"); err == nil {
+		t.Error("parseMount(\":x\") accepted an empty host")
+	}
+}
+
+// TestReadBeforeWriteConfig: the configuration switches the policy off.
+func TestReadBeforeWriteConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "wink.yaml")
+	if err := os.WriteFile(cfg, []byte("policies:\n  read_before_write: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cl := startStdio(t, "--config", cfg, "--workspace", dir)
+	cl.expect("edit_file", `{"file_path":"a.txt","old_string":"a","new_string":"b"}`, "Replaced 1 occurrence in a.txt.", false)
+}
