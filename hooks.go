@@ -59,10 +59,17 @@ func hooksConfig(c config.Hooks, logger *slog.Logger) hooks.Config {
 		Audit:       hooks.AuditConfig{Log: c.Audit.Log, File: c.Audit.File, Fsync: hooks.Fsync(c.Audit.Fsync)},
 		Metrics:     hooks.MetricsConfig{Enabled: c.Metrics.Enabled},
 		Tools:       map[string]hooks.ToolConfig{},
+		Secrets:     map[string]hooks.SecretSource{},
 		Logger:      logger,
+	}
+	for name, sec := range c.Secrets {
+		h.Secrets[name] = hooks.SecretSource{Env: sec.Env, File: sec.File}
 	}
 	for name, t := range c.Tools {
 		var tc hooks.ToolConfig
+		if in := t.Input; in != nil {
+			tc.Input = &hooks.ToolInputConfig{Trim: in.Trim}
+		}
 		if a := t.Authorise; a != nil {
 			tc.Authorise = &hooks.AuthoriseConfig{Allow: a.Allow, Deny: a.Deny}
 		}
@@ -96,16 +103,11 @@ func durationPtr(d *config.Duration) *time.Duration {
 
 // hookStages puts the lifecycle stages into the server's pipeline slots.
 func hookStages(h *hooks.Hooks) map[server.Slot][]tools.Middleware {
-	return map[server.Slot][]tools.Middleware{
-		server.SlotMetrics:     {h.Metrics()},
-		server.SlotAudit:       {h.Audit()},
-		server.SlotOutput:      h.Output(),
-		server.SlotAuthorise:   {h.Authorise()},
-		server.SlotRateLimit:   {h.RateLimit()},
-		server.SlotConcurrency: {h.Concurrency()},
-		server.SlotCache:       {h.Cache()},
-		server.SlotRetry:       {h.Retry()},
+	stages := map[server.Slot][]tools.Middleware{}
+	for slot, mws := range h.Stages() {
+		stages[server.Slot(slot)] = mws
 	}
+	return stages
 }
 
 // stdioIdentity returns the context function of the stdio transport: every

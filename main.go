@@ -182,6 +182,7 @@ func build(f *flags, logger *slog.Logger) (*server.Server, func(), error) {
 		Logger:     logger,
 		Stages:     hookStages(lifecycle),
 		ToolFilter: lifecycle.Visible,
+		Setup:      lifecycle.Setup,
 	})
 	if err != nil {
 		closeAll()

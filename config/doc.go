@@ -37,7 +37,7 @@
 //     read or search; 32 MiB by default.
 //   - hooks: the lifecycle stages around every tool call (see package
 //     hooks): authorise, rate_limit, concurrency, cache, retry, output,
-//     audit, metrics, and per-tool settings under hooks.tools.NAME. Durations
+//     audit, metrics, secrets, and per-tool settings under hooks.tools.NAME. Durations
 //     are Go durations, redaction patterns RE2 regular expressions, and
 //     principals "*", "subject:NAME" or "scope:NAME".
 //

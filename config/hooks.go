@@ -21,8 +21,22 @@ type Hooks struct {
 	Output      Output      `json:"output"`
 	Audit       Audit       `json:"audit"`
 	Metrics     Metrics     `json:"metrics"`
+	// Secrets maps a name to where the secret's value comes from.
+	Secrets map[string]Secret `json:"secrets"`
 	// Tools maps a tool name to its own settings.
 	Tools map[string]ToolHooks `json:"tools"`
+}
+
+// Secret says where a secret's value comes from: an environment variable
+// or a file. Exactly one is set (checked when the server is built).
+type Secret struct {
+	Env  string `json:"env"`
+	File string `json:"file"`
+}
+
+// ToolInput says how one tool's arguments are normalised.
+type ToolInput struct {
+	Trim bool `json:"trim"`
 }
 
 // Authorise lists who may call tools: principals "*", "subject:NAME" or
@@ -112,6 +126,7 @@ type Metrics struct {
 // ToolHooks holds one tool's settings; nil fields inherit the server-wide
 // ones.
 type ToolHooks struct {
+	Input       *ToolInput     `json:"input"`
 	Authorise   *Authorise     `json:"authorise"`
 	RateLimit   *ToolRateLimit `json:"rate_limit"`
 	Concurrency *Concurrency   `json:"concurrency"`

@@ -19,8 +19,10 @@ var exampleHooks = Hooks{
 	Output:      Output{Redact: []string{`sk-[A-Za-z0-9]{20,}`, `ghp_[A-Za-z0-9]{36}`}, Validate: true, MaxTextBytes: 65536},
 	Audit:       Audit{Log: true, File: "/var/log/wink/audit.jsonl", Fsync: "always"},
 	Metrics:     Metrics{Enabled: true},
+	Secrets:     map[string]Secret{"github_token": {Env: "GITHUB_TOKEN"}, "signing_key": {File: "/etc/wink/signing.key"}},
 	Tools: map[string]ToolHooks{
 		"planning_setup_plan": {
+			Input:       &ToolInput{Trim: true},
 			Authorise:   &Authorise{Allow: []string{"scope:wink.write"}, Deny: []string{"scope:guest"}},
 			RateLimit:   &ToolRateLimit{Rate: 0.5, Burst: 1, Quota: 100},
 			Concurrency: &Concurrency{MaxInFlight: 4},
@@ -77,9 +79,11 @@ func TestHooksErrors(t *testing.T) {
 		{"fsync", "hooks:\n  audit: {fsync: sometimes}\n",
 			"c.yaml:2: hooks.audit.fsync: must be one of: always, interval, never"},
 		{"unknown stage", "hooks:\n  cach: {}\n",
-			"c.yaml:2: hooks.cach: unknown key (known keys: audit, authorise, cache, concurrency, metrics, output, rate_limit, retry, tools)"},
+			"c.yaml:2: hooks.cach: unknown key (known keys: audit, authorise, cache, concurrency, metrics, output, rate_limit, retry, secrets, tools)"},
 		{"unknown tool key", "hooks:\n  tools:\n    t:\n      audit: {}\n",
-			"c.yaml:4: hooks.tools.t.audit: unknown key (known keys: authorise, cache, concurrency, output, rate_limit, retry)"},
+			"c.yaml:4: hooks.tools.t.audit: unknown key (known keys: authorise, cache, concurrency, input, output, rate_limit, retry)"},
+		{"unknown secret key", "hooks:\n  secrets:\n    k: {environment: X}\n",
+			"c.yaml:3: hooks.secrets.k.environment: unknown key (known keys: env, file)"},
 		{"zero attempts", "hooks:\n  retry: {max_attempts: 0}\n",
 			"c.yaml:2: hooks.retry.max_attempts: must be at least 1, got 0"},
 	}

@@ -242,16 +242,11 @@ func newHarness(t testing.TB, cfg Config, opts ...func(*options)) *harness {
 
 // wire puts the stages of h into the server's slots, as main does.
 func wire(h *Hooks) map[server.Slot][]tools.Middleware {
-	return map[server.Slot][]tools.Middleware{
-		server.SlotMetrics:     {h.Metrics()},
-		server.SlotAudit:       {h.Audit()},
-		server.SlotOutput:      h.Output(),
-		server.SlotAuthorise:   {h.Authorise()},
-		server.SlotRateLimit:   {h.RateLimit()},
-		server.SlotConcurrency: {h.Concurrency()},
-		server.SlotCache:       {h.Cache()},
-		server.SlotRetry:       {h.Retry()},
+	stages := map[server.Slot][]tools.Middleware{}
+	for slot, mws := range h.Stages() {
+		stages[server.Slot(slot)] = mws
 	}
+	return stages
 }
 
 // result is a tools/call result, decoded loosely.

@@ -34,6 +34,8 @@ type Config struct {
 	Metrics     MetricsConfig
 	// Tools holds per-tool settings by tool name.
 	Tools map[string]ToolConfig
+	// Secrets are values handlers get with Secret, by name.
+	Secrets map[string]SecretSource
 
 	// Logger receives the audit log and the stages' own logs; nil means
 	// slog.Default().
@@ -162,12 +164,20 @@ type MetricsConfig struct {
 // ToolConfig holds the settings of one tool. Nil fields inherit the
 // server-wide setting.
 type ToolConfig struct {
+	Input       *ToolInputConfig
 	Authorise   *AuthoriseConfig
 	RateLimit   *ToolRateLimitConfig
 	Concurrency *ConcurrencyConfig
 	Cache       *ToolCacheConfig
 	Retry       *ToolRetryConfig
 	Output      *ToolOutputConfig
+}
+
+// ToolInputConfig asks for the tool's arguments to be normalised before
+// validation.
+type ToolInputConfig struct {
+	// Trim trims the white space around every string in the arguments.
+	Trim bool
 }
 
 // ToolCacheConfig turns the cache on or off for one tool; only a read-only,
@@ -253,6 +263,8 @@ type Hooks struct {
 
 	authorise, rateLimit, cache, retry bool
 	redact, validate, capText          bool
+	normalise                          bool
+	secrets                            secrets
 	serverSem                          *semaphore.Weighted
 	serverSemN                         int
 	concurrency                        bool
@@ -273,6 +285,7 @@ type plan struct {
 	toolRate  ToolRateLimitConfig
 	toolSem   *semaphore.Weighted
 	toolSemN  int
+	trim      bool
 	cacheable bool
 	retry     RetryConfig
 	retryable bool
@@ -310,6 +323,8 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 
 	h.allow, h.deny = principals("authorise.allow", cfg.Authorise.Allow, bad), principals("authorise.deny", cfg.Authorise.Deny, bad)
 	h.patterns = compile("output.redact", cfg.Output.Redact, bad)
+	h.secrets = loadSecrets(cfg.Secrets, bad)
+	h.patterns = append(h.patterns, secretPatterns(h.secrets)...)
 
 	known := map[string]*tools.Tool{}
 	for _, t := range ts {
@@ -328,6 +343,7 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		h.plans[t], h.byName[t.Name()] = p, p
 	}
 	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *ConfigError) int { return strings.Compare(a.Key, b.Key) })
 		return nil, errs
 	}
 
@@ -350,6 +366,7 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		h.redact = h.redact || p.redactor != nil
 		h.validate = h.validate || p.validator != nil
 		h.capText = h.capText || p.maxText > 0
+		h.normalise = h.normalise || p.trim
 	}
 	if !h.authorise {
 		// Nobody is refused anything: skip the per-call check.
@@ -442,6 +459,9 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 		rate:    h.cfg.RateLimit,
 		retry:   h.cfg.Retry,
 		maxText: h.cfg.Output.MaxTextBytes,
+	}
+	if in := tc.Input; in != nil {
+		p.trim = in.Trim
 	}
 	if a := tc.Authorise; a != nil {
 		if a.Allow != nil {
@@ -622,5 +642,30 @@ func (h *Hooks) Output() []tools.Middleware {
 			out = append(out, mw)
 		}
 	}
+	return out
+}
+
+// Stages returns the stages that are on, by the name of the server's
+// pipeline slot each belongs in (the values of server.Slot: "metrics",
+// "audit", "output", "authorise", "rate_limit", "concurrency", "cache",
+// "retry"). The server refuses a slot name it does not know.
+func (h *Hooks) Stages() map[string][]tools.Middleware {
+	out := map[string][]tools.Middleware{}
+	add := func(slot string, mws ...tools.Middleware) {
+		for _, mw := range mws {
+			if mw != nil {
+				out[slot] = append(out[slot], mw)
+			}
+		}
+	}
+	add("metrics", h.Metrics())
+	add("audit", h.Audit())
+	add("output", h.Output()...)
+	add("authorise", h.Authorise())
+	add("rate_limit", h.RateLimit())
+	add("concurrency", h.Concurrency())
+	add("cache", h.Cache())
+	add("input", h.Normalise())
+	add("retry", h.Retry())
 	return out
 }

@@ -2,10 +2,12 @@ package hooks
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/server"
 )
 
 func probeTools(t *testing.T) *sections.Tree {
@@ -105,5 +107,25 @@ func TestAuditFileError(t *testing.T) {
 	var ce ConfigErrors
 	if !errors.As(err, &ce) || ce[0].Key != "audit.file" {
 		t.Errorf("got %v, want an error at audit.file", err)
+	}
+}
+
+// TestStagesSlots: every slot name Stages uses is one of the server's.
+func TestStagesSlots(t *testing.T) {
+	cfg := allOn(t.TempDir())
+	cfg.Tools = nil
+	h, err := New(cfg, probeTools(t).Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	stages := h.Stages()
+	if len(stages) != 8 || len(stages["output"]) != 3 {
+		t.Errorf("stages %v", stages)
+	}
+	for slot := range stages {
+		if !slices.Contains(server.Slots, server.Slot(slot)) {
+			t.Errorf("unknown slot %q", slot)
+		}
 	}
 }

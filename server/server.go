@@ -47,6 +47,10 @@ type Options struct {
 	// client's identity). It refuses no call: a stage in a slot does
 	// that, with an error result (see package hooks, Authorise).
 	ToolFilter func(ctx context.Context, t *tools.Tool) bool
+	// Setup, when set, registers server-wide reducers and resources (such
+	// as the secrets of package hooks) with the sessions' registry, after
+	// the sections' own.
+	Setup func(*session.Registry)
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -101,6 +105,9 @@ func New(opts Options) (*Server, error) {
 		if sec.Setup != nil {
 			sec.Setup(s.registry)
 		}
+	}
+	if opts.Setup != nil {
+		opts.Setup(s.registry)
 	}
 
 	hooks := &mcpserver.Hooks{}
