@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"time"
 
@@ -108,6 +109,15 @@ func hookStages(h *hooks.Hooks) map[server.Slot][]tools.Middleware {
 		stages[server.Slot(slot)] = mws
 	}
 	return stages
+}
+
+// hookHandlers are the HTTP handlers of the lifecycle stages: /metrics,
+// when metrics are on. An HTTP transport mounts them (server.Handlers).
+func hookHandlers(h *hooks.Hooks) map[string]http.Handler {
+	if m := h.MetricsHandler(); m != nil {
+		return map[string]http.Handler{"/metrics": m}
+	}
+	return nil
 }
 
 // stdioIdentity returns the context function of the stdio transport: every

@@ -183,6 +183,7 @@ func build(f *flags, logger *slog.Logger) (*server.Server, func(), error) {
 		Stages:     hookStages(lifecycle),
 		ToolFilter: lifecycle.Visible,
 		Setup:      lifecycle.Setup,
+		Handlers:   hookHandlers(lifecycle),
 	})
 	if err != nil {
 		closeAll()

@@ -11,6 +11,7 @@
 //	rate_limit   RateLimit: token buckets per session and tool, quotas
 //	concurrency  Concurrency: slots per tool and server-wide
 //	cache        Cache: per-session results of read-only, idempotent tools
+//	input        Normalise: trim argument strings, for the tools that ask
 //	validate, deadline, serialise, policies (the server's)
 //	retry        Retry: transient errors of idempotent tools, each attempt its own transaction
 //	transaction, handler (the server's)
@@ -32,8 +33,9 @@
 // Config is the server-wide settings and per-tool ones (Config.Tools); New
 // checks them against the tools the server offers and reports every
 // problem as a ConfigError naming its key. Each accessor (Metrics, Audit,
-// Output, Authorise, RateLimit, Concurrency, Cache, Retry) returns its
-// stage, or nil when the configuration leaves it off. Defaults turns on
+// Output, Authorise, RateLimit, Concurrency, Cache, Normalise, Retry)
+// returns its stage, or nil when the configuration leaves it off; Stages
+// returns those that are on by the name of their server slot. Defaults turns on
 // the metrics, the audit to the log, the output cap (100 KiB of text) and a
 // server-wide limit of 64 calls in flight; the rest is off.
 //
@@ -43,6 +45,13 @@
 // retry turn on or off for the tool, and only a read-only, idempotent tool
 // may be cached, only an idempotent one retried; output redaction patterns
 // add up, the other output settings replace the server's.
+//
+// # Secrets
+//
+// Secrets (Config.Secrets) are read from the environment or from files at
+// startup, shared with handlers through the session registry (Setup, as
+// server.Options.Setup) and read with Secret; they never travel through the
+// model's arguments, and their values are redacted like the patterns.
 //
 // # Identity
 //

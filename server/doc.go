@@ -26,7 +26,9 @@
 // stages before the deadline stage wait no longer than it; the deadline
 // stage refuses the call if it has passed and cancels the handler's context
 // when it does. A retry stage runs each attempt in its own transaction,
-// inside the session lock.
+// inside the session lock. A panic in a stage of a slot becomes an
+// internal-error outcome where it happens, so the stages outside it see a
+// failed call like any other.
 //
 // Lookup happens before the pipeline: mcp-go answers an unknown tool with
 // JSON-RPC error -32602, the only failure that is a protocol error. Every

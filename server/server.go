@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -47,6 +49,10 @@ type Options struct {
 	// client's identity). It refuses no call: a stage in a slot does
 	// that, with an error result (see package hooks, Authorise).
 	ToolFilter func(ctx context.Context, t *tools.Tool) bool
+	// Handlers are HTTP handlers by path that components of the server
+	// offer besides MCP, such as "/metrics"; an HTTP transport mounts
+	// Server.Handlers. Over stdio they are unused.
+	Handlers map[string]http.Handler
 	// Setup, when set, registers server-wide reducers and resources (such
 	// as the secrets of package hooks) with the sessions' registry, after
 	// the sections' own.
@@ -72,6 +78,7 @@ type Server struct {
 	policies map[*tools.Tool][]policy.Policy
 	byName   map[string]*tools.Tool
 	order    map[string]int
+	handlers map[string]http.Handler
 }
 
 // New builds the server: it sets up the sections' session state, registers
@@ -99,6 +106,7 @@ func New(opts Options) (*Server, error) {
 		policies: map[*tools.Tool][]policy.Policy{},
 		byName:   map[string]*tools.Tool{},
 		order:    map[string]int{},
+		handlers: maps.Clone(opts.Handlers),
 	}
 	s.sessions = newSessions(s.registry)
 	for _, sec := range opts.Tree.Sections() {
@@ -156,6 +164,10 @@ func New(opts Options) (*Server, error) {
 
 // MCP returns the mcp-go server, for transports.
 func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
+
+// Handlers returns the HTTP handlers, by path, that the server offers
+// besides MCP (Options.Handlers), for an HTTP transport to mount.
+func (s *Server) Handlers() map[string]http.Handler { return maps.Clone(s.handlers) }
 
 // Sessions returns the server's sessions.
 func (s *Server) Sessions() *Sessions { return s.sessions }
