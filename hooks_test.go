@@ -38,9 +38,9 @@ func TestHooksOverStdio(t *testing.T) {
 
 func TestHooksConfigErrors(t *testing.T) {
 	for yaml, want := range map[string]string{
-		"hooks:\n  tools:\n    nope: {}\n":                                       `wink.yaml:3: hooks.tools.nope: unknown tool "nope"`,
-		"hooks:\n  rate_limit: {rate: -1}\n":                                     "wink.yaml:2: hooks.rate_limit.rate: must be at least 0, got -1",
-		"hooks:\n  output: {redact: ['a(']}\n":                                   `wink.yaml:2: hooks.output.redact[0]: invalid regular expression "a(": missing closing )`,
+		"hooks:\n  tools:\n    nope: {}\n":                                         `wink.yaml:3: hooks.tools.nope: unknown tool "nope"`,
+		"hooks:\n  rate_limit: {rate: -1}\n":                                       "wink.yaml:2: hooks.rate_limit.rate: must be at least 0, got -1",
+		"hooks:\n  output: {redact: ['a(']}\n":                                     `wink.yaml:2: hooks.output.redact[0]: invalid regular expression "a(": missing closing )`,
 		"hooks:\n  tools:\n    planning_add_step:\n      retry: {enabled: true}\n": `wink.yaml:4: hooks.tools.planning_add_step.retry.enabled: tool "planning_add_step" is not annotated idempotent, so it may not be retried`,
 	} {
 		path := filepath.Join(t.TempDir(), "wink.yaml")
