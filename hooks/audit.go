@@ -70,30 +70,7 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 		rec.Error = r.String(out.Err.Error())
 	}
 	if h.cfg.Audit.Log {
-		attrs := []slog.Attr{
-			slog.String("session", rec.Session),
-			slog.String("tool", rec.Tool),
-			slog.String("call", rec.CallID),
-			slog.Bool("success", rec.Success),
-			slog.Duration("duration", rec.Duration),
-			slog.String("args", string(rec.Args)),
-		}
-		if rec.Subject != "" {
-			attrs = append(attrs, slog.String("subject", rec.Subject))
-		}
-		if rec.Cached {
-			attrs = append(attrs, slog.Bool("cached", true))
-		}
-		if rec.Retries > 0 {
-			attrs = append(attrs, slog.Int("retries", rec.Retries))
-		}
-		if !rec.Success {
-			attrs = append(attrs, slog.String("class", rec.ErrorClass), slog.String("message", rec.Message))
-		}
-		if rec.Error != "" {
-			attrs = append(attrs, slog.String("error", rec.Error))
-		}
-		h.logger.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
+		h.logAudit(ctx, &rec)
 	}
 	if h.audit != nil {
 		value, err := out.ValueJSON()
@@ -103,5 +80,42 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 		if err := h.audit.append(&rec, value); err != nil {
 			h.logger.Error("writing the audit record failed", "file", h.cfg.Audit.File, "call", rec.CallID, "err", err)
 		}
+	}
+}
+
+// logAudit writes rec to the log at info level. The record is built by hand
+// (without the caller's program counter, which an audit line does not
+// need), as it is written for every call.
+func (h *Hooks) logAudit(ctx context.Context, rec *AuditRecord) {
+	handler := h.logger.Handler()
+	if !handler.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	r := slog.NewRecord(rec.Time, slog.LevelInfo, "tool call", 0)
+	r.AddAttrs(
+		slog.String("session", rec.Session),
+		slog.String("tool", rec.Tool),
+		slog.String("call", rec.CallID),
+		slog.Bool("success", rec.Success),
+		slog.Duration("duration", rec.Duration),
+		slog.String("args", string(rec.Args)),
+	)
+	if rec.Subject != "" {
+		r.AddAttrs(slog.String("subject", rec.Subject))
+	}
+	if rec.Cached {
+		r.AddAttrs(slog.Bool("cached", true))
+	}
+	if rec.Retries > 0 {
+		r.AddAttrs(slog.Int("retries", rec.Retries))
+	}
+	if !rec.Success {
+		r.AddAttrs(slog.String("class", rec.ErrorClass), slog.String("message", rec.Message))
+	}
+	if rec.Error != "" {
+		r.AddAttrs(slog.String("error", rec.Error))
+	}
+	if err := handler.Handle(ctx, r); err != nil {
+		h.logger.Error("writing the audit log failed", "err", err)
 	}
 }

@@ -37,6 +37,9 @@ type auditFile struct {
 	done chan struct{}
 }
 
+// linePool holds buffers for encoding records.
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
 // syncInterval is how often FsyncInterval syncs.
 const syncInterval = time.Second
 
@@ -110,8 +113,15 @@ func (a *auditFile) append(rec *AuditRecord, value []byte) error {
 	if rec.Value != nil && value == nil {
 		value = appendString(nil, "<value not marshalable>")
 	}
-	line := appendRecord(make([]byte, 0, 512+len(rec.Text)+len(value)+len(rec.Args)), rec, value)
+	bp := linePool.Get().(*[]byte)
+	line := appendRecord((*bp)[:0], rec, value)
 	line = append(line, '\n')
+	defer func() {
+		if cap(line) <= 64<<10 {
+			*bp = line
+			linePool.Put(bp)
+		}
+	}()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.f == nil {

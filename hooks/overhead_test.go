@@ -1,12 +1,12 @@
 package hooks
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -99,44 +99,65 @@ func BenchmarkHooks(b *testing.B) {
 }
 
 // TestHooksOverhead measures the server with every stage on (none firing)
-// and with none, in alternating rounds within one run, and reports the
-// median ratio of their costs per call: wall-clock time, and CPU time (user
+// and with none, in many short alternating rounds within one run (so that
+// both see the same load from other processes), and reports the median of
+// the rounds' ratios of cost per call: wall-clock time, and CPU time (user
 // and system, all threads, so garbage collection and the audit's writes
-// count), which other processes on a shared machine disturb less. It only
-// reports; it asserts nothing about timing. Run it with
+// count). It only reports; it asserts nothing about timing. Run it with
 //
 //	WINK_OVERHEAD=1 go test -run TestHooksOverhead -v ./hooks/
 func TestHooksOverhead(t *testing.T) {
 	if os.Getenv("WINK_OVERHEAD") == "" {
 		t.Skip("set WINK_OVERHEAD=1 to measure")
 	}
-	const rounds, calls = 9, 20000
 	for _, tool := range []string{"setup_plan", "update_step"} {
-		var wall, cpu []float64
-		var noneWall, allWall, noneCPU, allCPU []float64
-		for range rounds {
-			nw, nc := measureCalls(t, planningServer(t, nil), overheadRequests[tool], calls)
-			cfg := allOn(t.TempDir())
-			aw, ac := measureCalls(t, planningServer(t, &cfg), overheadRequests[tool], calls)
-			wall, cpu = append(wall, aw/nw), append(cpu, ac/nc)
-			noneWall, allWall, noneCPU, allCPU = append(noneWall, nw), append(allWall, aw), append(noneCPU, nc), append(allCPU, ac)
+		all := allOn(t.TempDir())
+		logOnly := allOn(t.TempDir())
+		logOnly.Audit.File = ""
+		noAudit := logOnly
+		noAudit.Audit.Log = false
+		for _, c := range []struct {
+			name string
+			cfg  *Config
+		}{{"all stages", &all}, {"all, audit to the log only", &logOnly}, {"all but the audit", &noAudit}} {
+			wall, cpu := compareServers(t, planningServer(t, nil), planningServer(t, c.cfg), overheadRequests[tool])
+			t.Logf("%-12s %-27s wall ratio %.3f  cpu ratio %.3f", tool, c.name, wall, cpu)
+			fmt.Printf("hooks overhead %s %q wall_ratio=%.3f cpu_ratio=%.3f\n", tool, c.name, wall, cpu)
 		}
-		m := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
-		t.Logf("%-12s wall: none %6.0f ns/call, all stages %6.0f ns/call, ratio %.3f; cpu: none %6.0f ns/call, all stages %6.0f ns/call, ratio %.3f",
-			tool, m(noneWall), m(allWall), m(wall), m(noneCPU), m(allCPU), m(cpu))
-		fmt.Printf("hooks overhead %s wall_ratio=%.3f cpu_ratio=%.3f\n", tool, m(wall), m(cpu))
 	}
+}
+
+// compareServers makes calls of req on base and on other in alternating
+// rounds and returns the medians of the rounds' ratios other/base of
+// wall-clock and CPU time per call.
+func compareServers(t *testing.T, base, other *mcpserver.MCPServer, req []byte) (wall, cpu float64) {
+	const rounds, calls = 41, 2000
+	var walls, cpus []float64
+	bc, oc := start(t, base, req), start(t, other, req)
+	for range rounds {
+		bw, bcpu := measureCalls(t, base, bc, req, calls)
+		ow, ocpu := measureCalls(t, other, oc, req, calls)
+		walls, cpus = append(walls, ow/bw), append(cpus, ocpu/bcpu)
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	return walls[rounds/2], cpus[rounds/2]
+}
+
+// start opens a session on s with a plan, warms it up and returns its
+// context.
+func start(t *testing.T, s *mcpserver.MCPServer, req []byte) context.Context {
+	ctx := s.WithContext(as("bench", "plan"), newClientSession("bench"))
+	s.HandleMessage(ctx, overheadRequests["setup_plan"])
+	for range 500 {
+		s.HandleMessage(ctx, req)
+	}
+	return ctx
 }
 
 // measureCalls makes n calls and returns the wall-clock and CPU time per
 // call, in nanoseconds.
-func measureCalls(t *testing.T, s *mcpserver.MCPServer, req []byte, n int) (wall, cpu float64) {
-	ctx := s.WithContext(as("bench", "plan"), newClientSession("bench"))
-	s.HandleMessage(ctx, overheadRequests["setup_plan"])
-	for range 200 { // warm up
-		s.HandleMessage(ctx, req)
-	}
-	runtime.GC()
+func measureCalls(t *testing.T, s *mcpserver.MCPServer, ctx context.Context, req []byte, n int) (wall, cpu float64) {
 	c0, w0 := cpuTime(t), time.Now()
 	for range n {
 		out := s.HandleMessage(ctx, req)

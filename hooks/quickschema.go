@@ -20,6 +20,7 @@ type quickSchema struct {
 	types    typeSet
 	props    map[string]*quickSchema
 	required []string
+	reqIndex map[string]int // required key -> its bit in scan's bitset
 	closed   bool         // additionalProperties: false
 	extra    *quickSchema // additionalProperties as a schema
 	items    *quickSchema
@@ -151,6 +152,18 @@ func compileQuickValue(doc any) (*quickSchema, bool) {
 			default:
 				return nil, false
 			}
+		}
+		if len(q.required) > 0 {
+			// Each required key once, with its bit.
+			unique := q.required[:0:0]
+			q.reqIndex = map[string]int{}
+			for _, r := range q.required {
+				if _, dup := q.reqIndex[r]; !dup {
+					q.reqIndex[r] = len(unique)
+					unique = append(unique, r)
+				}
+			}
+			q.required = unique
 		}
 		return q, true
 	}
@@ -353,16 +366,14 @@ func (q *quickSchema) scan(s *scanner) bool {
 				sub = anySchema
 			} else if p, ok := q.props[string(key)]; ok {
 				sub = p
-				for j, r := range q.required {
-					if r == string(key) {
-						if seen&(1<<j) != 0 {
-							return false // a duplicate key
-						}
-						seen |= 1 << j
-					}
-				}
 			} else if q.closed {
 				return false
+			}
+			if j, ok := q.reqIndex[string(key)]; ok {
+				if seen&(1<<j) != 0 {
+					return false // a duplicate key
+				}
+				seen |= 1 << j
 			}
 			if sub == nil {
 				sub = anySchema

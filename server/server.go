@@ -285,6 +285,11 @@ func (s *Server) render(call *tools.Call, out *tools.Outcome) *mcp.CallToolResul
 	}
 	if call.Tool.OutputSchema() != nil {
 		res.StructuredContent = out.Value
+		if b, ok := out.EncodedValue(); ok {
+			// A stage encoded the value already (output checks, audit):
+			// send those bytes instead of encoding it again.
+			res.StructuredContent = json.RawMessage(b)
+		}
 	}
 	return res
 }
