@@ -21,8 +21,8 @@ type quickSchema struct {
 	props    map[string]*quickSchema
 	required []string
 	reqIndex map[string]int // required key -> its bit in scan's bitset
-	closed   bool         // additionalProperties: false
-	extra    *quickSchema // additionalProperties as a schema
+	closed   bool           // additionalProperties: false
+	extra    *quickSchema   // additionalProperties as a schema
 	items    *quickSchema
 	enum     []any // strings, float64s, bools and nils
 }
