@@ -94,12 +94,18 @@ func New(opts Options) (*Server, error) {
 	})
 	mcpOpts := []mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
-		mcpserver.WithResourceCapabilities(false, false),
+		mcpserver.WithResourceCapabilities(true, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
 		mcpserver.WithInstructions(opts.Tree.Guidance()),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithToolFilter(s.declarationOrder),
+	}
+	if comp := newCompletions(opts.Tree); !comp.empty() {
+		mcpOpts = append(mcpOpts,
+			mcpserver.WithCompletions(),
+			mcpserver.WithPromptCompletionProvider(comp),
+			mcpserver.WithResourceCompletionProvider(comp))
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
 
@@ -168,7 +174,30 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			return mcp.NewToolResultError(fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())), nil
 		}
 		call := s.newCall(ctx, t, sess, req)
-		return s.render(call, s.handler(ctx, call)), nil
+		out := s.handler(ctx, call)
+		if out.Success && !t.Annotations().ReadOnly {
+			s.notifyUpdated(ctx)
+		}
+		return s.render(call, out), nil
+	}
+}
+
+// notifyUpdated tells a client that subscribed to resources that they may
+// have changed, after a call that changed the session's state committed.
+// The notifications travel with the call's response, before it.
+func (s *Server) notifyUpdated(ctx context.Context) {
+	subs, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithResourceSubscriptions)
+	if !ok {
+		return
+	}
+	srv := mcpserver.ServerFromContext(ctx)
+	if srv == nil {
+		srv = s.mcp
+	}
+	for _, uri := range subs.SubscribedResources() {
+		if err := srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}); err != nil {
+			s.logger.Debug("sending resources/updated failed", "uri", uri, "err", err)
+		}
 	}
 }
 
@@ -189,6 +218,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 		n.token = m.ProgressToken
 	}
 	call.Notifier = n
+	call.Client = client{srv: n.srv, ctx: ctx}
 	call.Logger = s.logger.With("tool", t.Name(), "call", call.ID, "session", sess.ID())
 	return call
 }
