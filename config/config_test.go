@@ -81,6 +81,12 @@ func TestDefault(t *testing.T) {
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
 		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20},
+		HTTP: HTTP{
+			MaxBodyBytes: 4 << 20,
+			SessionTTL:   Duration(30 * time.Minute),
+			DrainTimeout: Duration(30 * time.Second),
+			SSERetry:     Duration(time.Second),
+		},
 	}
 	if got := exported(Default()); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -101,7 +107,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, planning, policies, sections, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, http, planning, policies, sections, workspace)",
 			key:  "deadlne", line: 2,
 		},
 		{
@@ -275,7 +281,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: deadline, planning, policies, sections, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: deadline, http, planning, policies, sections, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -451,6 +457,26 @@ func TestExampleFile(t *testing.T) {
 				{Host: "/home/me/notes"},
 			},
 			MaxBytes: 128 << 20,
+		},
+		HTTP: HTTP{
+			Addr:           "127.0.0.1:8080",
+			AllowedOrigins: []string{"https://app.example.com"},
+			AllowedHosts:   []string{"mcp.example.com"},
+			MaxBodyBytes:   8 << 20,
+			SessionTTL:     Duration(time.Hour),
+			DrainTimeout:   Duration(10 * time.Second),
+			SSERetry:       Duration(2 * time.Second),
+			BasePath:       "/wink",
+			PublicURL:      "https://mcp.example.com/wink/mcp",
+			Auth: HTTPAuth{
+				BearerTokenFile: "/etc/wink/tokens",
+				JWT: &JWT{
+					JWKSURL:  "https://auth.example.com/.well-known/jwks.json",
+					Issuer:   "https://auth.example.com/",
+					Audience: "https://mcp.example.com/wink/mcp",
+					Scopes:   []string{"mcp"},
+				},
+			},
 		},
 	}
 	if got := exported(c); !reflect.DeepEqual(got, want) {

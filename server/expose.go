@@ -65,10 +65,11 @@ func (s *Server) addPrompt(p sections.Prompt) {
 				return nil, fmt.Errorf("prompt %q: missing required argument %q", p.Name, a.Name)
 			}
 		}
-		sess, err := s.sessions.ForContext(ctx)
+		sess, release, err := s.sessions.ForContext(ctx)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		msgs, err := p.Get(ctx, sess, args)
 		if err != nil {
 			return nil, err
@@ -174,10 +175,11 @@ func (s *Server) readResource(read func(context.Context, *session.Session) (stri
 
 func (s *Server) readTemplate(read func(context.Context, *session.Session, string, map[string]string) (string, error), mime string, blob bool) mcpserver.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		sess, err := s.sessions.ForContext(ctx)
+		sess, release, err := s.sessions.ForContext(ctx)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		args := map[string]string{}
 		for k, v := range req.Params.Arguments {
 			switch v := v.(type) {

@@ -168,11 +168,12 @@ func mcpTool(t *tools.Tool) mcp.Tool {
 // toolHandler adapts the pipeline to mcp-go for tool t.
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		sess, err := s.sessions.ForContext(ctx)
+		sess, release, err := s.sessions.ForContext(ctx)
 		if err != nil {
 			s.logger.Error("creating a session failed", "err", err)
 			return mcp.NewToolResultError(fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())), nil
 		}
+		defer release()
 		call := s.newCall(ctx, t, sess, req)
 		out := s.handler(ctx, call)
 		if out.Success && !t.Annotations().ReadOnly {
