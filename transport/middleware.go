@@ -358,4 +358,3 @@ func ProtectedResourceMetadata(resource string, authServers, scopes []string) ht
 		writeJSON(w, http.StatusOK, doc)
 	})
 }
-

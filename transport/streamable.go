@@ -326,4 +326,3 @@ func (h *HTTP) delete(w http.ResponseWriter, r *http.Request) {
 	h.endSession(sess, "deleted")
 	w.WriteHeader(http.StatusNoContent)
 }
-
