@@ -458,21 +458,22 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 // sends and its response to sk, and returns the function that cancels it.
 // The call outlives the HTTP request that carried it when its response is
 // resumable; Serve waits for it when shutting down.
-func (h *HTTP) startCall(sess *httpSession, sk sink, body []byte, id json.RawMessage, closer func()) context.CancelFunc {
+func (h *HTTP) startCall(sess *httpSession, sk sink, body []byte, id json.RawMessage) context.CancelFunc {
 	rs := &requestSession{httpSession: sess, pump: newRequestPump()}
 	ctx, cancel := context.WithCancel(sess.ctx)
 	ctx = h.srv.WithContext(ctx, rs)
-	if closer != nil {
-		ctx = winkserver.WithStreamCloser(ctx, closer)
-	}
+	ctx = winkserver.WithStreamCloser(ctx, func() { _ = rs.pump.send(ctx, closeStream{}) })
 	sess.begin(h.opts.Now())
 	h.calls.Add(1)
 	go rs.pump.run(sk)
 	go func() {
 		defer h.calls.Done()
-		defer sess.end(h.opts.Now())
 		defer cancel()
-		rs.pump.final <- h.dispatch(ctx, id, body)
+		resp := h.dispatch(ctx, id, body)
+		// The session is idle again from here: the response is written
+		// after, so a client that has it knows the session's clock runs.
+		sess.end(h.opts.Now())
+		rs.pump.final <- resp
 		<-rs.pump.done
 	}()
 	return cancel

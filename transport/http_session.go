@@ -432,7 +432,14 @@ type sink interface {
 	send(msg any) error
 	// finish writes the response; nothing is sent after it.
 	finish(resp mcp.JSONRPCMessage)
+	// closeStream ends the connection that carries the request's messages,
+	// if it has one of its own; the rest is kept for the client to resume.
+	closeStream()
 }
+
+// closeStream is the pump request of tools.Client.CloseStream: close the
+// connection after everything sent before it.
+type closeStream struct{}
 
 // requestPump is the single writer of one request's messages. mcp-go puts
 // the request's notifications on its channel; the handler's server→client
@@ -471,6 +478,11 @@ func (p *requestPump) run(s sink) {
 			_ = s.send(n) // a notification that cannot be delivered is dropped
 		case r := <-p.requests:
 			p.drain(s)
+			if _, ok := r.msg.(closeStream); ok {
+				s.closeStream()
+				r.sent <- nil
+				continue
+			}
 			r.sent <- s.send(r.msg)
 		case resp := <-p.final:
 			p.drain(s)

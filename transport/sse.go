@@ -36,7 +36,7 @@ func (h *HTTP) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	sess.begin(h.opts.Now()) // a session is never idle while its connection is open
 	defer h.endSession(sess, "connection closed")
-	defer sess.end(h.opts.Now())
+	defer func() { sess.end(h.opts.Now()) }()
 
 	conn := newHTTPConn(w)
 	defer conn.release()
@@ -145,7 +145,7 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		h.startCall(sess, &sseSink{sess: sess}, body, env.ID, nil)
+		h.startCall(sess, &sseSink{sess: sess}, body, env.ID)
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = io.WriteString(w, "Accepted\n")
 	}
@@ -155,6 +155,10 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 type sseSink struct {
 	sess *httpSession
 }
+
+// closeStream does nothing: the SSE connection is the session's, not the
+// request's.
+func (s *sseSink) closeStream() {}
 
 func (s *sseSink) send(msg any) error {
 	b, err := sseFrame(msg)

@@ -123,7 +123,7 @@ func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, i
 func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, id json.RawMessage) {
 	conn := newHTTPConn(w)
 	sk := &postSink{sess: sess, conn: conn, sse: acceptsSSE(r), retry: h.opts.SSERetry}
-	cancel := h.startCall(sess, sk, body, id, sk.closeStream)
+	cancel := h.startCall(sess, sk, body, id)
 	select {
 	case <-conn.done:
 		// The response was written, or the server closed the stream.
@@ -243,7 +243,7 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.begin(h.opts.Now())
-	defer sess.end(h.opts.Now())
+	defer func() { sess.end(h.opts.Now()) }()
 	conn := newHTTPConn(w)
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		h.resume(w, r, sess, conn, last)
