@@ -186,10 +186,7 @@ func (h *HTTP) routes() (http.Handler, error) {
 	mux.Handle("/sse", protected(http.HandlerFunc(h.serveSSE)))
 	mux.Handle("/message", limited(http.HandlerFunc(h.serveMessage)))
 	open := Chain(sec.host, sec.origin)
-	mux.Handle("/healthz", open(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
-	})))
+	mux.Handle("/healthz", open(http.HandlerFunc(h.healthz)))
 	if sec.metadata != nil {
 		for _, p := range sec.metadataPaths {
 			mux.Handle(p, open(sec.metadata))
@@ -199,6 +196,16 @@ func (h *HTTP) routes() (http.Handler, error) {
 		mux.Handle(path, open(hd))
 	}
 	return mux, nil
+}
+
+// healthz answers liveness probes: 200 with the number of live sessions,
+// or 503 once the server is shutting down.
+func (h *HTTP) healthz(w http.ResponseWriter, _ *http.Request) {
+	status, code := "ok", http.StatusOK
+	if h.draining.Load() {
+		status, code = "draining", http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{"status": status, "sessions": h.SessionCount()})
 }
 
 // Serve accepts connections on ln until ctx is cancelled, then shuts down

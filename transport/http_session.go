@@ -62,9 +62,10 @@ type httpSession struct {
 	active     atomic.Int64 // requests in flight and connections attached
 	nextID     atomic.Int64
 
+	subscriptions
+
 	mu       sync.Mutex
 	pending  map[int64]pendingCall
-	subs     []string
 	streams  map[string]*stream // resumable response streams by ID
 	order    []string           // stream IDs, oldest first
 	listener *httpConn          // the attached standalone stream (GET), if any
@@ -150,39 +151,6 @@ func (s *httpSession) ProtocolVersion() string {
 
 // SetProtocolVersion records the negotiated protocol version.
 func (s *httpSession) SetProtocolVersion(v string) { s.protocolVersion.Store(v) }
-
-// SubscribeToResource records a resource subscription.
-func (s *httpSession) SubscribeToResource(uri string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !slices.Contains(s.subs, uri) && len(s.subs) < maxSubscriptions {
-		s.subs = append(s.subs, uri)
-	}
-}
-
-// UnsubscribeFromResource removes a resource subscription.
-func (s *httpSession) UnsubscribeFromResource(uri string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.subs = slices.DeleteFunc(s.subs, func(u string) bool { return u == uri })
-}
-
-// SubscribedResources returns the subscribed URIs.
-func (s *httpSession) SubscribedResources() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.subs)
-}
-
-// IsSubscribedToResource reports whether uri is subscribed.
-func (s *httpSession) IsSubscribedToResource(uri string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Contains(s.subs, uri)
-}
-
-// maxSubscriptions bounds the resource subscriptions of one session.
-const maxSubscriptions = 256
 
 // touch records activity now.
 func (s *httpSession) touch(now time.Time) { s.lastActive.Store(now.UnixNano()) }

@@ -110,9 +110,6 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if h.refuseDraining(w) {
-		return
-	}
 	id := r.URL.Query().Get("sessionId")
 	h.mu.Lock()
 	sess := h.sessions[id]
@@ -128,6 +125,9 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	body, env, ok := readMessage(w, r)
 	if !ok {
+		return
+	}
+	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
 		return
 	}
 	sess.touch(h.opts.Now())

@@ -55,11 +55,14 @@ func (h *HTTP) refuseDraining(w http.ResponseWriter) bool {
 }
 
 func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
-	if h.refuseDraining(w) {
-		return
-	}
 	body, env, ok := readMessage(w, r)
 	if !ok {
+		return
+	}
+	// While draining, only what lets in-flight calls finish is taken: the
+	// client's replies to server→client requests, and notifications such
+	// as notifications/cancelled.
+	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
 		return
 	}
 	if modernHeader(r) || mcp.IsModernProtocol(env.Params.Meta.ProtocolVersion()) {
