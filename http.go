@@ -131,6 +131,19 @@ func loopbackAddr(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
+// checkExposure decides whether the server may listen on addr: a loopback
+// address always, another one only with authentication or, with a warning,
+// when insecure is set.
+func checkExposure(addr string, auth, insecure bool) (warn bool, err error) {
+	if loopbackAddr(addr) || auth {
+		return false, nil
+	}
+	if !insecure {
+		return false, fmt.Errorf("--http %s is not a loopback address: set a bearer token (--bearer-token-file, $%s) or JWT validation (--jwks-url), or pass --insecure", addr, bearerTokensEnv)
+	}
+	return true, nil
+}
+
 // serveHTTP serves srv over HTTP until ctx is cancelled, then drains.
 func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logger *slog.Logger, stderr io.Writer) int {
 	h := cfg.HTTP
@@ -139,11 +152,12 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logg
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
 	}
-	if !loopbackAddr(h.Addr) && !sec.AuthRequired() {
-		if !h.Insecure {
-			fmt.Fprintf(stderr, "wink-mcp: --http %s is not a loopback address: set a bearer token (--bearer-token-file, $%s) or JWT validation (--jwks-url), or pass --insecure\n", h.Addr, bearerTokensEnv)
-			return 2
-		}
+	warn, err := checkExposure(h.Addr, sec.AuthRequired(), h.Insecure)
+	if err != nil {
+		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
+		return 2
+	}
+	if warn {
 		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", h.Addr)
 	}
 	ht, err := transport.NewHTTP(srv.MCP(), transport.HTTPOptions{

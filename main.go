@@ -143,11 +143,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // build loads the configuration, applies the flags to it and builds the
 // server it describes.
 func build(f *flags, logger *slog.Logger) (*server.Server, *config.Config, error) {
+	cfg, err := loadConfig(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := buildServer(f, cfg, logger)
+	return srv, cfg, err
+}
+
+// loadConfig loads the configuration file, if any, and applies the flags
+// that override it.
+func loadConfig(f *flags) (*config.Config, error) {
 	cfg := config.Default()
 	if f.config != "" {
 		var err error
 		if cfg, err = config.Load(f.config); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	applyHTTPFlags(f, cfg)
@@ -159,8 +170,7 @@ func build(f *flags, logger *slog.Logger) (*server.Server, *config.Config, error
 			cfg.Sections = append(cfg.Sections, conformance.Key)
 		}
 	}
-	srv, err := buildServer(f, cfg, logger)
-	return srv, cfg, err
+	return cfg, nil
 }
 
 // buildServer builds the server cfg describes.

@@ -231,20 +231,14 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// shutdown drains hs: no new requests, in-flight calls finish or are
-// cancelled after the drain time, then every session ends.
+// shutdown drains hs. New work is refused with 503 from here on, but the
+// listener stays open while calls are in flight, so that clients can still
+// answer their server→client requests (sampling, elicitation) and cancel
+// calls. Calls still running after DrainTimeout are cancelled. Then every
+// session ends and the server shuts down.
 func (h *HTTP) shutdown(hs *http.Server) {
 	h.draining.Store(true)
 	h.logger.Info("draining HTTP transport", "timeout", h.opts.DrainTimeout)
-	shutdownDone := make(chan struct{})
-	go func() {
-		defer close(shutdownDone)
-		ctx, cancel := context.WithTimeout(context.Background(), h.opts.DrainTimeout+shutdownGrace)
-		defer cancel()
-		if err := hs.Shutdown(ctx); err != nil {
-			_ = hs.Close()
-		}
-	}()
 	h.releaseListeners()
 	finished := make(chan struct{})
 	go func() { h.calls.Wait(); close(finished) }()
@@ -258,7 +252,11 @@ func (h *HTTP) shutdown(hs *http.Server) {
 		<-finished
 	}
 	h.Close()
-	<-shutdownDone
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		_ = hs.Close()
+	}
 }
 
 // Close ends every session and stops the idle sweeper. In-flight calls are
