@@ -332,4 +332,3 @@ func TestBinaryServesSessionsAndHealth(t *testing.T) {
 		t.Errorf("exit: %v", err)
 	}
 }
-
