@@ -12,6 +12,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -78,7 +79,12 @@ type Plan struct {
 //	2 [in_progress] review
 func (p *Plan) Render() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Objective: %s\nStatus: %s\n\n", p.Objective, p.Status)
+	b.Grow(32 + len(p.Objective) + 32*len(p.Steps))
+	b.WriteString("Objective: ")
+	b.WriteString(p.Objective)
+	b.WriteString("\nStatus: ")
+	b.WriteString(string(p.Status))
+	b.WriteString("\n\n")
 	if len(p.Steps) == 0 {
 		b.WriteString("<no steps>")
 	}
@@ -86,7 +92,11 @@ func (p *Plan) Render() string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%d [%s] %s", s.ID, s.Status, s.Title)
+		b.WriteString(strconv.Itoa(s.ID))
+		b.WriteString(" [")
+		b.WriteString(string(s.Status))
+		b.WriteString("] ")
+		b.WriteString(s.Title)
 	}
 	return b.String()
 }

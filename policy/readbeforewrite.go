@@ -60,7 +60,8 @@ func (p *ReadBeforeWrite) Check(call *tools.Call) error {
 
 // CheckPaths applies the policy to writes of paths in fs. Tools that write
 // several files in one call (apply_edits) use it for each operation. Paths
-// that do not normalise are allowed: the tool reports them better.
+// that do not normalise are allowed: the tool reports them better. A file
+// whose version cannot be read is denied.
 func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []string) error {
 	mem, _ := session.Get(s, known)
 	for _, raw := range paths {
@@ -69,7 +70,10 @@ func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []strin
 			continue
 		}
 		v, exists, err := fs.Version(path)
-		if err != nil || !exists {
+		if err != nil {
+			return fmt.Errorf("read_before_write: %s: %w", path, err)
+		}
+		if !exists {
 			continue
 		}
 		var seen string

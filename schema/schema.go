@@ -92,9 +92,17 @@ func (v *Validator) ValidateJSON(raw []byte) error {
 	return v.Validate(val)
 }
 
-// Decode parses raw into the generic form Validate expects, with numbers kept
-// exact as json.Number.
+// Decode parses raw into the generic form Validate expects. Numbers are
+// float64 when that is exact (no more than 15 digits in a row), and
+// json.Number otherwise, so that validation never sees a rounded value.
 func Decode(raw []byte) (any, error) {
+	if !longDigitRun(raw) {
+		// The fast path; on error, the exact path below explains it.
+		var val any
+		if json.Unmarshal(raw, &val) == nil {
+			return val, nil
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var val any
@@ -105,6 +113,23 @@ func Decode(raw []byte) (any, error) {
 		return nil, errors.New("invalid JSON: unexpected data after the value")
 	}
 	return val, nil
+}
+
+// longDigitRun reports whether raw holds more than 15 decimal digits in a
+// row, the most a float64 keeps exactly. Digits inside strings count too;
+// they only send the value down the slower, exact path.
+func longDigitRun(raw []byte) bool {
+	run := 0
+	for _, c := range raw {
+		if c >= '0' && c <= '9' {
+			if run++; run > 15 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // Validate checks a value decoded by Decode (or any value built from maps,

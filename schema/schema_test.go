@@ -1,8 +1,10 @@
 package schema_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/wink-mcp/wink-mcp/schema"
@@ -262,6 +264,11 @@ const fuzzSchema = `{
 	"additionalProperties": false
 }`
 
+func atEOF(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return err == io.EOF
+}
+
 func FuzzValidate(f *testing.F) {
 	for _, seed := range []string{
 		``, `{}`, `{"n": 1}`, `{"n": "1"}`, `{"n": 1.5}`, `{"n": -1}`,
@@ -276,6 +283,16 @@ func FuzzValidate(f *testing.F) {
 	v := mustCompile(f, fuzzSchema)
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		err := v.ValidateJSON(raw)
+		// Decode's float fast path must reach the verdict that exact
+		// json.Number decoding reaches.
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var exact any
+		if dec.Decode(&exact) == nil && atEOF(dec) {
+			if exactErr := v.Validate(exact); (exactErr == nil) != (err == nil) {
+				t.Fatalf("verdicts differ for %q: decoded %v, exact %v", raw, err, exactErr)
+			}
+		}
 		if err != nil {
 			var se *schema.Error
 			if !errors.As(err, &se) {

@@ -31,9 +31,9 @@ type Section struct {
 	Guidance string
 	// Data is the template's data.
 	Data any
-	// Enabled reports whether the section is on; nil means always. A
-	// disabled section contributes neither guidance nor tools, nor do its
-	// children.
+	// Enabled reports whether the section is on; nil means always. It is
+	// asked once, by NewTree. A disabled section contributes neither
+	// guidance nor tools, nor do its children.
 	Enabled func() bool
 	// Children are nested sections, in order.
 	Children []*Section
@@ -125,6 +125,7 @@ var keyRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 type Tree struct {
 	roots    []*Section
 	enabled  []*Section // depth-first, enabled only
+	on       map[*Section]bool
 	owner    map[*tools.Tool]*Section
 	guidance map[*Section]string
 }
@@ -134,7 +135,7 @@ type Tree struct {
 // or example rules, a tool name used twice anywhere in the tree (enabled or
 // not), or a guidance template that does not render.
 func NewTree(roots ...*Section) (*Tree, error) {
-	t := &Tree{roots: roots, owner: map[*tools.Tool]*Section{}, guidance: map[*Section]string{}}
+	t := &Tree{roots: roots, on: map[*Section]bool{}, owner: map[*tools.Tool]*Section{}, guidance: map[*Section]string{}}
 	var errs []error
 	byName := map[string]string{} // tool name -> path of the section declaring it
 	keys := map[string]bool{}
@@ -166,6 +167,7 @@ func NewTree(roots ...*Section) (*Tree, error) {
 		t.guidance[s] = text
 		if on {
 			t.enabled = append(t.enabled, s)
+			t.on[s] = true
 		}
 		for _, c := range s.Children {
 			walk(path+".", c, on)
@@ -215,7 +217,7 @@ func (t *Tree) All() []*Section {
 func (t *Tree) Roots() []*Section {
 	var out []*Section
 	for _, r := range t.roots {
-		if r.enabled() {
+		if t.on[r] {
 			out = append(out, r)
 		}
 	}
@@ -241,7 +243,7 @@ func (t *Tree) Guidance() string {
 	var b strings.Builder
 	n := 0
 	for _, r := range t.roots {
-		if !r.enabled() {
+		if !t.on[r] {
 			continue
 		}
 		n++
@@ -269,7 +271,7 @@ func (t *Tree) write(b *strings.Builder, s *Section, num string, level int) {
 	writeExamples(b, s.Tools)
 	i := 0
 	for _, c := range s.Children {
-		if !c.enabled() {
+		if !t.on[c] {
 			continue
 		}
 		i++

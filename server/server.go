@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -220,7 +222,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	}
 	call.Notifier = n
 	call.Client = client{srv: n.srv, ctx: ctx}
-	call.Logger = s.logger.With("tool", t.Name(), "call", call.ID, "session", sess.ID())
+	call.Logger = callLogger(s.logger, t.Name(), call.ID, sess.ID())
 	return call
 }
 
@@ -239,10 +241,19 @@ func rawArgs(req mcp.CallToolRequest) json.RawMessage {
 	return b
 }
 
+// callIDPrefix makes call ids unique across restarts; the counter makes
+// them unique within the process without a random read per call.
+var (
+	callIDPrefix = func() string {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:])
+	}()
+	callSeq atomic.Uint64
+)
+
 func newCallID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return callIDPrefix + strconv.FormatUint(callSeq.Add(1), 16)
 }
 
 // render turns an outcome into MCP content blocks: the text block, any extra
@@ -251,7 +262,7 @@ func newCallID() string {
 func (s *Server) render(call *tools.Call, out *tools.Outcome) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{IsError: !out.Success}
 	res.Content = append([]mcp.Content{mcp.NewTextContent(out.Text())}, out.Content...)
-	if !out.Success || tools.RenderValue(out.Value) == "" {
+	if !out.Success || !out.HasValue() {
 		return res
 	}
 	if out.Exclude {

@@ -19,6 +19,7 @@ type Registry struct {
 	reducers  map[reflect.Type][]reducer
 	logs      map[reflect.Type][]string
 	providers []provider
+	perCall   map[string]func(*Session) (any, error)
 	logLimit  int
 }
 
@@ -41,6 +42,7 @@ func NewRegistry() *Registry {
 	r := &Registry{
 		reducers: map[reflect.Type][]reducer{},
 		logs:     map[reflect.Type][]string{},
+		perCall:  map[string]func(*Session) (any, error){},
 		logLimit: DefaultLogLimit,
 	}
 	Record(r, Invocations)
@@ -100,6 +102,13 @@ func Provide[T any](r *Registry, k ResourceKey[T], factory func(*Session) (T, er
 // resource that implements Snapshotter joins every transaction too.
 func Share[T any](r *Registry, k ResourceKey[T], v T) {
 	r.providers = append(r.providers, provider{name: k.name, shared: v})
+}
+
+// ProvidePerCall registers a per-call resource: factory runs the first time
+// a call's transaction asks for it (CallResource), and the value lives until
+// the transaction ends, when it is closed if it implements io.Closer.
+func ProvidePerCall[T any](r *Registry, k ResourceKey[T], factory func(*Session) (T, error)) {
+	r.perCall[k.name] = func(s *Session) (any, error) { return factory(s) }
 }
 
 // NewSession returns a new session called id with its per-session resources

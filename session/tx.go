@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 )
@@ -39,7 +40,46 @@ type Tx struct {
 	s         *Session
 	state     map[string]any
 	restorers []Restorer
+	perCall   map[string]any
 	done      bool
+}
+
+// CallResource returns the per-call resource registered under k with
+// ProvidePerCall, creating it on first use within tx. It falls back to the
+// session's per-session or shared resource of that name.
+func CallResource[T any](tx *Tx, k ResourceKey[T]) (T, error) {
+	var zero T
+	factory, ok := tx.s.registry.perCall[k.name]
+	if !ok {
+		if v, ok := Resource(tx.s, k); ok {
+			return v, nil
+		}
+		return zero, fmt.Errorf("no resource %q", k.name)
+	}
+	if v, ok := tx.perCall[k.name]; ok {
+		return v.(T), nil
+	}
+	v, err := factory(tx.s)
+	if err != nil {
+		return zero, fmt.Errorf("resource %q: %w", k.name, err)
+	}
+	if tx.perCall == nil {
+		tx.perCall = map[string]any{}
+	}
+	tx.perCall[k.name] = v
+	return v.(T), nil
+}
+
+// closePerCall closes the per-call resources that implement io.Closer.
+func (tx *Tx) closePerCall() error {
+	var errs []error
+	for _, v := range tx.perCall {
+		if c, ok := v.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	tx.perCall = nil
+	return errors.Join(errs...)
 }
 
 // Begin snapshots the session. The caller should hold the call lock
@@ -76,6 +116,7 @@ func (tx *Tx) Commit() {
 	for _, r := range tx.restorers {
 		r.Release()
 	}
+	_ = tx.closePerCall()
 }
 
 // Rollback restores every STATE slice and resource to its value at Begin:
@@ -94,5 +135,6 @@ func (tx *Tx) Rollback() error {
 	for _, r := range slices.Backward(tx.restorers) {
 		errs = append(errs, r.Restore())
 	}
+	errs = append(errs, tx.closePerCall())
 	return errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -170,4 +171,17 @@ func Chain(mws ...Middleware) Middleware {
 		}
 		return h
 	}
+}
+
+// Resource returns the resource registered under k: the call's own when it
+// was registered per call, otherwise the session's or the server's.
+func Resource[T any](c *Context, k session.ResourceKey[T]) (T, error) {
+	if c.Call.Tx != nil {
+		return session.CallResource(c.Call.Tx, k)
+	}
+	if v, ok := session.Resource(c.Session, k); ok {
+		return v, nil
+	}
+	var zero T
+	return zero, fmt.Errorf("no resource %q", k.Name())
 }

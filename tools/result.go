@@ -106,22 +106,30 @@ func (o *Outcome) Text() string {
 	return o.text
 }
 
-// RenderValue renders v with its Render method, or as compact JSON. A nil
-// value (or nil pointer) renders as "", an empty slice as "[]".
-func RenderValue(v any) string {
+// HasValue reports whether the outcome carries a value: not nil, not a nil
+// pointer, map or interface.
+func (o *Outcome) HasValue() bool { return !isNil(o.Value) }
+
+func isNil(v any) bool {
 	if v == nil {
-		return ""
+		return true
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Pointer, reflect.Interface, reflect.Map:
-		if rv.IsNil() {
-			return ""
-		}
-	case reflect.Slice:
-		if rv.Len() == 0 {
-			return "[]"
-		}
+		return rv.IsNil()
+	}
+	return false
+}
+
+// RenderValue renders v with its Render method, or as compact JSON. A nil
+// value (or nil pointer) renders as "", an empty slice as "[]".
+func RenderValue(v any) string {
+	if isNil(v) {
+		return ""
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.Len() == 0 {
+		return "[]"
 	}
 	if r, ok := v.(Renderer); ok {
 		return r.Render()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/big"
 	"reflect"
 	"regexp"
 	"slices"
@@ -222,7 +223,70 @@ func (t *Tool) Parse(args []byte) (any, error) {
 	if err := t.validator.ValidateJSON(args); err != nil {
 		return nil, err
 	}
-	return t.decode(args)
+	p, err := t.decode(args)
+	if err == nil {
+		return p, nil
+	}
+	// JSON Schema counts 2.0 and 1e2 as integers; Go's decoder does not.
+	// Retry with such numbers written as integers.
+	if norm, ok := integralForm(args); ok {
+		if p, err = t.decode(norm); err == nil {
+			return p, nil
+		}
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		msg := "expected " + te.Value + " to fit " + te.Type.String()
+		if strings.HasPrefix(te.Value, "number") {
+			msg = "integer out of range"
+		}
+		return nil, &schema.Error{Problems: []schema.Problem{{Pointer: "/" + strings.ReplaceAll(te.Field, ".", "/"), Message: msg}}}
+	}
+	return nil, err
+}
+
+// integralForm rewrites the integral numbers of args written with a
+// fraction or exponent (2.0, 1e2) as plain integers. It reports false when
+// there are none.
+func integralForm(args []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				v[k] = walk(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = walk(e)
+			}
+		case json.Number:
+			if !strings.ContainsAny(string(v), ".eE") {
+				return v
+			}
+			f, ok := new(big.Float).SetString(string(v))
+			if !ok || !f.IsInt() {
+				return v
+			}
+			i, _ := f.Int(nil)
+			changed = true
+			return json.Number(i.String())
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	return b, err == nil
 }
 
 // Invoke runs the typed handler with params decoded by Parse. A Go error from

@@ -535,3 +535,22 @@ func TestInvoke(t *testing.T) {
 		t.Errorf("excluded: %+v, %v", o, err)
 	}
 }
+
+// TestParseIntegralForms pins that numbers JSON Schema counts as integers
+// decode into Go integers, and that one too large for the field is refused
+// by field.
+func TestParseIntegralForms(t *testing.T) {
+	type params struct {
+		N int `json:"n" jsonschema:"A number."`
+	}
+	tl := tools.New("t", "d", tools.Annotations{Title: "T"}, func(*tools.Context, params) (tools.Result[int], error) { return tools.OK("", 0), nil })
+	for in, want := range map[string]int{`{"n":2.0}`: 2, `{"n":1e2}`: 100, `{"n":7}`: 7} {
+		p, err := tl.Parse([]byte(in))
+		if err != nil || p.(params).N != want {
+			t.Errorf("Parse(%s) = %v, %v; want %d", in, p, err, want)
+		}
+	}
+	if _, err := tl.Parse([]byte(`{"n":99999999999999999999}`)); err == nil || err.Error() != "/n: integer out of range" {
+		t.Errorf("out-of-range integer: %v", err)
+	}
+}

@@ -82,6 +82,7 @@ func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io
 	c := newStdioConn(ctx, srv, session, writer, opts)
 	readErr := c.readLoop(ctx, newLineReader(in, opts.MaxLineBytes))
 	c.drain()
+	c.stopWorkers()
 	writer.stop()
 	return readErr
 }
@@ -102,12 +103,17 @@ type stdioConn struct {
 
 	slots    chan struct{} // one token per request being handled
 	inflight sync.WaitGroup
+	// work feeds requests to MaxInFlight long-lived workers, whose stacks
+	// have grown to what a request needs, instead of a new goroutine per
+	// request that would grow its stack again every time.
+	work    chan func()
+	workers sync.WaitGroup
 }
 
 // newStdioConn prepares a connection serving srv through session.
 func newStdioConn(ctx context.Context, srv *server.MCPServer, session *stdioSession, writer *frameWriter, opts StdioOptions) *stdioConn {
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return &stdioConn{
+	c := &stdioConn{
 		srv:            srv,
 		session:        session,
 		writer:         writer,
@@ -116,7 +122,22 @@ func newStdioConn(ctx context.Context, srv *server.MCPServer, session *stdioSess
 		baseCtx:        srv.WithContext(base, session),
 		cancelRequests: cancel,
 		slots:          make(chan struct{}, opts.MaxInFlight),
+		work:           make(chan func()),
 	}
+	for range opts.MaxInFlight {
+		c.workers.Go(func() {
+			for fn := range c.work {
+				fn()
+			}
+		})
+	}
+	return c
+}
+
+// stopWorkers ends the workers once no more requests can start.
+func (c *stdioConn) stopWorkers() {
+	close(c.work)
+	c.workers.Wait()
 }
 
 // readLoop reads and dispatches lines until input ends or ctx is cancelled.
@@ -172,6 +193,13 @@ func (e envelope) hasID() bool {
 	return len(e.ID) > 0 && !bytes.Equal(e.ID, []byte("null"))
 }
 
+// validID reports whether a non-null id is a string or a number, the only
+// ids JSON-RPC and MCP allow.
+func (e envelope) validID() bool {
+	c := e.ID[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
 // handleLine dispatches one input line. It reports false if ctx was
 // cancelled while waiting for a free request slot, in which case the line
 // was not handled and reading must stop.
@@ -180,16 +208,19 @@ func (c *stdioConn) handleLine(ctx context.Context, line []byte) bool {
 	if len(line) == 0 {
 		return true
 	}
-	if !json.Valid(line) {
-		c.reply(nil, errorResponse(nil, mcp.PARSE_ERROR, "Parse error"))
-		return true
-	}
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
-		c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request"))
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request"))
+		} else {
+			c.reply(nil, errorResponse(nil, mcp.PARSE_ERROR, "Parse error"))
+		}
 		return true
 	}
 	switch {
+	case env.hasID() && !env.validID():
+		c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request"))
 	case env.Method == "" && env.hasID():
 		c.handleResponse(line)
 	case env.Method == "":
@@ -230,10 +261,12 @@ func (c *stdioConn) startRequest(ctx context.Context, id json.RawMessage, line [
 	if !c.acquireSlot(ctx) {
 		return false
 	}
-	c.inflight.Go(func() {
+	c.inflight.Add(1)
+	c.work <- func() {
+		defer c.inflight.Done()
 		defer func() { <-c.slots }()
 		c.serveRequest(id, line)
-	})
+	}
 	return true
 }
 
