@@ -130,6 +130,7 @@ type HTTP struct {
 	sse      map[string]bool // the sessions of the SSE transport
 
 	calls     sync.WaitGroup // in-flight calls
+	workers   workers
 	draining  atomic.Bool
 	stopSweep chan struct{}
 	closeOnce sync.Once
@@ -148,6 +149,7 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) (*HTTP, error) {
 		sessions:  map[string]*httpSession{},
 		sse:       map[string]bool{},
 		stopSweep: make(chan struct{}),
+		workers:   workers{work: make(chan func())},
 	}
 	h.base, h.cancelBase = context.WithCancel(context.Background())
 	h.modern = server.NewStreamableHTTPServer(srv,
@@ -459,27 +461,25 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 	return h.srv.HandleMessage(ctx, json.RawMessage(body))
 }
 
-// startCall runs a request of sess on its own goroutine, writing what it
+// startCall runs a request of sess on a worker goroutine, writing what it
 // sends and its response to sk, and returns the function that cancels it.
 // The call outlives the HTTP request that carried it when its response is
 // resumable; Serve waits for it when shutting down.
 func (h *HTTP) startCall(sess *httpSession, sk sink, body []byte, id json.RawMessage) context.CancelFunc {
-	rs := &requestSession{httpSession: sess, pump: newRequestPump()}
+	rs := &requestSession{httpSession: sess, pump: newRequestPump(sk)}
 	ctx, cancel := context.WithCancel(sess.ctx)
 	ctx = h.srv.WithContext(ctx, rs)
 	ctx = winkserver.WithStreamCloser(ctx, func() { _ = rs.pump.send(ctx, closeStream{}) })
 	sess.begin(h.opts.Now())
 	h.calls.Add(1)
-	go rs.pump.run(sk)
-	go func() {
+	h.workers.run(func() {
 		defer h.calls.Done()
 		defer cancel()
 		resp := h.dispatch(ctx, id, body)
 		// The session is idle again from here: the response is written
 		// after, so a client that has it knows the session's clock runs.
 		sess.end(h.opts.Now())
-		rs.pump.final <- resp
-		<-rs.pump.done
-	}()
+		rs.pump.finish(resp)
+	})
 	return cancel
 }

@@ -323,7 +323,7 @@ var (
 
 // NotificationChannel returns the request's own notification channel.
 func (r *requestSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
-	return r.pump.notifications
+	return r.pump.channel()
 }
 
 // RequestSampling asks the client to create a message.
@@ -416,7 +416,17 @@ type closeStream struct{}
 // queued, and it is the only receiver of the channel, so a notification sent
 // before a request or before the handler returned is always written before
 // it.
+//
+// The pump starts (its channels and goroutine) when the request first sends
+// something to the client. A request that sends nothing, as most do, costs
+// neither, and its response is written by the goroutine that handled it.
+// After the response nothing starts it any more: a notification sent by a
+// goroutine that outlived its call finds no channel and is dropped, never
+// delivered to another request.
 type requestPump struct {
+	sink sink
+	once sync.Once
+
 	notifications chan mcp.JSONRPCNotification
 	requests      chan pumpRequest
 	final         chan mcp.JSONRPCMessage
@@ -428,18 +438,43 @@ type pumpRequest struct {
 	sent chan error
 }
 
-func newRequestPump() *requestPump {
-	return &requestPump{
-		notifications: make(chan mcp.JSONRPCNotification, notificationBuffer),
-		requests:      make(chan pumpRequest),
-		final:         make(chan mcp.JSONRPCMessage, 1),
-		done:          make(chan struct{}),
-	}
+func newRequestPump(s sink) *requestPump { return &requestPump{sink: s} }
+
+// start starts the pump, unless it started or finished already.
+func (p *requestPump) start() {
+	p.once.Do(func() {
+		p.notifications = make(chan mcp.JSONRPCNotification, notificationBuffer)
+		p.requests = make(chan pumpRequest)
+		p.final = make(chan mcp.JSONRPCMessage, 1)
+		p.done = make(chan struct{})
+		go p.run()
+	})
 }
 
-// run writes to s until the response has been written.
-func (p *requestPump) run(s sink) {
+// channel returns the notification channel, starting the pump; nil after
+// the response.
+func (p *requestPump) channel() chan mcp.JSONRPCNotification {
+	p.start()
+	return p.notifications
+}
+
+// finish writes the response after everything sent before it, and waits
+// until it has been written.
+func (p *requestPump) finish(resp mcp.JSONRPCMessage) {
+	started := true
+	p.once.Do(func() { started = false })
+	if !started {
+		p.sink.finish(resp)
+		return
+	}
+	p.final <- resp
+	<-p.done
+}
+
+// run writes to the sink until the response has been written.
+func (p *requestPump) run() {
 	defer close(p.done)
+	s := p.sink
 	for {
 		select {
 		case n := <-p.notifications:
@@ -473,6 +508,10 @@ func (p *requestPump) drain(s sink) {
 
 // send has the pump write msg and waits until it has.
 func (p *requestPump) send(ctx context.Context, msg any) error {
+	p.start()
+	if p.requests == nil {
+		return errNoStream
+	}
 	r := pumpRequest{msg: msg, sent: make(chan error, 1)}
 	select {
 	case p.requests <- r:

@@ -33,13 +33,19 @@ func newHTTPConn(w http.ResponseWriter) *httpConn {
 // write runs fn with the response writer unless the connection is gone,
 // then flushes. A failed write releases the connection.
 func (c *httpConn) write(fn func(w http.ResponseWriter) error) error {
+	return c.writeFlush(fn, true)
+}
+
+// writeFlush is write, flushing only when flush is set (a response that
+// ends with the handler is flushed by net/http, in one write).
+func (c *httpConn) writeFlush(fn func(w http.ResponseWriter) error, flush bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gone {
 		return errConnGone
 	}
 	err := fn(c.w)
-	if err == nil {
+	if err == nil && flush {
 		err = c.rc.Flush()
 	}
 	if err != nil {

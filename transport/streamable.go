@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -184,16 +185,18 @@ func (p *postSink) finish(resp mcp.JSONRPCMessage) {
 		}
 		return
 	}
-	_ = p.conn.write(func(w http.ResponseWriter) error {
+	_ = p.conn.writeFlush(func(w http.ResponseWriter) error {
 		data, err := json.Marshal(resp)
 		if err != nil {
 			data, _ = json.Marshal(errorResponse(nil, mcp.INTERNAL_ERROR, "Internal error: response cannot be encoded"))
 		}
+		data = append(data, '\n')
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 		w.WriteHeader(http.StatusOK)
-		_, err = w.Write(append(data, '\n'))
+		_, err = w.Write(data)
 		return err
-	})
+	}, false) // the handler returns next, and net/http sends it in one write
 	p.conn.release()
 }
 
