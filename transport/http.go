@@ -379,7 +379,10 @@ type httpEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Meta *mcp.Meta `json:"_meta"`
+		Meta struct {
+			// ProtocolVersion is set by clients of the stateless era.
+			ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
 	} `json:"params"`
 }
 

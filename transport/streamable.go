@@ -66,7 +66,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
 		return
 	}
-	if modernHeader(r) || mcp.IsModernProtocol(env.Params.Meta.ProtocolVersion()) {
+	if modernHeader(r) || mcp.IsModernProtocol(env.Params.Meta.ProtocolVersion) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.modern.ServeHTTP(w, r)
 		return
