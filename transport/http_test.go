@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -356,5 +357,53 @@ func TestNoLeakAfterManyShortLivedClients(t *testing.T) {
 	f.ht.sweep(clock())
 	if f.ht.SessionCount() != 0 || f.srv.Sessions().Len() != 0 {
 		t.Fatalf("after the sweep: transport %d, server %d sessions", f.ht.SessionCount(), f.srv.Sessions().Len())
+	}
+}
+
+// TestMemoryFlatAfterSessionsEnd runs rounds of 64 concurrent sessions that
+// each make calls and end: after every round, with its sessions gone, the
+// heap and the goroutines are back where they were after the first.
+func TestMemoryFlatAfterSessionsEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many clients")
+	}
+	f := newHTTPFixture(t, HTTPOptions{})
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
+	measure := func() (uint64, int) {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse, runtime.NumGoroutine()
+	}
+	var heap0 uint64
+	var gor0 int
+	for r := range 6 {
+		var wg sync.WaitGroup
+		for i := range 64 {
+			wg.Go(func() {
+				c := newClient(t, f.url)
+				c.hc = hc
+				c.initialize()
+				for n := range 20 {
+					c.callText("planning_setup_plan", map[string]any{"objective": fmt.Sprintf("r%d s%d c%d", r, i, n)})
+				}
+				c.delete()
+			})
+		}
+		wg.Wait()
+		if f.srv.Sessions().Len() != 0 || f.ht.SessionCount() != 0 {
+			t.Fatalf("round %d: sessions left", r)
+		}
+		heap, gor := measure()
+		if r == 0 {
+			heap0, gor0 = heap, gor
+			continue
+		}
+		// Connections come and go with the client's pool (a few goroutines
+		// each), and idle workers linger; neither grows with the rounds.
+		if heap > heap0+4<<20 || gor > gor0+128 {
+			t.Errorf("round %d: heap %d KiB (first %d KiB), goroutines %d (first %d)", r, heap>>10, heap0>>10, gor, gor0)
+		}
 	}
 }
