@@ -56,6 +56,11 @@ func TestParse(t *testing.T) {
 			c.Workspace.Mounts = []Mount{{Host: "/a", Path: "b", Include: []string{"*.go"}, Exclude: []string{"x"}}, {Host: "/c"}}
 		}},
 		{"float that is an integer", "workspace:\n  max_bytes: 1e3\n", func(c *Config) { c.Workspace.MaxBytes = 1000 }},
+		{"http", "http:\n  addr: 127.0.0.1:9\n  session_ttl: 5m\n  auth:\n    bearer_token_file: /t\n", func(c *Config) {
+			c.HTTP.Addr = "127.0.0.1:9"
+			c.HTTP.SessionTTL = Duration(5 * time.Minute)
+			c.HTTP.Auth.BearerTokenFile = "/t"
+		}},
 		{"json", `{"deadline": "5s", "sections": ["a", "b"]}`, func(c *Config) {
 			c.Deadline = 5 * time.Second
 			c.Sections = []string{"a", "b"}
@@ -109,6 +114,24 @@ func TestParseErrors(t *testing.T) {
 			in:   "sections: [planning]\ndeadlne: 30s\n",
 			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, http, planning, policies, sections, workspace)",
 			key:  "deadlne", line: 2,
+		},
+		{
+			name: "http duration not a duration",
+			in:   "http:\n  session_ttl: forever\n",
+			want: `config.yaml:2: http.session_ttl: invalid duration "forever" (use a Go duration such as "30s" or "1m30s")`,
+			key:  "http.session_ttl", line: 2,
+		},
+		{
+			name: "http duration not positive",
+			in:   "http:\n  drain_timeout: 0s\n",
+			want: `config.yaml:2: http.drain_timeout: must be greater than 0, got "0s"`,
+			key:  "http.drain_timeout", line: 2,
+		},
+		{
+			name: "jwt without audience",
+			in:   "http:\n  auth:\n    jwt:\n      jwks_url: https://a/jwks\n      issuer: https://a\n",
+			want: `config.yaml:3: http.auth.jwt: missing required key "audience"`,
+			key:  "http.auth.jwt", line: 3,
 		},
 		{
 			name: "unknown nested key",
