@@ -237,7 +237,9 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 		h.modern.ServeHTTP(w, r)
 		return
 	}
-	if h.refuseDraining(w) || badVersion(w, r) {
+	// While draining, a client may still resume the stream of a call in
+	// flight, but not open a new one.
+	if badVersion(w, r) || (r.Header.Get("Last-Event-ID") == "" && h.refuseDraining(w)) {
 		return
 	}
 	if !acceptsSSE(r) {
