@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/MicahParks/keyfunc/v3 v3.8.2
 	github.com/benbjohnson/immutable v0.4.3
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/jsonschema-go v0.4.3
 	github.com/lmittmann/tint v1.2.1

@@ -3,8 +3,11 @@
 // against its schema, checked by policies and run in a transaction that a
 // failure rolls back whole.
 //
-// With no arguments it serves MCP over stdio with the default sections.
-// Logs go to stderr; stdout carries protocol frames only.
+// With no arguments it serves MCP over stdio with the default sections,
+// planning and an in-memory workspace. --workspace DIR works on a real
+// directory instead; --mount HOST[:PATH] copies host directories into the
+// workspace at startup. Logs go to stderr; stdout carries protocol frames
+// only.
 package main
 
 import (
@@ -32,6 +35,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/transport"
+	"github.com/wink-mcp/wink-mcp/workspace"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; go
@@ -49,6 +53,8 @@ type flags struct {
 	logLevel  string
 	logFormat string
 	version   bool
+	workspace string
+	mounts    []config.Mount
 
 	http            string
 	insecure        bool
@@ -88,6 +94,15 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "comma-separated Host `names` the server answers to besides loopback names")
 	fs.Int64Var(&f.maxBodyBytes, "max-body-bytes", 0, "largest request `body` accepted (default 4 MiB)")
 	fs.DurationVar(&f.sessionTTL, "session-ttl", 0, "end HTTP sessions idle this `long` (default 30m)")
+	fs.StringVar(&f.workspace, "workspace", "", "work on the files of `directory` (the disk backend) instead of an in-memory workspace (overrides the configuration)")
+	fs.Func("mount", "copy the host directory `HOST[:PATH]` into the workspace at PATH (default: its root) at startup; repeatable, added to the configuration's mounts", func(v string) error {
+		m, err := parseMount(v)
+		if err != nil {
+			return err
+		}
+		f.mounts = append(f.mounts, m)
+		return nil
+	})
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: wink-mcp [flags]\n\nServes MCP over stdio, or over HTTP with --http, with the configured sections.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -121,11 +136,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
 	}
-	srv, cfg, err := build(f, logger)
+	srv, cfg, closeWorkspace, err := build(f, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 1
 	}
+	defer closeWorkspace()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if cfg.HTTP.Addr != "" {
@@ -141,14 +157,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // build loads the configuration, applies the flags to it and builds the
-// server it describes.
-func build(f *flags, logger *slog.Logger) (*server.Server, *config.Config, error) {
+// server it describes. The returned function releases the workspace
+// backend.
+func build(f *flags, logger *slog.Logger) (*server.Server, *config.Config, func(), error) {
 	cfg, err := loadConfig(f)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	srv, err := buildServer(f, cfg, logger)
-	return srv, cfg, err
+	srv, closeWorkspace, err := buildServer(f, cfg, logger)
+	return srv, cfg, closeWorkspace, err
 }
 
 // loadConfig loads the configuration file, if any, and applies the flags
@@ -173,31 +190,40 @@ func loadConfig(f *flags) (*config.Config, error) {
 	return cfg, nil
 }
 
-// buildServer builds the server cfg describes.
-func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Server, error) {
+// buildServer builds the server cfg describes. The returned function
+// releases the workspace backend.
+func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Server, func(), error) {
 	if f.strategy != "" {
 		cfg.Planning.Strategy = f.strategy
 	}
+	if f.workspace != "" {
+		cfg.Workspace.Backend, cfg.Workspace.Root = "disk", f.workspace
+	}
+	cfg.Workspace.Mounts = append(cfg.Workspace.Mounts, f.mounts...)
 	strategy, err := planning.ParseStrategy(cfg.Planning.Strategy)
 	if err != nil {
 		if f.strategy != "" {
-			return nil, fmt.Errorf("--strategy: %w", err)
+			return nil, nil, fmt.Errorf("--strategy: %w", err)
 		}
-		return nil, cfg.Errorf("planning.strategy", "%v", err)
+		return nil, nil, cfg.Errorf("planning.strategy", "%v", err)
 	}
-	roots, err := builtinSections(cfg, strategy)
+	b := &builder{cfg: cfg, strategy: strategy, logger: logger}
+	roots, err := b.sections()
 	if err != nil {
-		return nil, err
+		b.close()
+		return nil, nil, err
 	}
 	tree, err := sections.NewTree(roots...)
 	if err != nil {
-		return nil, err
+		b.close()
+		return nil, nil, err
 	}
 	policies, err := serverPolicies(cfg, tree)
 	if err != nil {
-		return nil, err
+		b.close()
+		return nil, nil, err
 	}
-	return server.New(server.Options{
+	srv, err := server.New(server.Options{
 		Name:     "wink-mcp",
 		Version:  moduleVersion(),
 		Tree:     tree,
@@ -205,21 +231,87 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		Deadline: cfg.Deadline,
 		Logger:   logger,
 	})
+	if err != nil {
+		b.close()
+		return nil, nil, err
+	}
+	return srv, b.close, nil
+}
+
+// parseMount reads a --mount value, HOST[:PATH]. A Windows drive letter
+// ("C:\\src") is part of HOST.
+func parseMount(v string) (config.Mount, error) {
+	rest := v
+	skip := 0
+	if len(v) >= 2 && v[1] == ':' && (v[0] >= 'A' && v[0] <= 'Z' || v[0] >= 'a' && v[0] <= 'z') {
+		skip = 2
+	}
+	host, path := rest, ""
+	if i := strings.IndexByte(rest[skip:], ':'); i >= 0 {
+		host, path = rest[:skip+i], rest[skip+i+1:]
+	}
+	if host == "" {
+		return config.Mount{}, fmt.Errorf("%q: the host directory is empty (want HOST[:PATH])", v)
+	}
+	return config.Mount{Host: host, Path: path}, nil
 }
 
 // defaultSections are the sections served when the configuration names
 // none.
-var defaultSections = []string{planning.Key}
+var defaultSections = []string{planning.Key, workspace.Key}
 
-// builtinSections returns the sections cfg turns on, in its order.
-func builtinSections(cfg *config.Config, strategy planning.Strategy) ([]*sections.Section, error) {
+// builder builds the built-in sections of a configuration and holds what
+// they need released at exit.
+type builder struct {
+	cfg      *config.Config
+	strategy planning.Strategy
+	logger   *slog.Logger
+	backend  *workspace.Backend
+}
+
+func (b *builder) close() {
+	if b.backend != nil {
+		_ = b.backend.Close()
+	}
+}
+
+// workspace opens the workspace backend the configuration describes and
+// returns its section.
+func (b *builder) workspace() (*sections.Section, error) {
+	w := b.cfg.Workspace
+	mounts := make([]workspace.Mount, len(w.Mounts))
+	for i, m := range w.Mounts {
+		mounts[i] = workspace.Mount{Host: m.Host, Path: m.Path, Include: m.Include, Exclude: m.Exclude, FollowSymlinks: m.FollowSymlinks}
+	}
+	backend, err := workspace.Open(workspace.Config{
+		Backend:      w.Backend,
+		Root:         w.Root,
+		Mounts:       mounts,
+		AllowedRoots: w.AllowedRoots,
+		MaxBytes:     w.MaxBytes,
+	}, b.logger)
+	if err != nil {
+		return nil, err
+	}
+	b.backend = backend
+	b.logger.Info("workspace ready", "backend", backend.Kind(), "root", w.Root, "mounts", len(mounts), "read_before_write", b.cfg.Policies.ReadBeforeWrite)
+	return workspace.New(backend, workspace.Options{
+		NoReadBeforeWrite: !b.cfg.Policies.ReadBeforeWrite,
+		MaxFileBytes:      w.MaxFileBytes,
+	}), nil
+}
+
+// sections returns the sections the configuration turns on, in its order.
+func (b *builder) sections() ([]*sections.Section, error) {
+	cfg := b.cfg
 	names := cfg.Sections
 	if names == nil {
 		names = defaultSections
 	}
-	builtin := map[string]func() *sections.Section{
-		planning.Key:    func() *sections.Section { return planning.New(strategy) },
-		conformance.Key: conformance.New,
+	builtin := map[string]func() (*sections.Section, error){
+		planning.Key:    func() (*sections.Section, error) { return planning.New(b.strategy), nil },
+		workspace.Key:   b.workspace,
+		conformance.Key: func() (*sections.Section, error) { return conformance.New(), nil },
 	}
 	var out []*sections.Section
 	for i, name := range names {
@@ -228,7 +320,14 @@ func builtinSections(cfg *config.Config, strategy planning.Strategy) ([]*section
 			known := slices.Sorted(maps.Keys(builtin))
 			return nil, cfg.Errorf(fmt.Sprintf("sections[%d]", i), "unknown section %q (want one of: %s)", name, strings.Join(known, ", "))
 		}
-		out = append(out, mk())
+		sec, err := mk()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sec)
+	}
+	if b.backend == nil && (len(cfg.Workspace.Mounts) > 0 || cfg.Workspace.Backend == "disk") {
+		b.logger.Warn("the workspace section is off; its settings (--workspace, --mount, workspace.*) are ignored")
 	}
 	return out, nil
 }

@@ -2,333 +2,186 @@ package main
 
 import (
 	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"iter"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
 
-// failsafe bounds every wait; no test asserts how long anything takes.
-const failsafe = 30 * time.Second
-
-func TestLoopbackAddr(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"127.0.0.1:8080": true, "localhost:1": true, "[::1]:9": true, "127.1.2.3:0": true,
-		":8080": false, "0.0.0.0:8080": false, "[::]:1": false, "10.0.0.1:80": false, "example.com:80": false, "nonsense": false,
-	} {
-		if got := loopbackAddr(addr); got != want {
-			t.Errorf("loopbackAddr(%q) = %v, want %v", addr, got, want)
-		}
-	}
+// stdioClient drives run over pipes, as a client drives the binary.
+type stdioClient struct {
+	t      *testing.T
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	done   chan int
+	nextID int
 }
 
-func TestCheckExposure(t *testing.T) {
-	if warn, err := checkExposure("127.0.0.1:0", false, false); warn || err != nil {
-		t.Errorf("loopback: warn %v, err %v", warn, err)
-	}
-	if _, err := checkExposure("0.0.0.0:8080", false, false); err == nil || !strings.Contains(err.Error(), "--insecure") {
-		t.Errorf("public without auth: %v", err)
-	}
-	if warn, err := checkExposure("0.0.0.0:8080", true, false); warn || err != nil {
-		t.Errorf("public with auth: warn %v, err %v", warn, err)
-	}
-	if warn, err := checkExposure("0.0.0.0:8080", false, true); !warn || err != nil {
-		t.Errorf("public with --insecure: warn %v, err %v", warn, err)
-	}
-}
-
-// TestPublicAddressWithoutAuthRefusesToStart runs main's logic: it exits 2
-// before listening.
-func TestPublicAddressWithoutAuthRefusesToStart(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"--http", "0.0.0.0:0"}, strings.NewReader(""), &stdout, &stderr)
-	if code != 2 || !strings.Contains(stderr.String(), "not a loopback address") {
-		t.Fatalf("exit %d, stderr %q", code, stderr.String())
-	}
-}
-
-func TestBearerTokensFromFileAndEnvironment(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "tokens")
-	os.WriteFile(file, []byte("# tokens\n\n  first-token  \nsecond\n"), 0o600)
-	f, err := parseFlags([]string{"--bearer-token-file", file, "--allowed-origins", "https://a.example, https://b.example"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := loadConfig(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sec, err := httpSecurity(cfg.HTTP, func(k string) string {
-		if k == bearerTokensEnv {
-			return "env-one,env-two"
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(sec.BearerTokens, " "); got != "first-token second env-one env-two" {
-		t.Errorf("tokens: %q", got)
-	}
-	if got := strings.Join(sec.AllowedOrigins, " "); got != "https://a.example https://b.example" {
-		t.Errorf("origins: %q", got)
-	}
-	empty := filepath.Join(t.TempDir(), "empty")
-	os.WriteFile(empty, []byte("# nothing\n"), 0o600)
-	cfg.HTTP.Auth.BearerTokenFile = empty
-	if _, err := httpSecurity(cfg.HTTP, func(string) string { return "" }); err == nil {
-		t.Error("an empty token file was accepted")
-	}
-}
-
-// buildBinary builds wink-mcp once for the end-to-end tests.
-var buildBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "wink-e2e")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "wink-mcp")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-// process is the wink-mcp binary serving HTTP on a free loopback port.
-type process struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *bytes.Buffer
-	mu     *sync.Mutex
-	exited chan error
-}
-
-func startBinary(t *testing.T, args ...string) *process {
+func startStdio(t *testing.T, args ...string) *stdioClient {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	bin, err := buildBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, append([]string{"--http", "127.0.0.1:0", "--log-format", "json"}, args...)...)
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: cmd, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, exited: make(chan error, 1)}
-	addr := make(chan string, 1)
-	re := regexp.MustCompile(`"msg":"serving MCP over HTTP".*?"addr":"([^"]+)"`)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &stdioClient{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan int, 1)}
+	c.out.Buffer(make([]byte, 1<<20), 16<<20)
 	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.stderr.WriteString(line + "\n")
-			p.mu.Unlock()
-			if m := re.FindStringSubmatch(line); m != nil {
-				addr <- m[1]
-			}
-		}
+		code := run(context.Background(), append([]string{"--log-level", "error"}, args...), inR, outW, io.Discard)
+		outW.Close()
+		c.done <- code
 	}()
-	go func() { p.exited <- cmd.Wait(); pw.Close() }()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-p.exited
+		inW.Close()
+		select {
+		case <-c.done:
+		case <-time.After(30 * time.Second):
+			t.Error("the server did not stop after stdin closed")
 		}
 	})
-	select {
-	case a := <-addr:
-		p.url = "http://" + a + "/mcp"
-	case err := <-p.exited:
-		t.Fatalf("wink-mcp exited: %v\n%s", err, p.logs())
-	case <-time.After(failsafe):
-		t.Fatalf("wink-mcp did not start:\n%s", p.logs())
-	}
-	return p
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}})
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return c
 }
 
-func (p *process) logs() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
+func (c *stdioClient) send(msg map[string]any) {
+	c.t.Helper()
+	b, _ := json.Marshal(msg)
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
-// rpc posts one JSON-RPC message with the session's headers.
-func rpc(t *testing.T, url, sid string, body any) *http.Response {
-	t.Helper()
-	data, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(data))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+// request sends a request and returns its result, skipping notifications.
+func (c *stdioClient) request(method string, params any) json.RawMessage {
+	c.t.Helper()
+	c.nextID++
+	c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+	for c.out.Scan() {
+		var r struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(c.out.Bytes(), &r); err != nil {
+			c.t.Fatalf("not JSON on stdout: %q", c.out.Text())
+		}
+		if r.ID == nil || *r.ID != c.nextID {
+			continue
+		}
+		if r.Error != nil {
+			c.t.Fatalf("%s: error %s", method, r.Error)
+		}
+		return r.Result
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	c.t.Fatalf("%s: no response (%v)", method, c.out.Err())
+	return nil
+}
+
+// call calls a tool and returns its text and whether it failed.
+func (c *stdioClient) call(tool, args string) (string, bool) {
+	c.t.Helper()
+	raw := c.request("tools/call", map[string]any{"name": tool, "arguments": json.RawMessage(args)})
+	var r struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		c.t.Fatal(err)
+	}
+	return r.Content[0].Text, r.IsError
+}
+
+func (c *stdioClient) expect(tool, args, want string, wantErr bool) {
+	c.t.Helper()
+	got, isErr := c.call(tool, args)
+	if got != want || isErr != wantErr {
+		c.t.Errorf("%s %s:\n got (isError=%v) %q\nwant (isError=%v) %q", tool, args, isErr, got, wantErr, want)
+	}
+}
+
+// TestWorkspaceOverStdio drives the server as a client would, over stdio,
+// on both backends: default sections, read-before-write denial, an
+// apply_edits rolled back whole, and the workspace as resources.
+func TestWorkspaceOverStdio(t *testing.T) {
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "notes.md"), []byte("# Notes\nfirst\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return resp
-}
-
-func initialize(t *testing.T, url string) string {
-	t.Helper()
-	resp := rpc(t, url, "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{"sampling": map[string]any{}}, "clientInfo": map[string]any{"name": "e2e", "version": "1"}}})
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != 200 || sid == "" {
-		t.Fatalf("initialize: %d", resp.StatusCode)
-	}
-	resp = rpc(t, url, sid, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-	resp.Body.Close()
-	return sid
-}
-
-// dataLines yields the data of each SSE event.
-func dataLines(r io.Reader) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && d != "" {
-				if !yield(d) {
-					return
-				}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"memory", []string{"--mount", host + ":proj"}},
+		{"disk", []string{"--workspace", host}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := startStdio(t, c.args...)
+			p := "notes.md"
+			if c.name == "memory" {
+				p = "proj/notes.md"
 			}
-		}
-	}
-}
-
-// TestSIGTERMDrainsCallsInFlight starts the binary, leaves a call in flight
-// on each of several sessions (each waits for the client's sampling
-// reply), sends SIGTERM, then answers: every call completes, and the
-// process exits 0.
-func TestSIGTERMDrainsCallsInFlight(t *testing.T) {
-	p := startBinary(t, "--conformance")
-	const n = 3
-	type inflight struct {
-		sid    string
-		resp   *http.Response
-		events func(func(string) bool)
-		req    map[string]any
-	}
-	calls := make([]*inflight, n)
-	for i := range calls {
-		c := &inflight{sid: initialize(t, p.url)}
-		c.resp = rpc(t, p.url, c.sid, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "test_sampling", "arguments": map[string]any{"prompt": fmt.Sprint("prompt ", i)}}})
-		next, stop := iter.Pull(dataLines(c.resp.Body))
-		defer stop()
-		d, ok := next()
-		if !ok {
-			t.Fatalf("call %d: stream ended", i)
-		}
-		json.Unmarshal([]byte(d), &c.req)
-		if c.req["method"] != "sampling/createMessage" {
-			t.Fatalf("call %d: got %s, want a sampling request", i, d)
-		}
-		c.events = func(yield func(string) bool) {
-			for {
-				d, ok := next()
-				if !ok || !yield(d) {
-					return
-				}
+			var list struct{ Tools []struct{ Name string } }
+			_ = json.Unmarshal(cl.request("tools/list", map[string]any{}), &list)
+			var names []string
+			for _, tl := range list.Tools {
+				names = append(names, tl.Name)
 			}
-		}
-		calls[i] = c
-	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range calls {
-		resp := rpc(t, p.url, c.sid, map[string]any{"jsonrpc": "2.0", "id": c.req["id"], "result": map[string]any{
-			"role": "assistant", "content": map[string]any{"type": "text", "text": fmt.Sprint("answer ", i)}, "model": "m"}})
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("reply %d during the drain: %d", i, resp.StatusCode)
-		}
-		got := ""
-		for d := range c.events {
-			got = d
-		}
-		c.resp.Body.Close()
-		if !strings.Contains(got, fmt.Sprint("LLM response: answer ", i)) {
-			t.Errorf("call %d ended with %s", i, got)
-		}
-	}
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("exit: %v\n%s", err, p.logs())
-		}
-	case <-time.After(failsafe):
-		t.Fatalf("did not exit:\n%s", p.logs())
-	}
-	if !strings.Contains(p.logs(), `"msg":"stopped"`) {
-		t.Errorf("no clean stop in the logs:\n%s", p.logs())
+			if got := strings.Join(names, " "); !strings.HasSuffix(got, "planning_read_plan ls read_file write_file edit_file glob grep rm apply_edits") {
+				t.Errorf("tools: %s", got)
+			}
+			cl.expect("edit_file", fmt.Sprintf(`{"file_path":%q,"old_string":"first","new_string":"1st"}`, p), fmt.Sprintf("File '%s' must be read before overwriting.", p), true)
+			cl.expect("read_file", fmt.Sprintf(`{"file_path":%q}`, p), fmt.Sprintf("Read file %s (lines 1-2 of 2).\n\n   1 | # Notes\n   2 | first", p), false)
+			cl.expect("apply_edits", fmt.Sprintf(`{"edits":[{"op":"edit","file_path":%q,"old_string":"first","new_string":"1st"},{"op":"write","file_path":"new.md","content":"new"},{"op":"rm","path":"missing"}]}`, p),
+				"edits[2] (rm missing) failed: No such file or directory: missing No edit was applied.", true)
+			cl.expect("read_file", fmt.Sprintf(`{"file_path":%q}`, p), fmt.Sprintf("Read file %s (lines 1-2 of 2).\n\n   1 | # Notes\n   2 | first", p), false)
+			cl.expect("read_file", `{"file_path":"new.md"}`, "File does not exist: new.md", true)
+			cl.expect("apply_edits", fmt.Sprintf(`{"edits":[{"op":"edit","file_path":%q,"old_string":"first","new_string":"1st"},{"op":"write","file_path":"new.md","content":"new"}]}`, p),
+				fmt.Sprintf("Applied 2 edits to 2 files.\n\nedits[0]: Replaced 1 occurrence in %s.\nedits[1]: Created new.md (3 bytes).", p), false)
+			var res struct{ Contents []struct{ Text string } }
+			_ = json.Unmarshal(cl.request("resources/read", map[string]any{"uri": "wink://workspace/files/" + p}), &res)
+			if len(res.Contents) != 1 || res.Contents[0].Text != "# Notes\n1st\n" {
+				t.Errorf("resource: %+v", res)
+			}
+			data, _ := os.ReadFile(filepath.Join(host, "notes.md"))
+			if want := map[string]string{"memory": "# Notes\nfirst\n", "disk": "# Notes\n1st\n"}[c.name]; string(data) != want {
+				t.Errorf("host file: %q, want %q", data, want)
+			}
+		})
 	}
 }
 
-// TestBinaryServesSessionsAndHealth checks the binary end to end: health,
-// a session's plan, DELETE, and that a foreign Origin is refused.
-func TestBinaryServesSessionsAndHealth(t *testing.T) {
-	p := startBinary(t)
-	health := strings.TrimSuffix(p.url, "/mcp") + "/healthz"
-	resp, err := http.Get(health)
-	if err != nil {
+func TestParseMount(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"/a/b":        {"/a/b", ""},
+		"/a/b:dest":   {"/a/b", "dest"},
+		"/a/b:d/e":    {"/a/b", "d/e"},
+		`C:\src`:      {`C:\src`, ""},
+		`C:\src:proj`: {`C:\src`, "proj"},
+		"rel:":        {"rel", ""},
+	} {
+		m, err := parseMount(in)
+		if err != nil || m.Host != want[0] || m.Path != want[1] {
+			t.Errorf("parseMount(%q) = %+v, %v; want host %q path %q", in, m, err, want[0], want[1])
+		}
+	}
+	if _, err := parseMount(":x"); err == nil {
+		t.Error("parseMount(\":x\") accepted an empty host")
+	}
+}
+
+// TestReadBeforeWriteConfig: the configuration switches the policy off.
+func TestReadBeforeWriteConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "wink.yaml")
+	if err := os.WriteFile(cfg, []byte("policies:\n  read_before_write: false\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("/healthz: %d", resp.StatusCode)
-	}
-	sid := initialize(t, p.url)
-	resp = rpc(t, p.url, sid, map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": map[string]any{"name": "planning_setup_plan", "arguments": map[string]any{"objective": "e2e"}}})
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), "Objective: e2e") {
-		t.Fatalf("setup: %s", body)
-	}
-	req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Origin", "https://evil.example")
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Errorf("foreign origin: %d", resp.StatusCode)
-	}
-	req, _ = http.NewRequest(http.MethodDelete, p.url, nil)
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		t.Errorf("DELETE: %d", resp.StatusCode)
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	if err := <-p.exited; err != nil {
-		t.Errorf("exit: %v", err)
-	}
+	cl := startStdio(t, "--config", cfg, "--workspace", dir)
+	cl.expect("edit_file", `{"file_path":"a.txt","old_string":"a","new_string":"b"}`, "Replaced 1 occurrence in a.txt.", false)
 }

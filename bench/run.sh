@@ -2,7 +2,9 @@
 # Compares the load figures of wink-mcp with those of a bare mcp-go server
 # (bench/bare) over stdio:
 #   1. wink planning_setup_plan vs bare setup_plan (the same work);
-#   2. wink planning_setup_plan vs bare echo (the floor of the protocol).
+#   2. wink planning_setup_plan vs bare echo (the floor of the protocol);
+#   3. wink write_file and read_file (the workspace) vs bare echo of the same
+#      text.
 #
 # Environment:
 #   CALLS     measured calls per side, in-flight level and round (default 20000)
@@ -65,5 +67,22 @@ compare "wink planning_setup_plan vs bare setup_plan" \
 compare "wink planning_setup_plan vs bare echo" \
 	--cmd "$WINK_CMD" --label wink --tool planning_setup_plan --args "$plan_args" \
 	--cmd2 "$bare_cmd" --label2 bare --tool2 echo --args2 '{"text":"hi"}'
+
+# The workspace: write_file (memory backend) and read_file (a mounted file)
+# against echo of the same text, so that both sides carry the same payload.
+mkdir -p "$tmp/proj"
+for i in $(seq -w 0 19); do
+	echo "line $i of the benchmark file, some text here"
+done >"$tmp/proj/file.txt"
+text="$(cat "$tmp/proj/file.txt")"
+json_text="$(printf '%s\n' "$text" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | awk '{printf "%s\\n", $0}')"
+
+compare "wink write_file vs bare echo (the same 1 KB of text)" \
+	--cmd "$WINK_CMD" --label wink --tool write_file --args "{\"file_path\":\"out/file.txt\",\"overwrite\":true,\"content\":\"$json_text\"}" \
+	--cmd2 "$bare_cmd" --label2 bare --tool2 echo --args2 "{\"text\":\"$json_text\"}"
+
+compare "wink read_file vs bare echo (the same 1 KB of text)" \
+	--cmd "$WINK_CMD --mount $(printf '%q' "$tmp/proj")" --label wink --tool read_file --args '{"file_path":"file.txt"}' \
+	--cmd2 "$bare_cmd" --label2 bare --tool2 echo --args2 "{\"text\":\"$json_text\"}"
 
 exit "$status"

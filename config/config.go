@@ -67,6 +67,12 @@ type Workspace struct {
 	// MaxBytes is the total number of bytes mounts may bring in,
 	// 64 MiB by default.
 	MaxBytes int64 `json:"max_bytes"`
+	// AllowedRoots, when not empty, are the only host directories mounts
+	// may read from.
+	AllowedRoots []string `json:"allowed_roots"`
+	// MaxFileBytes is the largest file the workspace tools write, read
+	// or search, 32 MiB by default.
+	MaxFileBytes int64 `json:"max_file_bytes"`
 }
 
 // HTTP configures the HTTP transports (Streamable HTTP at /mcp, SSE at
@@ -154,13 +160,18 @@ type Mount struct {
 	Include []string `json:"include"`
 	// Exclude lists glob patterns of files not to copy, even if included.
 	Exclude []string `json:"exclude"`
+	// FollowSymlinks copies what symbolic links point to (within the
+	// allowed roots) instead of skipping them.
+	FollowSymlinks bool `json:"follow_symlinks"`
 }
 
 // Default values of the keys that have one. They match the "default"
 // annotations in schema.json.
 const (
-	defaultDeadline     = 30 * time.Second
-	defaultMaxBytes     = 64 << 20
+	defaultDeadline = 30 * time.Second
+	defaultMaxBytes = 64 << 20
+	// defaultMaxFileBytes is the default of workspace.max_file_bytes.
+	defaultMaxFileBytes = 32 << 20
 	defaultMaxBodyBytes = 4 << 20
 	defaultSessionTTL   = 30 * time.Minute
 	defaultDrainTimeout = 30 * time.Second
@@ -172,7 +183,7 @@ func Default() *Config {
 	return &Config{
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  defaultDeadline,
-		Workspace: Workspace{Backend: "memory", MaxBytes: defaultMaxBytes},
+		Workspace: Workspace{Backend: "memory", MaxBytes: defaultMaxBytes, MaxFileBytes: defaultMaxFileBytes},
 		HTTP: HTTP{
 			MaxBodyBytes: defaultMaxBodyBytes,
 			SessionTTL:   Duration(defaultSessionTTL),

@@ -50,10 +50,15 @@ func TestParse(t *testing.T) {
 		{"read_before_write off", "policies:\n  read_before_write: false\n", func(c *Config) { c.Policies.ReadBeforeWrite = false }},
 		{"deadline", "deadline: 1m30s\n", func(c *Config) { c.Deadline = 90 * time.Second }},
 		{"disk backend", "workspace:\n  backend: disk\n  root: /srv/ws\n  max_bytes: 0\n", func(c *Config) {
-			c.Workspace = Workspace{Backend: "disk", Root: "/srv/ws", MaxBytes: 0}
+			c.Workspace = Workspace{Backend: "disk", Root: "/srv/ws", MaxBytes: 0, MaxFileBytes: 32 << 20}
 		}},
 		{"mounts", "workspace:\n  mounts:\n    - host: /a\n      path: b\n      include: ['*.go']\n      exclude: [x]\n    - host: /c\n", func(c *Config) {
 			c.Workspace.Mounts = []Mount{{Host: "/a", Path: "b", Include: []string{"*.go"}, Exclude: []string{"x"}}, {Host: "/c"}}
+		}},
+		{"workspace limits", "workspace:\n  allowed_roots: [/home]\n  max_file_bytes: 1024\n  mounts:\n    - host: /home/a\n      follow_symlinks: true\n", func(c *Config) {
+			c.Workspace.AllowedRoots = []string{"/home"}
+			c.Workspace.MaxFileBytes = 1024
+			c.Workspace.Mounts = []Mount{{Host: "/home/a", FollowSymlinks: true}}
 		}},
 		{"float that is an integer", "workspace:\n  max_bytes: 1e3\n", func(c *Config) { c.Workspace.MaxBytes = 1000 }},
 		{"http", "http:\n  addr: 127.0.0.1:9\n  session_ttl: 5m\n  auth:\n    bearer_token_file: /t\n", func(c *Config) {
@@ -85,7 +90,7 @@ func TestDefault(t *testing.T) {
 	want := Config{
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
-		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20},
+		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
 		HTTP: HTTP{
 			MaxBodyBytes: 4 << 20,
 			SessionTTL:   Duration(30 * time.Minute),
@@ -142,7 +147,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown key in a list item",
 			in:   "workspace:\n  mounts:\n    - host: /a\n      hots: /b\n",
-			want: "config.yaml:4: workspace.mounts[0].hots: unknown key (known keys: exclude, host, include, path)",
+			want: "config.yaml:4: workspace.mounts[0].hots: unknown key (known keys: exclude, follow_symlinks, host, include, path)",
 			key:  "workspace.mounts[0].hots", line: 4,
 		},
 		{
@@ -476,10 +481,12 @@ func TestExampleFile(t *testing.T) {
 			Backend: "disk",
 			Root:    "/var/lib/wink/workspace",
 			Mounts: []Mount{
-				{Host: "/home/me/project", Path: "project", Include: []string{"*.go", "go.mod", "go.sum"}, Exclude: []string{"*_test.go"}},
+				{Host: "/home/me/project", Path: "project", Include: []string{"*.go", "go.mod", "go.sum"}, Exclude: []string{"*_test.go"}, FollowSymlinks: true},
 				{Host: "/home/me/notes"},
 			},
-			MaxBytes: 128 << 20,
+			MaxBytes:     128 << 20,
+			AllowedRoots: []string{"/home/me"},
+			MaxFileBytes: 16 << 20,
 		},
 		HTTP: HTTP{
 			Addr:           "127.0.0.1:8080",

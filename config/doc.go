@@ -28,8 +28,13 @@
 //   - workspace.root: the directory of the workspace; required when backend
 //     is disk and not allowed otherwise.
 //   - workspace.mounts: host directories copied into the workspace, each
-//     with host (required), path, include and exclude (glob patterns).
+//     with host (required), path, include and exclude (glob patterns) and
+//     follow_symlinks.
 //   - workspace.max_bytes: the byte budget of the mounts; 64 MiB by default.
+//   - workspace.allowed_roots: when set, the only host directories mounts
+//     may read from.
+//   - workspace.max_file_bytes: the largest file the workspace tools write,
+//     read or search; 32 MiB by default.
 //   - http.addr: serve remote clients over HTTP on this address instead of
 //     stdio; http.insecure allows a non-loopback address without
 //     authentication.

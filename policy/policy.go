@@ -10,7 +10,9 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/wink-mcp/wink-mcp/tools"
 )
@@ -59,6 +61,47 @@ func Middleware(forTool func(*tools.Tool) []Policy) tools.Middleware {
 			}
 			for _, p := range ps {
 				call.OnCommit(func(out *tools.Outcome) error { return p.OnResult(call, out) })
+			}
+			return next(ctx, call)
+		}
+	}
+}
+
+// Steps returns a stage that sets call.Authorize, so that a handler acting
+// for other tools can have each of its steps checked by the policies of the
+// tool the step stands for, exactly as a call of that tool would be (see
+// tools.Call.Authorize). lookup returns a tool offered by the server, by
+// name, and the policies that apply to it; a nil tool is unknown.
+func Steps(lookup func(name string) (*tools.Tool, []Policy)) tools.Middleware {
+	return func(next tools.Handler) tools.Handler {
+		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			call.Authorize = func(name string, params any) (func(*tools.Outcome) error, error) {
+				t, ps := lookup(name)
+				if t == nil {
+					return nil, fmt.Errorf("unknown tool %q", name)
+				}
+				args, err := json.Marshal(params)
+				if err != nil {
+					return nil, err
+				}
+				step := &tools.Call{
+					ID: call.ID, Tool: t, Args: args, Meta: call.Meta, Session: call.Session,
+					Notifier: call.Notifier, Logger: call.Logger, Started: call.Started,
+					Params: params, Timeout: call.Timeout, Deadline: call.Deadline, Tx: call.Tx,
+				}
+				for _, p := range ps {
+					if err := p.Check(step); err != nil {
+						return nil, err
+					}
+				}
+				return func(out *tools.Outcome) error {
+					for _, p := range ps {
+						if err := p.OnResult(step, out); err != nil {
+							return err
+						}
+					}
+					return nil
+				}, nil
 			}
 			return next(ctx, call)
 		}

@@ -19,6 +19,17 @@ type Files interface {
 	Version(path string) (version string, exists bool, err error)
 }
 
+// Observer is implemented by Files that know which version of a file the
+// current call itself read or wrote. Remember records that version instead
+// of the current one, so that a change someone else makes between the
+// tool's read and the end of the call does not count as seen.
+type Observer interface {
+	// Observed returns the version of the file at path (normalised) as the
+	// current call last read or wrote it, whether it existed then, and
+	// whether the call saw it at all.
+	Observed(path string) (version string, exists, ok bool)
+}
+
 // PathsFunc returns the file paths a call's decoded params name.
 type PathsFunc func(params any) []string
 
@@ -108,7 +119,8 @@ func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) error {
 }
 
 // Remember records the current versions of paths in fs as known to the
-// session; a path that no longer exists is forgotten.
+// session (or, when fs is an Observer, the versions the call saw); a path
+// that no longer exists is forgotten.
 func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string) error {
 	mem, ok := session.Get(s, known)
 	if !ok {
@@ -119,9 +131,14 @@ func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string)
 		if err != nil {
 			continue
 		}
-		v, exists, err := fs.Version(path)
-		if err != nil {
-			return fmt.Errorf("read_before_write: %w", err)
+		v, exists, seen := "", false, false
+		if o, ok := fs.(Observer); ok {
+			v, exists, seen = o.Observed(path)
+		}
+		if !seen {
+			if v, exists, err = fs.Version(path); err != nil {
+				return fmt.Errorf("read_before_write: %w", err)
+			}
 		}
 		if exists {
 			mem = mem.Set(path, v)

@@ -11,6 +11,8 @@
 //	deadline    bound the call; refuse one whose deadline already passed
 //	serialise   one call per session from here to the commit or restore
 //	policies    the tool's section's policies, then the server-wide ones
+//	steps       lets a handler that acts for other tools (apply_edits) have
+//	            each step checked by that tool's policies (Call.Authorize)
 //	transaction snapshot, run the handler, commit or restore
 //
 // Lookup happens before the pipeline: mcp-go answers an unknown tool with
@@ -20,9 +22,10 @@
 //
 // A handler that outlives its deadline is waited for: its context is
 // cancelled at the deadline, and its result is replaced by the deadline
-// error when it returns. The session stays locked until then, so nothing it
-// does after the deadline can interleave with another call; the transaction
-// restores whatever it did.
+// error when it returns (followed by the handler's own failure message, if
+// it returned one, so that it can say where it stopped). The session stays
+// locked until then, so nothing it does after the deadline can interleave
+// with another call; the transaction restores whatever it did.
 //
 // A client may shorten a call's deadline with the request's _meta: either
 // "io.wink-mcp/timeoutMs" (milliseconds from now) or "io.wink-mcp/deadline"

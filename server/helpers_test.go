@@ -141,6 +141,14 @@ func probeSection() *sections.Section {
 					}
 					return tools.OK("Released.", current(ctx)), nil
 				}),
+			tools.New("probe_stop", "Add, wait for the deadline, then say where it stopped.", ann,
+				func(ctx *tools.Context, p byParams) (tools.Result[counter], error) {
+					if err := incr(ctx, p.By); err != nil {
+						return tools.Result[counter]{}, err
+					}
+					<-ctx.Done()
+					return tools.Fail[counter]("Stopped before step 2."), nil
+				}),
 			tools.New("probe_notify", "Send progress and a log message, then succeed.", ann,
 				func(ctx *tools.Context, _ noParams) (tools.Result[counter], error) {
 					for i := range 3 {

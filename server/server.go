@@ -56,6 +56,7 @@ type Server struct {
 	now      func() time.Time
 	handler  tools.Handler
 	policies map[*tools.Tool][]policy.Policy
+	byName   map[string]*tools.Tool
 	order    map[string]int
 }
 
@@ -81,6 +82,7 @@ func New(opts Options) (*Server, error) {
 		logger:   opts.Logger,
 		now:      opts.Now,
 		policies: map[*tools.Tool][]policy.Policy{},
+		byName:   map[string]*tools.Tool{},
 		order:    map[string]int{},
 	}
 	s.sessions = newSessions(s.registry)
@@ -118,12 +120,17 @@ func New(opts Options) (*Server, error) {
 		deadlineStage(opts.Deadline, opts.Now),
 		serialise,
 		policy.Middleware(func(t *tools.Tool) []policy.Policy { return s.policies[t] }),
+		policy.Steps(func(name string) (*tools.Tool, []policy.Policy) {
+			t := s.byName[name]
+			return t, s.policies[t]
+		}),
 		transaction,
 	)
 	s.handler = tools.Chain(stages...)(invoke)
 
 	for i, t := range opts.Tree.Tools() {
 		s.order[t.Name()] = i
+		s.byName[t.Name()] = t
 		s.policies[t] = append(slices.Clone(opts.Tree.Owner(t).Policies), opts.Policies...)
 		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
 	}

@@ -43,6 +43,8 @@ func TestFailureTable(t *testing.T) {
 		{"on-result error", "probe_add", map[string]any{"by": -13}, nil, "Tool 'probe_add' failed: unlucky", "error"},
 		{"outlives deadline", "probe_block", map[string]any{"by": 1}, map[string]any{"io.wink-mcp/timeoutMs": 20},
 			"Tool 'probe_block' exceeded its deadline (20ms).", "deadline"},
+		{"outlives deadline and says where it stopped", "probe_stop", map[string]any{"by": 1}, map[string]any{"io.wink-mcp/timeoutMs": 20},
+			"Tool 'probe_stop' exceeded its deadline (20ms). Stopped before step 2.", "deadline"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

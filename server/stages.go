@@ -167,7 +167,12 @@ func transaction(next tools.Handler) tools.Handler {
 		}()
 		out = next(ctx, call)
 		if err := ctx.Err(); err != nil {
-			return interrupted(call, err)
+			o := interrupted(call, err)
+			if !out.Success && out.Class == tools.ClassFailure && out.Message != "" {
+				// The handler saw the deadline and said where it stopped.
+				o.Message += " " + out.Message
+			}
+			return o
 		}
 		if out.Success {
 			if err := call.RunCommitHooks(out); err != nil {

@@ -1,0 +1,116 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestTwoSessionsOnDisk: sessions share a disk workspace but not their
+// read-before-write memory, and each sees the other's changes.
+func TestTwoSessionsOnDisk(t *testing.T) {
+	h := newHarness(t, backends[1], map[string]string{"shared.txt": "v1\n"})
+	a, b := newClient("a"), newClient("b")
+	ctx := context.Background()
+	run := func(cs *clientSession, s step) {
+		t.Helper()
+		got, isErr := h.callAs(ctx, cs, s.tool, s.args)
+		if got != s.want || isErr != s.isErr {
+			t.Errorf("%s: %s %s:\n got (isError=%v) %q\nwant (isError=%v) %q", cs.id, s.tool, s.args, isErr, got, s.isErr, s.want)
+		}
+	}
+	run(a, step{"read_file", `{"file_path":"shared.txt"}`, "Read file shared.txt (lines 1-1 of 1).\n\n   1 | v1", false})
+	// b has not read it: its own memory.
+	run(b, step{"edit_file", `{"file_path":"shared.txt","old_string":"v1","new_string":"v2"}`, "File 'shared.txt' must be read before overwriting.", true})
+	run(b, step{"read_file", `{"file_path":"shared.txt"}`, "Read file shared.txt (lines 1-1 of 1).\n\n   1 | v1", false})
+	run(b, step{"edit_file", `{"file_path":"shared.txt","old_string":"v1","new_string":"v2"}`, "Replaced 1 occurrence in shared.txt.", false})
+	// a read v1; b changed it since.
+	run(a, step{"edit_file", `{"file_path":"shared.txt","old_string":"v1","new_string":"v3"}`, "File 'shared.txt' changed since it was last read; read it again before writing.", true})
+	run(a, step{"write_file", `{"file_path":"shared.txt","content":"v3","overwrite":true}`, "File 'shared.txt' changed since it was last read; read it again before writing.", true})
+	run(a, step{"read_file", `{"file_path":"shared.txt"}`, "Read file shared.txt (lines 1-1 of 1).\n\n   1 | v2", false})
+	run(a, step{"edit_file", `{"file_path":"shared.txt","old_string":"v2","new_string":"v3"}`, "Replaced 1 occurrence in shared.txt.", false})
+	// A change by another process counts too.
+	if err := os.WriteFile(filepath.Join(h.dir, "shared.txt"), []byte("v4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(a, step{"edit_file", `{"file_path":"shared.txt","old_string":"v4","new_string":"v5"}`, "File 'shared.txt' changed since it was last read; read it again before writing.", true})
+}
+
+// TestMemorySessionsAreIsolated: each session has its own memory tree,
+// started from the same base.
+func TestMemorySessionsAreIsolated(t *testing.T) {
+	h := newHarness(t, backends[0], map[string]string{"base.txt": "base"})
+	a, b := newClient("a"), newClient("b")
+	ctx := context.Background()
+	if _, isErr := h.callAs(ctx, a, "write_file", `{"file_path":"mine.txt","content":"a"}`); isErr {
+		t.Fatal("write failed")
+	}
+	if got, _ := h.callAs(ctx, b, "glob", `{"pattern":"**"}`); got != "Found 1 file matching ** under /.\n\nbase.txt" {
+		t.Errorf("session b sees %q", got)
+	}
+	if got, _ := h.callAs(ctx, a, "glob", `{"pattern":"**"}`); got != "Found 2 files matching ** under /.\n\nbase.txt\nmine.txt" {
+		t.Errorf("session a sees %q", got)
+	}
+}
+
+// TestConcurrentWritesAreAtomic: two sessions overwrite one disk file many
+// times over while a reader reads it directly; the reader only ever sees a
+// whole version, never a torn mix.
+func TestConcurrentWritesAreAtomic(t *testing.T) {
+	h := newHarness(t, backends[1], map[string]string{"big.txt": strings.Repeat("0", 1<<16)}, harnessOpts{opts: Options{NoReadBeforeWrite: true}})
+	versions := map[string]bool{strings.Repeat("0", 1<<16): true}
+	for c := range "ab" {
+		for i := range 20 {
+			versions[strings.Repeat(fmt.Sprintf("%c%d", 'a'+c, i%10), 1<<15)] = true
+		}
+	}
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for c := range 2 {
+		cs := newClient(fmt.Sprint("writer", c))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				content := strings.Repeat(fmt.Sprintf("%c%d", 'a'+c, i%10), 1<<15)
+				args := fmt.Sprintf(`{"file_path":"big.txt","content":%q,"overwrite":true}`, content)
+				if text, isErr := h.callAs(context.Background(), cs, "write_file", args); isErr {
+					t.Errorf("write: %s", text)
+					return
+				}
+			}
+		}()
+	}
+	var rg sync.WaitGroup
+	rg.Add(1)
+	go func() {
+		defer rg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			data, err := os.ReadFile(filepath.Join(h.dir, "big.txt"))
+			if err != nil {
+				t.Errorf("read: %v", err)
+				return
+			}
+			if !versions[string(data)] {
+				t.Errorf("torn read: %d bytes starting %q", len(data), data[:min(len(data), 8)])
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	rg.Wait()
+	entries, _ := os.ReadDir(h.dir)
+	if len(entries) != 1 {
+		t.Errorf("the directory holds %d entries, want big.txt alone (no temporary files left)", len(entries))
+	}
+}

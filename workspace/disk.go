@@ -1,0 +1,609 @@
+package workspace
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+)
+
+// tmpPrefix starts the names of the temporary files of atomic writes. The
+// disk backend never lists them.
+const tmpPrefix = ".wink-tmp-"
+
+// diskBackend is the disk backend: a host directory shared by every
+// session. Every access goes through an os.Root, which resolves each path
+// beneath the directory atomically: no "..", absolute path or symbolic link
+// (even one swapped in between a check and a use) reaches outside it.
+type diskBackend struct {
+	dir  string
+	root *os.Root
+}
+
+func (b *diskBackend) open() (store, error) { return &diskStore{root: b.root}, nil }
+
+func (b *diskBackend) kind() string { return "disk" }
+
+func (b *diskBackend) Close() error { return b.root.Close() }
+
+// diskStore is one session's view of the shared directory, with the undo
+// journal of its current call.
+type diskStore struct {
+	root *os.Root
+	j    *journal // nil outside a transaction
+}
+
+// osName turns a normalised path into a name for os.Root.
+func osName(p string) string {
+	if p == "" {
+		return "."
+	}
+	return filepath.FromSlash(p)
+}
+
+// diskErr maps an error of os.Root to the store's errors.
+func diskErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return errNotExist
+	case strings.Contains(err.Error(), "path escapes from parent"):
+		return errEscapes
+	case errors.Is(err, syscall.ENOTDIR):
+		return errNotDir
+	case errors.Is(err, syscall.EISDIR):
+		return errIsDir
+	case errors.Is(err, syscall.ELOOP):
+		return errEscapes
+	}
+	return err
+}
+
+// pathErr maps an error of os.Root about p to the store's errors; "not a
+// directory" names the ancestor that is a file.
+func (s *diskStore) pathErr(p string, err error) error {
+	err = diskErr(err)
+	if errors.Is(err, errNotDir) {
+		for _, a := range ancestors(p) {
+			if fi, e := s.root.Stat(osName(a)); e == nil && !fi.IsDir() {
+				return &parentError{path: a}
+			}
+		}
+	}
+	return err
+}
+
+// errSpecial: a device, socket or pipe, which the workspace neither reads
+// nor lists.
+var errSpecial = errors.New("not a regular file")
+
+func (s *diskStore) stat(p string) (Info, error) {
+	if p == "" {
+		return Info{Dir: true}, nil
+	}
+	fi, err := s.root.Stat(osName(p))
+	if err != nil {
+		return Info{}, s.pathErr(p, err)
+	}
+	switch {
+	case fi.IsDir():
+		return Info{Path: p, Dir: true}, nil
+	case !fi.Mode().IsRegular():
+		return Info{}, errSpecial
+	}
+	return Info{Path: p, Size: fi.Size()}, nil
+}
+
+// openRegular opens the file at p for reading without blocking on a pipe,
+// and checks on the open file that it is a regular file.
+func (s *diskStore) openRegular(p string) (*os.File, fs.FileInfo, error) {
+	if p == "" {
+		return nil, nil, errIsDir
+	}
+	f, err := s.root.OpenFile(osName(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, s.pathErr(p, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	switch {
+	case fi.IsDir():
+		f.Close()
+		return nil, nil, errIsDir
+	case !fi.Mode().IsRegular():
+		f.Close()
+		return nil, nil, errSpecial
+	}
+	return f, fi, nil
+}
+
+func (s *diskStore) readFile(p string, max int64) ([]byte, error) {
+	f, fi, err := s.openRegular(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if max > 0 && fi.Size() > max {
+		return nil, errTooLarge
+	}
+	r := io.Reader(f)
+	if max > 0 {
+		r = io.LimitReader(f, max+1)
+	}
+	buf := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+	if max > 0 && int64(len(buf)) > max {
+		return nil, errTooLarge
+	}
+	return buf, nil
+}
+
+// version hashes the file as it streams by: constant memory, time
+// proportional to this file alone.
+func (s *diskStore) version(p string) (string, bool, error) {
+	f, _, err := s.openRegular(p)
+	switch {
+	case errors.Is(err, errNotExist), errors.Is(err, errIsDir), errors.Is(err, errNotDir),
+		errors.Is(err, errEscapes), errors.Is(err, errSpecial):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", false, err
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), true, nil
+}
+
+func (s *diskStore) writeFile(p string, data []byte) error {
+	for _, a := range ancestors(p) {
+		fi, err := s.root.Stat(osName(a))
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			return &parentError{path: a}
+		case !errors.Is(err, fs.ErrNotExist):
+			return diskErr(err)
+		}
+		if err := s.record(a); err != nil {
+			return err
+		}
+		if err := s.root.Mkdir(osName(a), 0o755); err != nil {
+			if !errors.Is(err, fs.ErrExist) {
+				return s.pathErr(a, err)
+			}
+			// Someone else made it meanwhile, or it is a dangling link.
+			if fi, err := s.root.Stat(osName(a)); err != nil || !fi.IsDir() {
+				return &parentError{path: a}
+			}
+			continue
+		}
+		s.after(a, state{kind: kindDir})
+	}
+	perm := fs.FileMode(0o644)
+	if fi, err := s.root.Lstat(osName(p)); err == nil {
+		switch {
+		case fi.IsDir():
+			return errIsDir
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if st, err := s.root.Stat(osName(p)); err == nil && st.IsDir() {
+				return errIsDir
+			}
+		case fi.Mode().IsRegular():
+			perm = fi.Mode().Perm()
+		default:
+			return errSpecial
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return diskErr(err)
+	}
+	if err := s.record(p); err != nil {
+		return err
+	}
+	if err := atomicWrite(s.root, p, data, perm); err != nil {
+		return err
+	}
+	s.after(p, state{kind: kindFile, hash: hashVersion(data)})
+	return nil
+}
+
+// atomicWrite writes data to a new temporary file next to p, then renames
+// it over p: a reader sees the old content or the new, never a mix, and two
+// writers never interleave.
+func atomicWrite(root *os.Root, p string, data []byte, perm fs.FileMode) error {
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := join(parent(p), tmpPrefix+hex.EncodeToString(rnd[:]))
+	f, err := root.OpenFile(osName(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return diskErr(err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// Give the file the exact mode, whatever the umask.
+		err = root.Chmod(osName(tmp), perm)
+	}
+	if err == nil {
+		err = root.Rename(osName(tmp), osName(p))
+	}
+	if err != nil {
+		_ = root.Remove(osName(tmp))
+		return diskErr(err)
+	}
+	return nil
+}
+
+func (s *diskStore) remove(p string) (int, error) {
+	fi, err := s.root.Lstat(osName(p))
+	if err != nil {
+		return 0, s.pathErr(p, err)
+	}
+	if !fi.IsDir() {
+		if err := s.record(p); err != nil {
+			return 0, err
+		}
+		if err := s.root.Remove(osName(p)); err != nil {
+			return 0, diskErr(err)
+		}
+		s.after(p, state{kind: kindAbsent})
+		return 1, nil
+	}
+	// Children first, each saved before it goes, then the directory: a
+	// restore replays the journal backwards, directory first.
+	entries, err := s.readDir(p)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		k, err := s.remove(join(p, e.Name()))
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	if err := s.record(p); err != nil {
+		return n, err
+	}
+	if err := s.root.Remove(osName(p)); err != nil {
+		return n, diskErr(err)
+	}
+	s.after(p, state{kind: kindAbsent})
+	return n, nil
+}
+
+// readDir returns every entry of the directory at p, sorted by name.
+func (s *diskStore) readDir(p string) ([]fs.DirEntry, error) {
+	f, err := s.root.Open(osName(p))
+	if err != nil {
+		return nil, s.pathErr(p, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, errNotDir
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	sortEntries(entries)
+	return entries, nil
+}
+
+// sortEntries sorts by name: os.File.ReadDir does not, and byte order of
+// names is path order among siblings.
+func sortEntries(entries []fs.DirEntry) {
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+}
+
+// addressable reports whether a name found on disk can be named by a
+// workspace path (and is not one of the backend's temporary files).
+func addressable(name string) bool {
+	if strings.HasPrefix(name, tmpPrefix) || len(name) > MaxSegmentBytes || !utf8.ValidString(name) {
+		return false
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || r == '\\' && filepath.Separator == '\\' {
+			return false
+		}
+	}
+	return name != "." && name != ".." && !edgeSpace(name)
+}
+
+// entryInfo describes a directory entry, following a symbolic link only
+// where it stays inside the root. ok is false for entries the workspace
+// does not show: escaping or dangling links, special files, names it cannot
+// address.
+func (s *diskStore) entryInfo(dir string, e fs.DirEntry) (info Info, link, ok bool) {
+	if !addressable(e.Name()) {
+		return Info{}, false, false
+	}
+	p := join(dir, e.Name())
+	if strings.Count(p, "/")+1 > MaxSegments {
+		return Info{}, false, false
+	}
+	var fi fs.FileInfo
+	var err error
+	if e.Type()&fs.ModeSymlink != 0 {
+		link = true
+		fi, err = s.root.Stat(osName(p))
+	} else {
+		fi, err = e.Info()
+	}
+	if err != nil {
+		return Info{}, false, false
+	}
+	switch {
+	case fi.IsDir():
+		return Info{Path: p, Dir: true}, link, true
+	case fi.Mode().IsRegular():
+		return Info{Path: p, Size: fi.Size()}, link, true
+	}
+	return Info{}, false, false
+}
+
+func (s *diskStore) list(p string) ([]Info, error) {
+	entries, err := s.readDir(p)
+	if err != nil {
+		return nil, err
+	}
+	out := []Info{}
+	for _, e := range entries {
+		if info, _, ok := s.entryInfo(p, e); ok {
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}
+
+// walk visits files depth-first in name order, which is path order. It does
+// not descend into symbolic links to directories, so a link cannot make it
+// loop.
+func (s *diskStore) walk(dir string, fn func(Info) error) error {
+	entries, err := s.readDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		info, link, ok := s.entryInfo(dir, e)
+		switch {
+		case !ok:
+			continue
+		case info.Dir && link:
+			continue
+		case info.Dir:
+			if err := s.walk(info.Path, fn); err != nil && !errors.Is(err, errNotExist) {
+				return err
+			}
+		default:
+			if err := fn(info); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// The undo journal.
+
+type stateKind int
+
+const (
+	kindAbsent stateKind = iota
+	kindFile
+	kindDir
+	kindLink
+)
+
+// state is what a path held: nothing, a file (content and mode, or its
+// hash only when recording what the call left), a directory or a symbolic
+// link.
+type state struct {
+	kind   stateKind
+	data   []byte
+	mode   fs.FileMode
+	hash   string
+	target string
+}
+
+// entry is one path the call changed: what it held before the call first
+// changed it, and what the call last left there.
+type entry struct {
+	path   string
+	before state
+	after  state
+}
+
+// journal is the undo journal of one call: an entry per path, in the order
+// the call first changed them. Its size is what the call changed, never the
+// size of the tree.
+type journal struct {
+	entries []*entry
+	byPath  map[string]*entry
+}
+
+// record saves the current state of p before the call first changes it.
+func (s *diskStore) record(p string) error {
+	if s.j == nil {
+		return nil
+	}
+	if _, ok := s.j.byPath[p]; ok {
+		return nil
+	}
+	st, err := s.current(p, true)
+	if err != nil {
+		return fmt.Errorf("saving %s for undo: %w", p, err)
+	}
+	e := &entry{path: p, before: st, after: st}
+	s.j.entries = append(s.j.entries, e)
+	s.j.byPath[p] = e
+	return nil
+}
+
+// after notes what the call left at p.
+func (s *diskStore) after(p string, st state) {
+	if s.j == nil {
+		return
+	}
+	if e, ok := s.j.byPath[p]; ok {
+		e.after = st
+	}
+}
+
+// current reads the state of p without following a final symbolic link;
+// with content, a file's bytes, otherwise only their hash.
+func (s *diskStore) current(p string, content bool) (state, error) {
+	fi, err := s.root.Lstat(osName(p))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return state{kind: kindAbsent}, nil
+	case err != nil:
+		return state{}, diskErr(err)
+	case fi.IsDir():
+		return state{kind: kindDir, mode: fi.Mode().Perm()}, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := s.root.Readlink(osName(p))
+		if err != nil {
+			return state{}, diskErr(err)
+		}
+		return state{kind: kindLink, target: target}, nil
+	case !fi.Mode().IsRegular():
+		return state{}, errSpecial
+	}
+	st := state{kind: kindFile, mode: fi.Mode().Perm()}
+	if !content {
+		v, _, err := s.version(p)
+		st.hash = v
+		return st, err
+	}
+	data, err := s.readFile(p, 0)
+	if err != nil {
+		return state{}, err
+	}
+	st.data, st.hash = data, hashVersion(data)
+	return st, nil
+}
+
+func (s *diskStore) snapshot() (undo, error) {
+	s.j = &journal{byPath: map[string]*entry{}}
+	return diskUndo{s: s, j: s.j}, nil
+}
+
+type diskUndo struct {
+	s *diskStore
+	j *journal
+}
+
+func (u diskUndo) release() {
+	if u.s.j == u.j {
+		u.s.j = nil
+	}
+}
+
+// restore puts every path the call changed back as it was, newest change
+// first. A path that someone else changed since the call last touched it is
+// left alone and reported: undoing the call must not undo another
+// session's work.
+func (u diskUndo) restore() error {
+	u.release()
+	var errs []error
+	for i := len(u.j.entries) - 1; i >= 0; i-- {
+		if err := u.s.undoEntry(u.j.entries[i]); err != nil {
+			errs = append(errs, fmt.Errorf("undo %s: %w", u.j.entries[i].path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *diskStore) undoEntry(e *entry) error {
+	cur, err := s.current(e.path, false)
+	if err != nil {
+		return err
+	}
+	if !sameState(cur, e.after) {
+		return errors.New("changed by someone else since this call; left as it is")
+	}
+	name := osName(e.path)
+	switch e.before.kind {
+	case kindAbsent:
+		if cur.kind != kindAbsent {
+			return diskErr(s.root.Remove(name))
+		}
+	case kindDir:
+		if cur.kind == kindDir {
+			return nil
+		}
+		if cur.kind != kindAbsent {
+			if err := s.root.Remove(name); err != nil {
+				return diskErr(err)
+			}
+		}
+		if err := s.root.Mkdir(name, e.before.mode); err != nil {
+			return diskErr(err)
+		}
+		return diskErr(s.root.Chmod(name, e.before.mode))
+	case kindFile:
+		if cur.kind == kindDir || cur.kind == kindLink {
+			if err := s.root.Remove(name); err != nil {
+				return diskErr(err)
+			}
+		}
+		return atomicWrite(s.root, e.path, e.before.data, e.before.mode)
+	case kindLink:
+		if cur.kind != kindAbsent {
+			if err := s.root.Remove(name); err != nil {
+				return diskErr(err)
+			}
+		}
+		return diskErr(s.root.Symlink(e.before.target, name))
+	}
+	return nil
+}
+
+func sameState(a, b state) bool {
+	if a.kind != b.kind {
+		return false
+	}
+	switch a.kind {
+	case kindFile:
+		return a.hash == b.hash
+	case kindLink:
+		return a.target == b.target
+	}
+	return true
+}

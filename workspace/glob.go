@@ -1,0 +1,114 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// DefaultMaxMatches caps the paths glob and the matches grep return.
+const DefaultMaxMatches = 1000
+
+// GlobParams are the arguments of glob.
+type GlobParams struct {
+	Pattern string `json:"pattern" jsonschema:"Glob relative to path: * and ? stay within one directory, ** spans any number of directories, {a,b} and [abc] as usual."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search from, relative to the workspace root; the root when empty."`
+}
+
+// GlobMatches is the result of glob.
+type GlobMatches struct {
+	Pattern string   `json:"pattern" jsonschema:"The pattern."`
+	Path    string   `json:"path" jsonschema:"The directory searched; empty for the root."`
+	Files   []string `json:"files" jsonschema:"Matching file paths from the workspace root, sorted."`
+	Total   int      `json:"total" jsonschema:"How many files match, including those left out when capped."`
+}
+
+// Render lists the paths, one per line, with a marker when capped.
+func (g *GlobMatches) Render() string {
+	if len(g.Files) == 0 {
+		return "(no files match)"
+	}
+	s := strings.Join(g.Files, "\n")
+	if more := g.Total - len(g.Files); more > 0 {
+		s += fmt.Sprintf("\n[output capped: %d more matching files not shown; narrow the pattern or path]", more)
+	}
+	return s
+}
+
+// errStop ends a walk early.
+var errStop = errors.New("stop")
+
+func (s *settings) glob() *tools.Tool {
+	return tools.New("glob",
+		"Find workspace files whose path (relative to path) matches a glob pattern; ** spans directories. Sorted paths.",
+		tools.Annotations{Title: "Find files", ReadOnly: true, Idempotent: true},
+		func(ctx *tools.Context, p GlobParams) (tools.Result[*GlobMatches], error) {
+			dir, f := s.searchDir(From(ctx.Session), p.Path)
+			if f != nil {
+				return tools.Fail[*GlobMatches](f.msg), nil
+			}
+			pattern := strings.TrimPrefix(strings.TrimSpace(p.Pattern), "/")
+			if pattern == "" || !doublestar.ValidatePattern(pattern) {
+				return tools.Fail[*GlobMatches](fmt.Sprintf("Invalid glob pattern: %q.", p.Pattern)), nil
+			}
+			out := &GlobMatches{Pattern: pattern, Path: dir, Files: []string{}}
+			err := From(ctx.Session).st.walk(dir, func(in Info) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if ok, _ := doublestar.Match(pattern, relTo(in.Path, dir)); ok {
+					out.Total++
+					if len(out.Files) < s.maxMatches {
+						out.Files = append(out.Files, in.Path)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return tools.Result[*GlobMatches]{}, err
+			}
+			msg := fmt.Sprintf("Found %s matching %s under %s.", plural(out.Total, "file", "files"), pattern, display(dir))
+			if out.Total > len(out.Files) {
+				msg += fmt.Sprintf(" Showing the first %d.", len(out.Files))
+			}
+			return tools.OK(msg, out), nil
+		},
+		tools.WithExamples(tools.Example{
+			Description: "Find every Go file.",
+			Input:       `{"pattern":"**/*.go"}`,
+			Output:      "Found 2 files matching **/*.go under /.\n\ncmd/tool/main.go\nmain.go",
+		}),
+	)
+}
+
+// searchDir normalises the base directory of glob and grep and checks that
+// it is a directory.
+func (s *settings) searchDir(w *Workspace, path string) (string, *failure) {
+	dir, err := Normalize(path)
+	if err != nil {
+		return "", &failure{msg: err.Error()}
+	}
+	info, err := w.st.stat(dir)
+	switch {
+	case err != nil:
+		if f := describe(err, dir, "Directory does not exist: "+display(dir), s.maxFile); f != nil {
+			return "", f
+		}
+		return "", &failure{msg: err.Error()}
+	case !info.Dir:
+		return "", failf("%s is a file, not a directory; give a directory as path.", dir)
+	}
+	return dir, nil
+}
+
+// relTo returns p relative to the directory dir, which holds it.
+func relTo(p, dir string) string {
+	if dir == "" {
+		return p
+	}
+	return strings.TrimPrefix(p, dir+"/")
+}

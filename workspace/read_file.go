@@ -1,0 +1,102 @@
+package workspace
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// Read limits.
+const (
+	// DefaultReadLimit is the number of lines read_file returns by
+	// default, and the most it returns.
+	DefaultReadLimit = 2000
+	// MaxLineBytes is the longest line read_file and grep show whole;
+	// longer ones are cut with a marker.
+	MaxLineBytes = 4000
+)
+
+// ReadFileParams are the arguments of read_file.
+type ReadFileParams struct {
+	FilePath string `json:"file_path" jsonschema:"Path of the file, relative to the workspace root."`
+	Offset   int    `json:"offset,omitempty" jsonschema:"First line to return, counted from 0." default:"0"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"How many lines to return, 1 to 2000." default:"2000"`
+}
+
+// FileLines is the result of read_file: a window of a file's lines.
+type FileLines struct {
+	Path       string   `json:"path" jsonschema:"The file read."`
+	Offset     int      `json:"offset" jsonschema:"The 0-based index of the first line returned."`
+	Lines      []string `json:"lines" jsonschema:"The lines returned, without their newlines."`
+	TotalLines int      `json:"total_lines" jsonschema:"The number of lines in the whole file."`
+}
+
+// Render numbers the lines from 1, "%4d | text"; overlong lines are cut
+// with a marker.
+func (f *FileLines) Render() string {
+	if len(f.Lines) == 0 {
+		return "(no lines)"
+	}
+	var b strings.Builder
+	for i, line := range f.Lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%4d | %s", f.Offset+i+1, truncateLine(line, MaxLineBytes))
+	}
+	return b.String()
+}
+
+func (s *settings) readFile() *tools.Tool {
+	return tools.New("read_file",
+		"Read a text file of the workspace as numbered lines, 2000 at a time; use offset and limit for longer files.",
+		tools.Annotations{Title: "Read file", ReadOnly: true, Idempotent: true},
+		func(ctx *tools.Context, p ReadFileParams) (tools.Result[*FileLines], error) {
+			switch {
+			case p.Offset < 0:
+				return tools.Fail[*FileLines]("offset must be 0 or more."), nil
+			case p.Limit < 1 || p.Limit > DefaultReadLimit:
+				return tools.Fail[*FileLines](fmt.Sprintf("limit must be between 1 and %d.", DefaultReadLimit)), nil
+			}
+			path, err := normalizeFile(p.FilePath)
+			if err != nil {
+				return tools.Fail[*FileLines](err.Error()), nil
+			}
+			data, err := From(ctx.Session).ReadFile(path)
+			if err != nil {
+				if f := describe(err, path, "File does not exist: "+path, s.maxFile); f != nil {
+					return tools.Fail[*FileLines](f.msg), nil
+				}
+				return tools.Result[*FileLines]{}, err
+			}
+			if isBinary(data) {
+				return tools.Fail[*FileLines](binaryMessage(path)), nil
+			}
+			lines := splitLines(string(data))
+			out := &FileLines{Path: path, Offset: p.Offset, TotalLines: len(lines), Lines: []string{}}
+			if p.Offset < len(lines) {
+				out.Lines = lines[p.Offset:min(len(lines), p.Offset+p.Limit)]
+			}
+			var msg string
+			switch {
+			case len(out.Lines) > 0:
+				msg = fmt.Sprintf("Read file %s (lines %d-%d of %d).", path, p.Offset+1, p.Offset+len(out.Lines), len(lines))
+			case len(lines) == 0:
+				msg = fmt.Sprintf("Read file %s (0 lines: the file is empty).", path)
+			default:
+				msg = fmt.Sprintf("Read file %s (0 lines: offset %d is past the end; the file has %s).", path, p.Offset, plural(len(lines), "line", "lines"))
+			}
+			return tools.OK(msg, out), nil
+		},
+		tools.WithExamples(tools.Example{
+			Description: "Read the first two lines of a file.",
+			Input:       `{"file_path":"notes/todo.md","limit":2}`,
+			Output:      "Read file notes/todo.md (lines 1-2 of 3).\n\n   1 | # To do\n   2 | - write tests",
+		}),
+	)
+}
+
+func binaryMessage(p string) string {
+	return fmt.Sprintf("File %s is binary; only UTF-8 text can be read or edited.", p)
+}

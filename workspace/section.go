@@ -1,0 +1,168 @@
+package workspace
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wink-mcp/wink-mcp/policy"
+	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// Key is the section's key.
+const Key = "workspace"
+
+// Resources that show the workspace to clients and people.
+const (
+	// TreeURI lists every file of the session's workspace.
+	TreeURI = "wink://workspace/tree"
+	// FileURITemplate is one file's content.
+	FileURITemplate = "wink://workspace/files/{+path}"
+	fileURIPrefix   = "wink://workspace/files/"
+)
+
+// FileURI returns the resource URI of the file at p (a normalised path).
+func FileURI(p string) string { return fileURIPrefix + p }
+
+// Options tunes the section. The zero value is the default.
+type Options struct {
+	// NoReadBeforeWrite turns the ReadBeforeWrite policy off.
+	NoReadBeforeWrite bool
+	// MaxFileBytes is the largest file the tools write, read or search;
+	// DefaultMaxFileBytes when zero.
+	MaxFileBytes int64
+	// MaxMatches caps the files glob and the lines grep return;
+	// DefaultMaxMatches when zero.
+	MaxMatches int
+}
+
+// settings are what the tools' handlers need from Options.
+type settings struct {
+	maxFile    int64
+	maxMatches int
+}
+
+//go:embed guidance.md
+var guidance string
+
+// New returns the workspace section over backend b: the tools ls,
+// read_file, write_file, edit_file, glob, grep, rm and apply_edits, the
+// ReadBeforeWrite policy (unless turned off), a per-session Workspace that
+// every transaction covers, and the workspace as MCP resources.
+func New(b *Backend, opts Options) *sections.Section {
+	s := &settings{maxFile: opts.MaxFileBytes, maxMatches: opts.MaxMatches}
+	if s.maxFile <= 0 {
+		s.maxFile = DefaultMaxFileBytes
+	}
+	if s.maxMatches <= 0 {
+		s.maxMatches = DefaultMaxMatches
+	}
+	write, edit, rm := s.writeFile(), s.editFile(), s.rm()
+	sec := &sections.Section{
+		Key:      Key,
+		Title:    "Workspace",
+		Guidance: guidance,
+		Data: map[string]any{
+			"Backend":         b.Kind(),
+			"ReadBeforeWrite": !opts.NoReadBeforeWrite,
+		},
+		Tools: []*tools.Tool{s.ls(), s.readFile(), write, edit, s.glob(), s.grep(), rm, s.applyEdits(write, edit, rm)},
+		Setup: func(r *session.Registry) {
+			session.Provide(r, resourceKey, func(*session.Session) (*Workspace, error) {
+				return newWorkspace(b, s.maxFile)
+			})
+		},
+		Resources: []sections.Resource{{
+			URI:         TreeURI,
+			Name:        "Workspace tree",
+			Description: "Every file of the session's workspace, with its size and resource URI.",
+			MIMEType:    "text/plain",
+			Read:        s.readTree,
+		}},
+		Templates: []sections.ResourceTemplate{{
+			URITemplate: FileURITemplate,
+			Name:        "Workspace file",
+			Description: "The content of one text file of the session's workspace.",
+			MIMEType:    "text/plain",
+			Read:        s.readFileResource,
+		}},
+	}
+	if !opts.NoReadBeforeWrite {
+		sec.Policies = []policy.Policy{ReadBeforeWrite()}
+	}
+	return sec
+}
+
+// ReadBeforeWrite returns the policy the section attaches by default:
+// write_file and edit_file may change an existing file only when the
+// session has read it with read_file, or written it itself, and nobody
+// changed it since.
+func ReadBeforeWrite() *policy.ReadBeforeWrite {
+	filePath := func(p any) []string {
+		switch p := p.(type) {
+		case ReadFileParams:
+			return []string{p.FilePath}
+		case WriteFileParams:
+			return []string{p.FilePath}
+		case EditFileParams:
+			return []string{p.FilePath}
+		}
+		return nil
+	}
+	return policy.NewReadBeforeWrite(
+		map[string]policy.PathsFunc{"read_file": filePath},
+		map[string]policy.PathsFunc{"write_file": filePath, "edit_file": filePath},
+		func(s *session.Session) (policy.Files, error) {
+			if w := From(s); w != nil {
+				return w, nil
+			}
+			return nil, errors.New("the session has no workspace")
+		},
+	)
+}
+
+func (s *settings) readTree(ctx context.Context, sess *session.Session) (string, error) {
+	w := From(sess)
+	if w == nil {
+		return "", sections.ErrNotFound
+	}
+	var b strings.Builder
+	n := 0
+	err := w.st.walk("", func(in Info) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n++
+		fmt.Fprintf(&b, "%s (%s) %s\n", in.Path, plural(int(in.Size), "byte", "bytes"), FileURI(in.Path))
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s workspace, %s.\n\n", w.kind, plural(n, "file", "files")) + b.String(), nil
+}
+
+func (s *settings) readFileResource(_ context.Context, sess *session.Session, _ string, args map[string]string) (string, error) {
+	w := From(sess)
+	if w == nil {
+		return "", sections.ErrNotFound
+	}
+	p, err := normalizeFile(args["path"])
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", sections.ErrNotFound, err)
+	}
+	data, err := w.st.readFile(p, s.maxFile)
+	switch {
+	case errors.Is(err, errNotExist), errors.Is(err, errIsDir), errors.Is(err, errEscapes), errors.Is(err, errSpecial):
+		return "", sections.ErrNotFound
+	case err != nil:
+		return "", err
+	case isBinary(data):
+		return "", fmt.Errorf("%s is a binary file", p)
+	}
+	return string(data), nil
+}
