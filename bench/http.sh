@@ -8,9 +8,10 @@
 # Environment:
 #   SESSIONS   concurrent sessions per side and round (default 64)
 #   CALLS      calls per session (default 200)
-#   ROUNDS     rounds (default 3)
+#   ROUNDS     rounds (default 5)
 #   SLICES     slices per round, alternating between the sides (default 10)
 #   MIN_RATIO  fail below this median wink/bare ratio (default 0: report only)
+#   WINK_ARGS  extra arguments for wink-mcp, e.g. "--config planning-only.yaml"
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d)"
@@ -21,4 +22,4 @@ go build -o "$tmp/wink-mcp" .
 go build -o "$tmp/bare" ./bench/bare
 go build -o "$tmp/httpload" ./bench/httpload
 "$tmp/httpload" --wink "$tmp/wink-mcp" --bare "$tmp/bare" \
-	--sessions "${SESSIONS:-64}" --calls "${CALLS:-200}" --rounds "${ROUNDS:-3}" --min-ratio "${MIN_RATIO:-0}"
+	--sessions "${SESSIONS:-64}" --calls "${CALLS:-200}" --rounds "${ROUNDS:-5}" --min-ratio "${MIN_RATIO:-0}"

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -378,12 +377,6 @@ func (h *HTTP) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 type httpEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
-	Params struct {
-		Meta struct {
-			// ProtocolVersion is set by clients of the stateless era.
-			ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
-	} `json:"params"`
 }
 
 func (e httpEnvelope) hasID() bool {
@@ -393,12 +386,11 @@ func (e httpEnvelope) hasID() bool {
 // readMessage reads and parses a POST body holding one JSON-RPC message.
 // On failure it writes the error response and returns ok false.
 func readMessage(w http.ResponseWriter, r *http.Request) (body []byte, env httpEnvelope, ok bool) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
+	if !isJSON(r.Header.Get("Content-Type")) {
 		http.Error(w, "Unsupported Media Type: the body must be application/json", http.StatusUnsupportedMediaType)
 		return nil, env, false
 	}
-	body, err = io.ReadAll(r.Body)
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -436,12 +428,20 @@ func writeJSON(w http.ResponseWriter, status int, msg any) {
 	_, _ = w.Write(append(data, '\n'))
 }
 
+// isJSON reports whether a Content-Type is application/json, with or
+// without parameters.
+func isJSON(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
 // acceptsSSE reports whether the client accepts an SSE response.
 func acceptsSSE(r *http.Request) bool {
 	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
-			if mt == "text/event-stream" || mt == "*/*" || mt == "text/*" {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			switch strings.TrimSpace(mt) {
+			case "text/event-stream", "*/*", "text/*":
 				return true
 			}
 		}

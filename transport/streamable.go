@@ -66,7 +66,9 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
 		return
 	}
-	if modernHeader(r) || mcp.IsModernProtocol(env.Params.Meta.ProtocolVersion) {
+	// A client of the stateless era names it in MCP-Protocol-Version on
+	// every request (and in _meta, which must match; mcp-go checks that).
+	if modernHeader(r) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.modern.ServeHTTP(w, r)
 		return

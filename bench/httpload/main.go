@@ -62,6 +62,7 @@ type side struct {
 
 func run() int {
 	winkCmd := flag.String("wink", "", "wink-mcp binary")
+	winkArgs := flag.String("wink-args", "", "extra space-separated arguments for wink-mcp, e.g. \"--config planning.yaml\"")
 	bareCmd := flag.String("bare", "", "bench/bare binary")
 	sessions := flag.Int("sessions", 64, "concurrent sessions per side and round")
 	calls := flag.Int("calls", 200, "calls per session")
@@ -76,7 +77,7 @@ func run() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
-	wink, err := startWink(ctx, *winkCmd)
+	wink, err := startWink(ctx, *winkCmd, strings.Fields(*winkArgs)...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "httpload:", err)
 		return 2
@@ -378,8 +379,8 @@ func residentKiB(pid int) int64 {
 	return 0
 }
 
-func startWink(ctx context.Context, bin string) (*side, error) {
-	cmd := exec.CommandContext(ctx, bin, "--http", "127.0.0.1:0", "--log-format", "json")
+func startWink(ctx context.Context, bin string, extra ...string) (*side, error) {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--http", "127.0.0.1:0", "--log-format", "json"}, extra...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
