@@ -18,18 +18,19 @@ const module = "github.com/wink-mcp/wink-mcp/"
 // never imports a concrete section, and a concrete section never imports
 // server or a transport.
 var allowedImports = map[string][]string{
-	"session":   {},
-	"schema":    {},
-	"config":    {},
-	"identity":  {},
-	"tools":     {"session", "schema"},
-	"policy":    {"tools", "session"},
-	"sections":  {"tools", "policy", "session"},
-	"planning":  {"sections", "tools", "policy", "session"},
-	"workspace": {"sections", "tools", "policy", "session"},
-	"server":    {"sections", "tools", "policy", "session", "schema", "identity"},
-	"transport": {"server", "identity"},
-	"hooks":     {"tools", "session", "policy", "schema", "identity"},
+	"session":     {},
+	"schema":      {},
+	"config":      {},
+	"identity":    {},
+	"tools":       {"session", "schema"},
+	"policy":      {"tools", "session"},
+	"sections":    {"tools", "policy", "session"},
+	"planning":    {"sections", "tools", "policy", "session"},
+	"workspace":   {"sections", "tools", "policy", "session"},
+	"conformance": {"sections", "tools", "policy", "session"},
+	"server":      {"sections", "tools", "policy", "session", "schema", "identity"},
+	"transport":   {"server", "identity"},
+	"hooks":       {"tools", "session", "policy", "schema", "identity"},
 }
 
 // TestImportsPointOneWay reads every package's imports and holds them to

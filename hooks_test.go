@@ -47,7 +47,7 @@ func TestHooksConfigErrors(t *testing.T) {
 		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, closeAll, err := build(&flags{config: path}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		_, _, closeAll, err := build(&flags{config: path}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil {
 			closeAll()
 			t.Errorf("%q: built", yaml)
@@ -62,7 +62,7 @@ func TestHooksConfigErrors(t *testing.T) {
 // TestMetricsHandler: the server offers /metrics for an HTTP transport to
 // mount, in the Prometheus text format.
 func TestMetricsHandler(t *testing.T) {
-	srv, closeAll, err := build(&flags{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, _, closeAll, err := build(&flags{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,12 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/lmittmann/tint"
 
 	"github.com/wink-mcp/wink-mcp/config"
+	"github.com/wink-mcp/wink-mcp/conformance"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
@@ -53,7 +55,24 @@ type flags struct {
 	version   bool
 	workspace string
 	mounts    []config.Mount
+
+	http            string
+	insecure        bool
+	conformance     bool
+	bearerTokenFile string
+	jwksURL         string
+	jwtIssuer       string
+	jwtAudience     string
+	allowedOrigins  string
+	allowedHosts    string
+	maxBodyBytes    int64
+	sessionTTL      time.Duration
+	set             map[string]bool // the flags given on the command line
 }
+
+// bearerTokensEnv names the environment variable that may hold static
+// bearer tokens, separated by commas or white space.
+const bearerTokensEnv = "WINK_BEARER_TOKENS"
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	var f flags
@@ -64,6 +83,17 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json (logs always go to stderr)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at `ADDR`/mcp and SSE at /sse and /message instead of stdio (e.g. 127.0.0.1:8080)")
+	fs.BoolVar(&f.insecure, "insecure", false, "allow a non-loopback --http address without authentication (logged as a warning)")
+	fs.BoolVar(&f.conformance, "conformance", false, "turn on the conformance section: the fixtures of the official MCP conformance suite")
+	fs.StringVar(&f.bearerTokenFile, "bearer-token-file", "", "`file` of static bearer tokens, one per line (also: $"+bearerTokensEnv+")")
+	fs.StringVar(&f.jwksURL, "jwks-url", "", "validate JWT bearer tokens against the JSON Web Key Set at `URL`")
+	fs.StringVar(&f.jwtIssuer, "jwt-issuer", "", "the `issuer` (iss) JWTs must have")
+	fs.StringVar(&f.jwtAudience, "jwt-audience", "", "the `audience` (aud) JWTs must have: this server")
+	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "comma-separated browser `origins` allowed to call the server (* for any)")
+	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "comma-separated Host `names` the server answers to besides loopback names")
+	fs.Int64Var(&f.maxBodyBytes, "max-body-bytes", 0, "largest request `body` accepted (default 4 MiB)")
+	fs.DurationVar(&f.sessionTTL, "session-ttl", 0, "end HTTP sessions idle this `long` (default 30m)")
 	fs.StringVar(&f.workspace, "workspace", "", "work on the files of `directory` (the disk backend) instead of an in-memory workspace (overrides the configuration)")
 	fs.Func("mount", "copy the host directory `HOST[:PATH]` into the workspace at PATH (default: its root) at startup; repeatable, added to the configuration's mounts", func(v string) error {
 		m, err := parseMount(v)
@@ -74,12 +104,14 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil
 	})
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: wink-mcp [flags]\n\nServes MCP over stdio with the configured sections.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: wink-mcp [flags]\n\nServes MCP over stdio, or over HTTP with --http, with the configured sections.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
@@ -104,7 +136,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
 	}
-	srv, closeAll, err := build(f, logger)
+	srv, cfg, closeAll, err := build(f, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 1
@@ -112,6 +144,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer closeAll()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.HTTP.Addr != "" {
+		return serveHTTP(ctx, srv, cfg, logger, stderr)
+	}
 	logger.Info("serving MCP over stdio", "version", moduleVersion(), "tools", len(srv.Tools()))
 	if err := transport.ServeStdio(ctx, srv.MCP(), stdin, stdout, transport.StdioOptions{Logger: logger, ContextFunc: stdioIdentity()}); err != nil {
 		logger.Error("stdio transport failed", "err", err)
@@ -121,17 +156,43 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 0
 }
 
-// build loads the configuration and builds the server it describes. The
-// returned function releases the workspace backend and closes the audit
-// file.
-func build(f *flags, logger *slog.Logger) (*server.Server, func(), error) {
+// build loads the configuration, applies the flags to it and builds the
+// server it describes. The returned function releases the workspace
+// backend and closes the audit file.
+func build(f *flags, logger *slog.Logger) (*server.Server, *config.Config, func(), error) {
+	cfg, err := loadConfig(f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	srv, closeAll, err := buildServer(f, cfg, logger)
+	return srv, cfg, closeAll, err
+}
+
+// loadConfig loads the configuration file, if any, and applies the flags
+// that override it.
+func loadConfig(f *flags) (*config.Config, error) {
 	cfg := config.Default()
 	if f.config != "" {
 		var err error
 		if cfg, err = config.Load(f.config); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
+	applyHTTPFlags(f, cfg)
+	if f.conformance {
+		if cfg.Sections == nil {
+			cfg.Sections = slices.Clone(defaultSections)
+		}
+		if !slices.Contains(cfg.Sections, conformance.Key) {
+			cfg.Sections = append(cfg.Sections, conformance.Key)
+		}
+	}
+	return cfg, nil
+}
+
+// buildServer builds the server cfg describes. The returned function
+// releases the workspace backend and closes the audit file.
+func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Server, func(), error) {
 	if f.strategy != "" {
 		cfg.Planning.Strategy = f.strategy
 	}
@@ -263,8 +324,9 @@ func (b *builder) sections() ([]*sections.Section, error) {
 		names = defaultSections
 	}
 	builtin := map[string]func() (*sections.Section, error){
-		planning.Key:  func() (*sections.Section, error) { return planning.New(b.strategy), nil },
-		workspace.Key: b.workspace,
+		planning.Key:    func() (*sections.Section, error) { return planning.New(b.strategy), nil },
+		workspace.Key:   b.workspace,
+		conformance.Key: func() (*sections.Section, error) { return conformance.New(), nil },
 	}
 	var out []*sections.Section
 	for i, name := range names {

@@ -32,6 +32,8 @@ type Config struct {
 	Workspace Workspace `json:"workspace"`
 	// Hooks configures the lifecycle stages around every tool call.
 	Hooks Hooks `json:"hooks"`
+	// HTTP configures serving remote clients over Streamable HTTP and SSE.
+	HTTP HTTP `json:"http"`
 
 	name  string         // the file name given to Parse
 	lines map[string]int // key path -> line
@@ -75,6 +77,79 @@ type Workspace struct {
 	MaxFileBytes int64 `json:"max_file_bytes"`
 }
 
+// HTTP configures the HTTP transports (Streamable HTTP at /mcp, SSE at
+// /sse and /message). Command-line flags override these keys.
+type HTTP struct {
+	// Addr is the listen address ("127.0.0.1:8080"); "" serves stdio.
+	Addr string `json:"addr"`
+	// Insecure allows a non-loopback address without authentication.
+	Insecure bool `json:"insecure"`
+	// AllowedOrigins lists the browser origins allowed to call the server
+	// ("*" for any); loopback origins are allowed on a loopback address.
+	AllowedOrigins []string `json:"allowed_origins"`
+	// AllowedHosts lists the Host names the server answers to besides
+	// loopback names.
+	AllowedHosts []string `json:"allowed_hosts"`
+	// MaxBodyBytes bounds request bodies; 4 MiB by default.
+	MaxBodyBytes int64 `json:"max_body_bytes"`
+	// SessionTTL ends sessions idle for this long; 30m by default.
+	SessionTTL Duration `json:"session_ttl"`
+	// DrainTimeout bounds how long in-flight calls may run at shutdown;
+	// 30s by default.
+	DrainTimeout Duration `json:"drain_timeout"`
+	// SSERetry is the reconnection delay announced on SSE streams; 1s by
+	// default.
+	SSERetry Duration `json:"sse_retry"`
+	// BasePath is the path prefix a reverse proxy serves the server under.
+	BasePath string `json:"base_path"`
+	// PublicURL is the public URL of the /mcp endpoint, the resource named
+	// in the OAuth protected-resource metadata.
+	PublicURL string `json:"public_url"`
+	// Auth says how clients authenticate.
+	Auth HTTPAuth `json:"auth"`
+}
+
+// HTTPAuth says how HTTP clients authenticate: static bearer tokens, JWTs
+// from an authorization server, or both.
+type HTTPAuth struct {
+	// BearerTokenFile holds static bearer tokens, one per line.
+	BearerTokenFile string `json:"bearer_token_file"`
+	// JWT configures validation of JWT access tokens; nil when off.
+	JWT *JWT `json:"jwt"`
+}
+
+// JWT configures validation of JWT access tokens against the signing keys
+// of an OAuth authorization server. It is on when JWKSURL is set.
+type JWT struct {
+	JWKSURL  string   `json:"jwks_url"`
+	Issuer   string   `json:"issuer"`
+	Audience string   `json:"audience"`
+	Scopes   []string `json:"scopes"`
+}
+
+// Duration is a time.Duration written in the file as a Go duration string
+// such as "30s" or "1m30s".
+type Duration time.Duration
+
+// MarshalJSON writes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
 // Mount is a host directory copied into the workspace.
 type Mount struct {
 	// Host is the directory on the host; it is never empty.
@@ -99,6 +174,10 @@ const (
 	defaultMaxBytes = 64 << 20
 	// defaultMaxFileBytes is the default of workspace.max_file_bytes.
 	defaultMaxFileBytes = 32 << 20
+	defaultMaxBodyBytes = 4 << 20
+	defaultSessionTTL   = 30 * time.Minute
+	defaultDrainTimeout = 30 * time.Second
+	defaultSSERetry     = time.Second
 )
 
 // Default returns the configuration used when no file is given.
@@ -108,6 +187,12 @@ func Default() *Config {
 		Deadline:  defaultDeadline,
 		Workspace: Workspace{Backend: "memory", MaxBytes: defaultMaxBytes, MaxFileBytes: defaultMaxFileBytes},
 		Hooks:     defaultHooks(),
+		HTTP: HTTP{
+			MaxBodyBytes: defaultMaxBodyBytes,
+			SessionTTL:   Duration(defaultSessionTTL),
+			DrainTimeout: Duration(defaultDrainTimeout),
+			SSERetry:     Duration(defaultSSERetry),
+		},
 	}
 }
 
@@ -208,6 +293,27 @@ var checks = []func(*tree) []*KeyError{
 	checkDeadline,
 	checkGlobs,
 	checkDefs,
+	checkHTTPDurations,
+}
+
+// checkHTTPDurations checks that the durations under http are Go durations
+// greater than zero.
+func checkHTTPDurations(t *tree) []*KeyError {
+	var errs []*KeyError
+	for _, key := range []string{"session_ttl", "drain_timeout", "sse_retry"} {
+		s, ok := get(t.root, "http", key).(string)
+		if !ok {
+			continue
+		}
+		d, err := time.ParseDuration(s)
+		switch {
+		case err != nil:
+			errs = append(errs, t.keyError([]any{"http", key}, "invalid duration %q (use a Go duration such as \"30s\" or \"1m30s\")", s))
+		case d <= 0:
+			errs = append(errs, t.keyError([]any{"http", key}, "must be greater than 0, got %q", s))
+		}
+	}
+	return errs
 }
 
 // checkDeadline checks that deadline is a Go duration greater than zero.

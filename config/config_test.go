@@ -61,6 +61,11 @@ func TestParse(t *testing.T) {
 			c.Workspace.Mounts = []Mount{{Host: "/home/a", FollowSymlinks: true}}
 		}},
 		{"float that is an integer", "workspace:\n  max_bytes: 1e3\n", func(c *Config) { c.Workspace.MaxBytes = 1000 }},
+		{"http", "http:\n  addr: 127.0.0.1:9\n  session_ttl: 5m\n  auth:\n    bearer_token_file: /t\n", func(c *Config) {
+			c.HTTP.Addr = "127.0.0.1:9"
+			c.HTTP.SessionTTL = Duration(5 * time.Minute)
+			c.HTTP.Auth.BearerTokenFile = "/t"
+		}},
 		{"json", `{"deadline": "5s", "sections": ["a", "b"]}`, func(c *Config) {
 			c.Deadline = 5 * time.Second
 			c.Sections = []string{"a", "b"}
@@ -94,6 +99,12 @@ func TestDefault(t *testing.T) {
 			Audit:       Audit{Log: true, Fsync: "interval"},
 			Metrics:     Metrics{Enabled: true},
 		},
+		HTTP: HTTP{
+			MaxBodyBytes: 4 << 20,
+			SessionTTL:   Duration(30 * time.Minute),
+			DrainTimeout: Duration(30 * time.Second),
+			SSERetry:     Duration(time.Second),
+		},
 	}
 	if got := exported(Default()); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -114,8 +125,26 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, hooks, planning, policies, sections, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, hooks, http, planning, policies, sections, workspace)",
 			key:  "deadlne", line: 2,
+		},
+		{
+			name: "http duration not a duration",
+			in:   "http:\n  session_ttl: forever\n",
+			want: `config.yaml:2: http.session_ttl: invalid duration "forever" (use a Go duration such as "30s" or "1m30s")`,
+			key:  "http.session_ttl", line: 2,
+		},
+		{
+			name: "http duration not positive",
+			in:   "http:\n  drain_timeout: 0s\n",
+			want: `config.yaml:2: http.drain_timeout: must be greater than 0, got "0s"`,
+			key:  "http.drain_timeout", line: 2,
+		},
+		{
+			name: "jwt without audience",
+			in:   "http:\n  auth:\n    jwt:\n      jwks_url: https://a/jwks\n      issuer: https://a\n",
+			want: `config.yaml:3: http.auth.jwt: missing required key "audience"`,
+			key:  "http.auth.jwt", line: 3,
 		},
 		{
 			name: "unknown nested key",
@@ -288,7 +317,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: deadline, hooks, planning, policies, sections, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: deadline, hooks, http, planning, policies, sections, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -468,6 +497,26 @@ func TestExampleFile(t *testing.T) {
 			MaxFileBytes: 16 << 20,
 		},
 		Hooks: exampleHooks,
+		HTTP: HTTP{
+			Addr:           "127.0.0.1:8080",
+			AllowedOrigins: []string{"https://app.example.com"},
+			AllowedHosts:   []string{"mcp.example.com"},
+			MaxBodyBytes:   8 << 20,
+			SessionTTL:     Duration(time.Hour),
+			DrainTimeout:   Duration(10 * time.Second),
+			SSERetry:       Duration(2 * time.Second),
+			BasePath:       "/wink",
+			PublicURL:      "https://mcp.example.com/wink/mcp",
+			Auth: HTTPAuth{
+				BearerTokenFile: "/etc/wink/tokens",
+				JWT: &JWT{
+					JWKSURL:  "https://auth.example.com/.well-known/jwks.json",
+					Issuer:   "https://auth.example.com/",
+					Audience: "https://mcp.example.com/wink/mcp",
+					Scopes:   []string{"mcp"},
+				},
+			},
+		},
 	}
 	if got := exported(c); !reflect.DeepEqual(got, want) {
 		t.Errorf("example.yaml:\n got %+v\nwant %+v", got, want)

@@ -40,6 +40,23 @@
 //     audit, metrics, secrets, and per-tool settings under hooks.tools.NAME. Durations
 //     are Go durations, redaction patterns RE2 regular expressions, and
 //     principals "*", "subject:NAME" or "scope:NAME".
+//   - http.addr: serve remote clients over HTTP on this address instead of
+//     stdio; http.insecure allows a non-loopback address without
+//     authentication.
+//   - http.allowed_origins, http.allowed_hosts: the browser origins and
+//     Host names accepted besides loopback ones.
+//   - http.max_body_bytes (4 MiB), http.session_ttl (30m),
+//     http.drain_timeout (30s), http.sse_retry (1s): limits and timings;
+//     the durations are Go durations greater than zero.
+//   - http.base_path, http.public_url: where a reverse proxy serves the
+//     server, for the SSE endpoint and the OAuth metadata.
+//   - http.auth.bearer_token_file: static bearer tokens, one per line;
+//     http.auth.jwt.jwks_url, .issuer, .audience (all three required) and
+//     .scopes: JWT validation against an authorization server's keys.
+//
+// The command-line flags --http, --insecure, --allowed-origins,
+// --allowed-hosts, --max-body-bytes, --session-ttl, --bearer-token-file,
+// --jwks-url, --jwt-issuer and --jwt-audience override these keys.
 //
 // The file example.yaml in this package shows every key.
 //

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -155,29 +154,6 @@ func defaultHooks() Hooks {
 		Audit:       Audit{Log: true, Fsync: "interval"},
 		Metrics:     Metrics{Enabled: true},
 	}
-}
-
-// Duration is a time.Duration written in the file as a Go duration string
-// such as "100ms" or "1m30s".
-type Duration time.Duration
-
-// UnmarshalJSON reads a Go duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalJSON writes a Go duration string.
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
 }
 
 // defChecks check values whose schema is one of these $defs, for the rules

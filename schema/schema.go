@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/url"
 	"slices"
 	"strconv"
@@ -115,6 +116,31 @@ func Decode(raw []byte) (any, error) {
 	return val, nil
 }
 
+// unrepresentable finds a number in v that math/big cannot hold, such as
+// 1e1000010: the validator compares numbers as big.Rat and would fail on
+// it (a nil pointer dereference in jsonschema/v5, found by fuzzing).
+func unrepresentable(v any) (json.Number, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		if _, ok := new(big.Rat).SetString(string(v)); !ok {
+			return v, true
+		}
+	case []any:
+		for _, x := range v {
+			if n, ok := unrepresentable(x); ok {
+				return n, true
+			}
+		}
+	case map[string]any:
+		for _, x := range v {
+			if n, ok := unrepresentable(x); ok {
+				return n, true
+			}
+		}
+	}
+	return "", false
+}
+
 // longDigitRun reports whether raw holds more than 15 decimal digits in a
 // row, the most a float64 keeps exactly. Digits inside strings count too;
 // they only send the value down the slower, exact path.
@@ -135,6 +161,9 @@ func longDigitRun(raw []byte) bool {
 // Validate checks a value decoded by Decode (or any value built from maps,
 // slices, strings, bools, json.Number and float64).
 func (v *Validator) Validate(val any) error {
+	if n, ok := unrepresentable(val); ok {
+		return &Error{Problems: []Problem{{Message: fmt.Sprintf("number %s is out of range", n)}}}
+	}
 	err := v.schema.Validate(val)
 	if err == nil {
 		return nil

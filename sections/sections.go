@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
@@ -42,6 +44,12 @@ type Section struct {
 	// Resources and Templates expose the section's state to clients.
 	Resources []Resource
 	Templates []ResourceTemplate
+	// Prompts are prompt templates the section offers besides its
+	// guidance prompt.
+	Prompts []Prompt
+	// Completions suggest values for the arguments of prompts and resource
+	// templates (completion/complete).
+	Completions []Completion
 	// Setup registers the section's reducers, LOG slices and per-session
 	// resources.
 	Setup func(*session.Registry)
@@ -50,6 +58,9 @@ type Section struct {
 // Resource is a fixed-URI view of session state.
 type Resource struct {
 	URI, Name, Description, MIMEType string
+	// Blob says Read returns raw bytes, sent base64-encoded as a blob;
+	// otherwise it returns text.
+	Blob bool
 	// Read returns the resource's text for session s.
 	Read func(ctx context.Context, s *session.Session) (string, error)
 }
@@ -58,9 +69,48 @@ type Resource struct {
 // template.
 type ResourceTemplate struct {
 	URITemplate, Name, Description, MIMEType string
+	// Blob says Read returns raw bytes, sent base64-encoded as a blob.
+	Blob bool
 	// Read returns the text of the resource uri, whose template variables
 	// are in args.
 	Read func(ctx context.Context, s *session.Session, uri string, args map[string]string) (string, error)
+}
+
+// Prompt is a prompt template: named arguments in, messages out.
+type Prompt struct {
+	// Name identifies the prompt; it must not clash with a section key.
+	Name, Title, Description string
+	// Arguments are the prompt's arguments, in order.
+	Arguments []PromptArgument
+	// Get returns the prompt's messages for the given arguments; required
+	// arguments are present when it is called.
+	Get func(ctx context.Context, s *session.Session, args map[string]string) ([]PromptMessage, error)
+}
+
+// PromptArgument is one argument of a prompt.
+type PromptArgument struct {
+	Name, Description string
+	Required          bool
+}
+
+// PromptMessage is one message of a prompt: a role ("user" or "assistant")
+// and one content block (text, image, audio, embedded resource).
+type PromptMessage struct {
+	Role    string
+	Content mcp.Content
+}
+
+// Completion suggests values for one argument of a prompt or resource
+// template.
+type Completion struct {
+	// Prompt names the prompt, or Template the resource template (its URI
+	// template), whose argument this completes.
+	Prompt, Template string
+	// Argument is the argument's name.
+	Argument string
+	// Complete returns suggestions for value, the argument's text so far;
+	// context holds the values of the arguments already given.
+	Complete func(ctx context.Context, value string, context map[string]string) ([]string, error)
 }
 
 // ErrNotFound is returned by resource readers for a resource that does not

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,8 +23,13 @@ const (
 func callURI(id string) string { return "wink://session/calls/" + id }
 
 // addPrompts offers each enabled top-level section's guidance as a prompt
-// named by its key.
+// named by its key, and the prompts the enabled sections declare.
 func (s *Server) addPrompts() {
+	for _, sec := range s.tree.Sections() {
+		for _, p := range sec.Prompts {
+			s.addPrompt(p)
+		}
+	}
 	for _, sec := range s.tree.Roots() {
 		text := s.tree.SectionGuidance(sec)
 		p := mcp.NewPrompt(sec.Key, mcp.WithPromptDescription(sec.Title+": how to use its tools."))
@@ -35,6 +41,96 @@ func (s *Server) addPrompts() {
 	}
 }
 
+// addPrompt registers a section's prompt. A missing required argument is an
+// error (mcp-go reports handler errors as JSON-RPC internal errors).
+func (s *Server) addPrompt(p sections.Prompt) {
+	opts := []mcp.PromptOption{mcp.WithPromptDescription(p.Description)}
+	if p.Title != "" {
+		opts = append(opts, mcp.WithPromptTitle(p.Title))
+	}
+	for _, a := range p.Arguments {
+		aopts := []mcp.ArgumentOption{mcp.ArgumentDescription(a.Description)}
+		if a.Required {
+			aopts = append(aopts, mcp.RequiredArgument())
+		}
+		opts = append(opts, mcp.WithArgument(a.Name, aopts...))
+	}
+	s.mcp.AddPrompt(mcp.NewPrompt(p.Name, opts...), func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		args := req.Params.Arguments
+		if args == nil {
+			args = map[string]string{}
+		}
+		for _, a := range p.Arguments {
+			if _, ok := args[a.Name]; a.Required && !ok {
+				return nil, fmt.Errorf("prompt %q: missing required argument %q", p.Name, a.Name)
+			}
+		}
+		sess, release, err := s.sessions.ForContext(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		msgs, err := p.Get(ctx, sess, args)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]mcp.PromptMessage, len(msgs))
+		for i, m := range msgs {
+			out[i] = mcp.NewPromptMessage(mcp.Role(m.Role), m.Content)
+		}
+		return mcp.NewGetPromptResult(p.Description, out), nil
+	})
+}
+
+// completions answers completion/complete from the sections' Completions.
+type completions struct {
+	prompts, templates map[[2]string]sections.Completion // {name or template, argument}
+}
+
+func newCompletions(tree *sections.Tree) *completions {
+	c := &completions{prompts: map[[2]string]sections.Completion{}, templates: map[[2]string]sections.Completion{}}
+	for _, sec := range tree.Sections() {
+		for _, comp := range sec.Completions {
+			if comp.Prompt != "" {
+				c.prompts[[2]string{comp.Prompt, comp.Argument}] = comp
+			} else {
+				c.templates[[2]string{comp.Template, comp.Argument}] = comp
+			}
+		}
+	}
+	return c
+}
+
+func (c *completions) empty() bool { return len(c.prompts)+len(c.templates) == 0 }
+
+func (c *completions) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return complete(ctx, c.prompts[[2]string{name, arg.Name}], arg, cc)
+}
+
+func (c *completions) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return complete(ctx, c.templates[[2]string{uri, arg.Name}], arg, cc)
+}
+
+// maxCompletions is the most values a completion result may carry.
+const maxCompletions = 100
+
+func complete(ctx context.Context, comp sections.Completion, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	out := &mcp.Completion{Values: []string{}}
+	if comp.Complete == nil {
+		return out, nil
+	}
+	vals, err := comp.Complete(ctx, arg.Value, cc.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) > maxCompletions {
+		out.Total, out.HasMore = len(vals), true
+		vals = vals[:maxCompletions]
+	}
+	out.Values = append(out.Values, vals...)
+	return out, nil
+}
+
 // addResources exposes the session's invocation log, each call's record,
 // and the sections' own resources.
 func (s *Server) addResources() {
@@ -44,7 +140,7 @@ func (s *Server) addResources() {
 			mcp.WithMIMEType("application/json")),
 		s.readResource(func(_ context.Context, sess *session.Session) (string, error) {
 			return marshal(session.Entries(sess, session.Invocations))
-		}, "application/json"))
+		}, "application/json", false))
 	s.mcp.AddResourceTemplate(
 		mcp.NewResourceTemplate(CallURITemplate, "Tool call",
 			mcp.WithTemplateDescription("One tool call of this session, with its full value."),
@@ -56,33 +152,34 @@ func (s *Server) addResources() {
 				}
 			}
 			return "", sections.ErrNotFound
-		}, "application/json"))
+		}, "application/json", false))
 	for _, sec := range s.tree.Sections() {
 		for _, r := range sec.Resources {
 			s.mcp.AddResource(
 				mcp.NewResource(r.URI, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType(r.MIMEType)),
-				s.readResource(r.Read, r.MIMEType))
+				s.readResource(r.Read, r.MIMEType, r.Blob))
 		}
 		for _, rt := range sec.Templates {
 			s.mcp.AddResourceTemplate(
 				mcp.NewResourceTemplate(rt.URITemplate, rt.Name, mcp.WithTemplateDescription(rt.Description), mcp.WithTemplateMIMEType(rt.MIMEType)),
-				s.readTemplate(rt.Read, rt.MIMEType))
+				s.readTemplate(rt.Read, rt.MIMEType, rt.Blob))
 		}
 	}
 }
 
-func (s *Server) readResource(read func(context.Context, *session.Session) (string, error), mime string) mcpserver.ResourceHandlerFunc {
+func (s *Server) readResource(read func(context.Context, *session.Session) (string, error), mime string, blob bool) mcpserver.ResourceHandlerFunc {
 	return mcpserver.ResourceHandlerFunc(s.readTemplate(func(ctx context.Context, sess *session.Session, _ string, _ map[string]string) (string, error) {
 		return read(ctx, sess)
-	}, mime))
+	}, mime, blob))
 }
 
-func (s *Server) readTemplate(read func(context.Context, *session.Session, string, map[string]string) (string, error), mime string) mcpserver.ResourceTemplateHandlerFunc {
+func (s *Server) readTemplate(read func(context.Context, *session.Session, string, map[string]string) (string, error), mime string, blob bool) mcpserver.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		sess, err := s.sessions.ForContext(ctx)
+		sess, release, err := s.sessions.ForContext(ctx)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		args := map[string]string{}
 		for k, v := range req.Params.Arguments {
 			switch v := v.(type) {
@@ -100,6 +197,9 @@ func (s *Server) readTemplate(read func(context.Context, *session.Session, strin
 		}
 		if err != nil {
 			return nil, err
+		}
+		if blob {
+			return []mcp.ResourceContents{mcp.BlobResourceContents{URI: req.Params.URI, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString([]byte(text))}}, nil
 		}
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mime, Text: text}}, nil
 	}

@@ -136,12 +136,18 @@ func New(opts Options) (*Server, error) {
 	}
 	mcpOpts := []mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
-		mcpserver.WithResourceCapabilities(false, false),
+		mcpserver.WithResourceCapabilities(true, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
 		mcpserver.WithInstructions(opts.Tree.Guidance()),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithToolFilter(s.declarationOrder),
+	}
+	if comp := newCompletions(opts.Tree); !comp.empty() {
+		mcpOpts = append(mcpOpts,
+			mcpserver.WithCompletions(),
+			mcpserver.WithPromptCompletionProvider(comp),
+			mcpserver.WithResourceCompletionProvider(comp))
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
 
@@ -204,13 +210,37 @@ func mcpTool(t *tools.Tool) mcp.Tool {
 // toolHandler adapts the pipeline to mcp-go for tool t.
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		sess, err := s.sessions.ForContext(ctx)
+		sess, release, err := s.sessions.ForContext(ctx)
 		if err != nil {
 			s.logger.Error("creating a session failed", "err", err)
 			return mcp.NewToolResultError(fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())), nil
 		}
+		defer release()
 		call := s.newCall(ctx, t, sess, req)
-		return s.render(call, s.handler(ctx, call)), nil
+		out := s.handler(ctx, call)
+		if out.Success && !t.Annotations().ReadOnly {
+			s.notifyUpdated(ctx)
+		}
+		return s.render(call, out), nil
+	}
+}
+
+// notifyUpdated tells a client that subscribed to resources that they may
+// have changed, after a call that changed the session's state committed.
+// The notifications travel with the call's response, before it.
+func (s *Server) notifyUpdated(ctx context.Context) {
+	subs, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithResourceSubscriptions)
+	if !ok {
+		return
+	}
+	srv := mcpserver.ServerFromContext(ctx)
+	if srv == nil {
+		srv = s.mcp
+	}
+	for _, uri := range subs.SubscribedResources() {
+		if err := srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}); err != nil {
+			s.logger.Debug("sending resources/updated failed", "uri", uri, "err", err)
+		}
 	}
 }
 
@@ -231,6 +261,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 		n.token = m.ProgressToken
 	}
 	call.Notifier = n
+	call.Client = client{srv: n.srv, ctx: ctx}
 	call.Logger = callLogger(s.logger, t.Name(), call.ID, sess.ID())
 	call.Deadline = callDeadline(ctx, call, s.deadline)
 	call.Timeout = call.Deadline.Sub(call.Started).Round(time.Millisecond)

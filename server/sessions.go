@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"sync"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -39,14 +40,28 @@ func (m *Sessions) Get(id string) (*session.Session, error) {
 	return s, nil
 }
 
-// ForContext returns the session of the client session in ctx. Requests
-// without a client session share the session called "".
-func (m *Sessions) ForContext(ctx context.Context) (*session.Session, error) {
+// ForContext returns the session of the client session in ctx, and a
+// function to call when the request is done with it. Requests without a
+// client session share the session called "".
+//
+// A request of the stateless 2026-07-28 era has no client session that
+// outlives it, so it gets a session of its own, which the returned
+// function ends: such clients keep no state between requests, and two of
+// them never see each other's.
+func (m *Sessions) ForContext(ctx context.Context) (*session.Session, func(), error) {
+	if mcpserver.IsModernRequest(ctx) {
+		s, err := m.registry.NewSession("stateless-" + rand.Text())
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() { _ = s.Close() }, nil
+	}
 	id := ""
 	if cs := mcpserver.ClientSessionFromContext(ctx); cs != nil {
 		id = cs.SessionID()
 	}
-	return m.Get(id)
+	s, err := m.Get(id)
+	return s, func() {}, err
 }
 
 // End closes and forgets the session called id.

@@ -3,10 +3,13 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/wink-mcp/wink-mcp/session"
 )
@@ -30,6 +33,9 @@ type Call struct {
 	Session *session.Session
 	// Notifier sends progress and log notifications to the client.
 	Notifier Notifier
+	// Client makes requests of the client (sampling, elicitation); nil
+	// when the transport has no way back to the client.
+	Client Client
 	// Logger logs to the server's log, with the call's attributes.
 	Logger *slog.Logger
 	// Started is when the call entered the pipeline.
@@ -148,6 +154,31 @@ type Notifier interface {
 	Log(ctx context.Context, level string, data any) error
 }
 
+// Client is the client that made a call, as a handler sees it: the
+// requests a server may make of its client while it serves a call, and
+// control of the stream that carries the call's messages. The server
+// implements it over mcp-go's server-initiated requests; they work on
+// transports with a way back to the client (stdio, stateful Streamable
+// HTTP) and fail with an error otherwise, and for clients of the stateless
+// 2026-07-28 era.
+type Client interface {
+	// CreateMessage asks the client's model for a message
+	// (sampling/createMessage) and waits for it.
+	CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	// Elicit asks the user, through the client, for input
+	// (elicitation/create) and waits for the answer.
+	Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
+	// CloseStream ends the HTTP response stream that carries the call's
+	// messages before the call is done; the client reconnects and resumes
+	// it, and the rest of the call's messages reach it there (SSE polling).
+	// It is a no-op on transports without such a stream.
+	CloseStream()
+}
+
+// ErrNoClient is returned by Context's client requests when the transport
+// has no way back to the client.
+var ErrNoClient = errors.New("no way to reach the client")
+
 // Context is what a handler receives: the call's context (deadline and
 // cancellation), the call, its session, and a logger.
 type Context struct {
@@ -177,6 +208,30 @@ func (c *Context) Log(level string, data any) error {
 		return nil
 	}
 	return c.Call.Notifier.Log(c, level, data)
+}
+
+// CreateMessage asks the client's model for a message; see Client.
+func (c *Context) CreateMessage(req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	if c.Call.Client == nil {
+		return nil, ErrNoClient
+	}
+	return c.Call.Client.CreateMessage(c, req)
+}
+
+// Elicit asks the user, through the client, for input; see Client.
+func (c *Context) Elicit(req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	if c.Call.Client == nil {
+		return nil, ErrNoClient
+	}
+	return c.Call.Client.Elicit(c, req)
+}
+
+// CloseStream ends the stream carrying the call's messages, if there is
+// one; see Client.
+func (c *Context) CloseStream() {
+	if c.Call.Client != nil {
+		c.Call.Client.CloseStream()
+	}
 }
 
 // Dispatch sends an event to the session's reducers.

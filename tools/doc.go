@@ -13,7 +13,9 @@
 // server, the lifecycle stages (authorise, rate limit, cache, ...) in
 // package hooks, the policy decisions in package policy.
 //
-// Besides package session, tools imports only the content-block types of
-// mcp-go's mcp package, so that a handler can return images, audio or
-// embedded resources alongside its text.
+// Besides package session, tools imports only types of mcp-go's mcp
+// package: content blocks, so that a handler can return images, audio or
+// embedded resources alongside its text, and the sampling and elicitation
+// messages of Client, through which a handler asks the client for a model's
+// message or the user's input.
 package tools

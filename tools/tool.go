@@ -69,6 +69,8 @@ type Tool struct {
 	decode    func(args []byte) (any, error)
 	invoke    func(ctx *Context, params any) (*Outcome, error)
 
+	rawInput json.RawMessage // an explicit input schema (WithInputSchema), or nil
+
 	err error // a construction error, reported by Check
 }
 
@@ -78,6 +80,17 @@ type Option func(*Tool)
 // WithExamples attaches examples to the tool.
 func WithExamples(ex ...Example) Option {
 	return func(t *Tool) { t.examples = append(t.examples, ex...) }
+}
+
+// WithInputSchema gives the tool an explicit input schema instead of the one
+// inferred from its params type, for schemas Go types cannot express
+// ($schema, $defs and $ref, composition). The schema is advertised and
+// enforced as given; it must be a JSON object schema whose root has
+// "type": "object", and the arguments it accepts must decode into the
+// params type. The rule that every property is described is not applied
+// to it.
+func WithInputSchema(schema string) Option {
+	return func(t *Tool) { t.rawInput = json.RawMessage(schema) }
 }
 
 // New builds a tool from a params struct P, a result type R and a handler.
@@ -98,7 +111,12 @@ func New[P, R any](name, description string, ann Annotations, h HandlerFunc[P, R
 	for _, o := range opts {
 		o(t)
 	}
-	if err := t.inferInput(reflect.TypeFor[P]()); err != nil {
+	if t.rawInput != nil {
+		if err := t.explicitInput(reflect.TypeFor[P]()); err != nil {
+			t.err = err
+			return t
+		}
+	} else if err := t.inferInput(reflect.TypeFor[P]()); err != nil {
 		t.err = err
 		return t
 	}
@@ -303,6 +321,33 @@ func (t *Tool) inferInput(pt reflect.Type) error {
 	if err != nil {
 		return fmt.Errorf("input schema: %w", err)
 	}
+	return nil
+}
+
+// explicitInput checks and compiles a schema given with WithInputSchema.
+func (t *Tool) explicitInput(pt reflect.Type) error {
+	if pt.Kind() != reflect.Struct {
+		return fmt.Errorf("params type %s must be a struct", pt)
+	}
+	var root struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(t.rawInput, &root); err != nil {
+		return fmt.Errorf("input schema: %w", err)
+	}
+	if root.Type != "object" {
+		return errors.New(`input schema: the root must have "type": "object"`)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, t.rawInput); err != nil {
+		return fmt.Errorf("input schema: %w", err)
+	}
+	t.input = compact.Bytes()
+	v, err := schema.Compile(t.input)
+	if err != nil {
+		return fmt.Errorf("input schema: %w", err)
+	}
+	t.validator = v
 	return nil
 }
 

@@ -1,4 +1,10 @@
-// Package transport serves the MCP server over stdio (and, later, HTTP).
+// Package transport serves the MCP server over stdio (ServeStdio) and to
+// remote clients over HTTP (NewHTTP): Streamable HTTP at /mcp and the legacy
+// HTTP+SSE transport at /sse and /message on one listener, behind the
+// security checks of Security (Host, Origin, body size, bearer tokens,
+// JWT), each a small Middleware of its own. See HTTP for why the
+// session-based protocol era is served here rather than by mcp-go's
+// handlers.
 //
 // ServeStdio speaks newline-delimited JSON-RPC on a reader and a writer and
 // dispatches every message to a mark3labs/mcp-go MCPServer. It deliberately

@@ -40,6 +40,8 @@ type pendingCall struct {
 // carries the client's identity and log level, and sends server→client
 // requests (sampling, elicitation, roots) through the connection's writer.
 type stdioSession struct {
+	subscriptions
+
 	notifications chan mcp.JSONRPCNotification
 	writer        *frameWriter
 

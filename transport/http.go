@@ -1,0 +1,488 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	winkserver "github.com/wink-mcp/wink-mcp/server"
+)
+
+// Defaults for HTTPOptions fields left at their zero value.
+const (
+	DefaultSessionTTL   = 30 * time.Minute
+	DefaultSSERetry     = time.Second
+	DefaultMaxBodyBytes = 4 << 20
+	defaultKeepAlive    = 25 * time.Second
+	shutdownGrace       = 5 * time.Second
+)
+
+// HTTPOptions configures NewHTTP. Zero values mean the defaults noted.
+type HTTPOptions struct {
+	// Logger receives the transport's logs; default slog.Default().
+	Logger *slog.Logger
+	// SessionTTL is how long a session may be idle (no request in flight,
+	// no stream open) before it ends; default 30 minutes.
+	SessionTTL time.Duration
+	// DrainTimeout bounds how long in-flight calls may run after shutdown
+	// begins before their contexts are cancelled; default 30 seconds.
+	DrainTimeout time.Duration
+	// SSERetry is the reconnection delay announced on SSE response streams;
+	// default 1 second.
+	SSERetry time.Duration
+	// KeepAlive is the interval of comment lines on long-lived streams;
+	// default 25 seconds, negative for none.
+	KeepAlive time.Duration
+	// BasePath is the path prefix under which clients reach the server when
+	// a reverse proxy mounts it below the root ("/wink"); it is used in the
+	// endpoint the SSE transport announces.
+	BasePath string
+	// Security holds the checks every request passes first.
+	Security Security
+	// Handlers are extra handlers to mount at their paths (for example
+	// "/metrics"); they pass the Host and Origin checks but not
+	// authentication.
+	Handlers map[string]http.Handler
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+func (o HTTPOptions) withDefaults() HTTPOptions {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = DefaultSessionTTL
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = defaultDrainTimeout
+	}
+	if o.SSERetry <= 0 {
+		o.SSERetry = DefaultSSERetry
+	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = defaultKeepAlive
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.BasePath = strings.TrimRight(o.BasePath, "/")
+	if o.Security.MaxBodyBytes <= 0 {
+		o.Security.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	return o
+}
+
+// HTTP serves an MCP server to remote clients over Streamable HTTP (at
+// /mcp) and the legacy HTTP+SSE transport (at /sse and /message) on one
+// listener, with /healthz for liveness.
+//
+// The session-based protocol era (2025-11-25 and before) is served by this
+// package itself, not by mcp-go's handlers, for these reasons:
+//
+//   - Each request is handled with its own view of the client session, so
+//     its progress and log notifications and its server→client requests
+//     (sampling, elicitation) travel on its own response, and are written
+//     before the response, every time. mcp-go's Streamable HTTP handler
+//     shares one notification channel among a session's concurrent
+//     requests and can drop a notification that races the response; its
+//     SSE handler writes notifications from a goroutine that races the
+//     response.
+//   - Response streams are resumable: each begins with a priming event (an
+//     ID and a retry time), its events are recorded, and a client that lost
+//     the connection, or whose connection the server closed
+//     (tools.Client.CloseStream), gets the rest with GET and Last-Event-ID.
+//   - Unknown sessions get 404 and a missing Mcp-Session-Id 400; idle
+//     sessions end after SessionTTL; DELETE ends one; every end of a session
+//     unregisters it from mcp-go, so the server's state for it ends too.
+//
+// Requests of the stateless 2026-07-28 era are handed to mcp-go's
+// Streamable HTTP handler, which serves them per request; they carry no
+// session (see server.Sessions.ForContext for how their state is kept).
+type HTTP struct {
+	srv    *server.MCPServer
+	opts   HTTPOptions
+	logger *slog.Logger
+	modern http.Handler
+
+	// base is the parent of every session's and call's context; it is
+	// cancelled when the drain time runs out.
+	base       context.Context
+	cancelBase context.CancelFunc
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	sse      map[string]bool // the sessions of the SSE transport
+
+	calls     sync.WaitGroup // in-flight calls
+	workers   workers
+	draining  atomic.Bool
+	stopSweep chan struct{}
+	closeOnce sync.Once
+
+	handler http.Handler
+}
+
+// NewHTTP returns the HTTP transport of srv. It starts a goroutine that
+// ends idle sessions; Serve or Close stops it.
+func NewHTTP(srv *server.MCPServer, opts HTTPOptions) (*HTTP, error) {
+	opts = opts.withDefaults()
+	h := &HTTP{
+		srv:       srv,
+		opts:      opts,
+		logger:    opts.Logger,
+		sessions:  map[string]*httpSession{},
+		sse:       map[string]bool{},
+		stopSweep: make(chan struct{}),
+		workers:   workers{work: make(chan func())},
+	}
+	h.base, h.cancelBase = context.WithCancel(context.Background())
+	h.modern = server.NewStreamableHTTPServer(srv,
+		server.WithStateLess(true),
+		server.WithDisableLocalhostProtection(true), // checked by Security for every path
+		server.WithStreamableHTTPLogger(opts.Logger))
+	handler, err := h.routes()
+	if err != nil {
+		return nil, err
+	}
+	h.handler = handler
+	go h.sweepLoop()
+	return h, nil
+}
+
+// Handler returns the transport's handler: every route behind the security
+// checks.
+func (h *HTTP) Handler() http.Handler { return h.handler }
+
+// SessionCount returns the number of live client sessions.
+func (h *HTTP) SessionCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+func (h *HTTP) routes() (http.Handler, error) {
+	sec, err := h.opts.Security.middleware(h.logger)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	protected := Chain(sec.host, sec.origin, sec.auth)
+	limited := Chain(protected, sec.bodyLimit)
+	mux.Handle("/mcp", limited(http.HandlerFunc(h.serveMCP)))
+	mux.Handle("/sse", protected(http.HandlerFunc(h.serveSSE)))
+	mux.Handle("/message", limited(http.HandlerFunc(h.serveMessage)))
+	open := Chain(sec.host, sec.origin)
+	mux.Handle("/healthz", open(http.HandlerFunc(h.healthz)))
+	if sec.metadata != nil {
+		for _, p := range sec.metadataPaths {
+			mux.Handle(p, open(sec.metadata))
+		}
+	}
+	for path, hd := range h.opts.Handlers {
+		mux.Handle(path, open(hd))
+	}
+	return mux, nil
+}
+
+// healthz answers liveness probes: 200 with the number of live sessions,
+// or 503 once the server is shutting down.
+func (h *HTTP) healthz(w http.ResponseWriter, _ *http.Request) {
+	status, code := "ok", http.StatusOK
+	if h.draining.Load() {
+		status, code = "draining", http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{"status": status, "sessions": h.SessionCount()})
+}
+
+// Serve accepts connections on ln until ctx is cancelled, then shuts down
+// gracefully: it stops taking requests, lets in-flight calls finish (each
+// commits or restores whole) for up to DrainTimeout, cancels those still
+// running, ends every session and returns nil. An error from the listener
+// is returned after the sessions ended.
+func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           h.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(h.logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		h.Close()
+		return fmt.Errorf("transport: serve HTTP: %w", err)
+	}
+	h.shutdown(hs)
+	return nil
+}
+
+// shutdown drains hs. New work is refused with 503 from here on, but the
+// listener stays open while calls are in flight, so that clients can still
+// answer their server→client requests (sampling, elicitation) and cancel
+// calls. Calls still running after DrainTimeout are cancelled. Then every
+// session ends and the server shuts down.
+func (h *HTTP) shutdown(hs *http.Server) {
+	h.draining.Store(true)
+	h.logger.Info("draining HTTP transport", "timeout", h.opts.DrainTimeout)
+	h.releaseListeners()
+	finished := make(chan struct{})
+	go func() { h.calls.Wait(); close(finished) }()
+	timer := time.NewTimer(h.opts.DrainTimeout)
+	defer timer.Stop()
+	select {
+	case <-finished:
+	case <-timer.C:
+		h.logger.Warn("drain timeout expired; cancelling in-flight calls", "timeout", h.opts.DrainTimeout)
+		h.cancelBase()
+		<-finished
+	}
+	h.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		_ = hs.Close()
+	}
+}
+
+// Close ends every session and stops the idle sweeper. In-flight calls are
+// not waited for; Serve's shutdown does that first.
+func (h *HTTP) Close() {
+	h.closeOnce.Do(func() { close(h.stopSweep) })
+	h.mu.Lock()
+	all := make([]*httpSession, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		all = append(all, s)
+	}
+	h.mu.Unlock()
+	for _, s := range all {
+		h.endSession(s, "shutdown")
+	}
+	h.cancelBase()
+}
+
+// releaseListeners closes the standalone streams, whose handlers would
+// otherwise keep the server from shutting down.
+func (h *HTTP) releaseListeners() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.sessions {
+		s.mu.Lock()
+		l := s.listener
+		s.mu.Unlock()
+		if l != nil {
+			l.release()
+		}
+	}
+}
+
+// sweepLoop ends idle sessions until Close.
+func (h *HTTP) sweepLoop() {
+	interval := min(max(h.opts.SessionTTL/4, 10*time.Millisecond), time.Minute)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			h.sweep(h.opts.Now())
+		case <-h.stopSweep:
+			return
+		}
+	}
+}
+
+// sweep ends the sessions idle since before now - SessionTTL and returns
+// how many it ended.
+func (h *HTTP) sweep(now time.Time) int {
+	cutoff := now.Add(-h.opts.SessionTTL)
+	var idle []*httpSession
+	h.mu.Lock()
+	for _, s := range h.sessions {
+		if s.idle(cutoff) {
+			idle = append(idle, s)
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range idle {
+		h.endSession(s, "idle")
+	}
+	return len(idle)
+}
+
+// addSession registers a new session with mcp-go and the session table.
+func (h *HTTP) addSession(ctx context.Context, s *httpSession, sse bool) error {
+	if err := h.srv.RegisterSession(ctx, s); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.sessions[s.id] = s
+	if sse {
+		h.sse[s.id] = true
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+// endSession forgets s, closes it and unregisters it from mcp-go, whose
+// unregister hook ends the server's state for it.
+func (h *HTTP) endSession(s *httpSession, why string) {
+	h.mu.Lock()
+	if h.sessions[s.id] == s {
+		delete(h.sessions, s.id)
+		delete(h.sse, s.id)
+	}
+	h.mu.Unlock()
+	if s.close() {
+		h.srv.UnregisterSession(context.Background(), s.id)
+		h.logger.Debug("session ended", "session", s.id, "why", why)
+	}
+}
+
+// lookup returns the Streamable HTTP session named by the request's
+// Mcp-Session-Id, or writes 400 (missing) or 404 (unknown or ended).
+func (h *HTTP) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
+	id := r.Header.Get(server.HeaderKeySessionID)
+	if id == "" {
+		http.Error(w, "Bad Request: missing Mcp-Session-Id header", http.StatusBadRequest)
+		return nil
+	}
+	h.mu.Lock()
+	s := h.sessions[id]
+	sse := h.sse[id]
+	h.mu.Unlock()
+	if s == nil || sse {
+		http.Error(w, "Not Found: unknown or ended session", http.StatusNotFound)
+		return nil
+	}
+	return s
+}
+
+// envelope holds the fields of a JSON-RPC message that decide how it is
+// handled.
+type httpEnvelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func (e httpEnvelope) hasID() bool {
+	return len(e.ID) > 0 && !bytes.Equal(e.ID, []byte("null"))
+}
+
+// readMessage reads and parses a POST body holding one JSON-RPC message.
+// On failure it writes the error response and returns ok false.
+func readMessage(w http.ResponseWriter, r *http.Request) (body []byte, env httpEnvelope, ok bool) {
+	if !isJSON(r.Header.Get("Content-Type")) {
+		http.Error(w, "Unsupported Media Type: the body must be application/json", http.StatusUnsupportedMediaType)
+		return nil, env, false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
+			return nil, env, false
+		}
+		http.Error(w, "Bad Request: reading the body failed", http.StatusBadRequest)
+		return nil, env, false
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: batches are not supported")
+		return nil, env, false
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		writeJSONError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "Parse error")
+		return nil, env, false
+	}
+	return body, env, true
+}
+
+// writeJSONError writes a JSON-RPC error response with the given status.
+func writeJSONError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
+	writeJSON(w, status, errorResponse(id, code, message))
+}
+
+func writeJSON(w http.ResponseWriter, status int, msg any) {
+	data, err := json.Marshal(msg)
+	if err != nil {
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(data, '\n'))
+}
+
+// isJSON reports whether a Content-Type is application/json, with or
+// without parameters.
+func isJSON(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
+// acceptsSSE reports whether the client accepts an SSE response.
+func acceptsSSE(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			switch strings.TrimSpace(mt) {
+			case "text/event-stream", "*/*", "text/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dispatch hands a message to mcp-go; a panic becomes an internal error
+// response for a request.
+func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (resp mcp.JSONRPCMessage) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.logger.Error("transport: panic while handling MCP message", "panic", p, "stack", string(debug.Stack()))
+			resp = nil
+			if id != nil {
+				resp = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("Internal error: %v", p))
+			}
+		}
+	}()
+	return h.srv.HandleMessage(ctx, json.RawMessage(body))
+}
+
+// startCall runs a request of sess on a worker goroutine, writing what it
+// sends and its response to sk, and returns the function that cancels it.
+// The call outlives the HTTP request that carried it when its response is
+// resumable; Serve waits for it when shutting down.
+func (h *HTTP) startCall(sess *httpSession, sk sink, body []byte, id json.RawMessage) context.CancelFunc {
+	rs := &requestSession{httpSession: sess, pump: newRequestPump(sk)}
+	ctx, cancel := context.WithCancel(sess.ctx)
+	ctx = h.srv.WithContext(ctx, rs)
+	ctx = winkserver.WithStreamCloser(ctx, func() { _ = rs.pump.send(ctx, closeStream{}) })
+	sess.begin(h.opts.Now())
+	h.calls.Add(1)
+	h.workers.run(func() {
+		defer h.calls.Done()
+		defer cancel()
+		resp := h.dispatch(ctx, id, body)
+		// The session is idle again from here: the response is written
+		// after, so a client that has it knows the session's clock runs.
+		sess.end(h.opts.Now())
+		rs.pump.finish(resp)
+	})
+	return cancel
+}

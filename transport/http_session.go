@@ -1,0 +1,524 @@
+package transport
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// errSessionEnded is returned by server→client requests of a session that
+// ended (DELETE, idle expiry, shutdown, or its SSE connection closed).
+var errSessionEnded = errors.New("transport: session ended")
+
+// errNoStream is returned by server→client requests and notifications of a
+// request whose response cannot carry them: the client did not accept an
+// SSE response, or the response was already sent.
+var errNoStream = errors.New("transport: the request's response cannot carry messages to the client")
+
+// newSessionID returns a random session ID of 32 hex digits.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// httpSession is one client session of the HTTP transports: an
+// Mcp-Session-Id of Streamable HTTP, or one connection of the SSE
+// transport. It is the mcp-go client session registered for it, holds the
+// client's identity, log level and resource subscriptions, and routes the
+// client's replies to server→client requests.
+//
+// Requests do not see it directly: each is handled with a requestSession,
+// which shares this state but has its own notification channel and its own
+// way to the client, so that a request's notifications and server→client
+// requests travel on that request's response, in order, before it.
+type httpSession struct {
+	id string
+
+	// notifications receives notifications mcp-go sends to the session as
+	// a whole (not from a request); the standalone stream (Streamable HTTP
+	// GET) or the connection (SSE) writes them.
+	notifications chan mcp.JSONRPCNotification
+	// out queues the frames of an SSE connection (SSE transport only).
+	out chan []byte
+
+	initialized        atomic.Bool
+	logLevel           atomic.Value // mcp.LoggingLevel
+	clientInfo         atomic.Value // mcp.Implementation
+	clientCapabilities atomic.Value // mcp.ClientCapabilities
+	protocolVersion    atomic.Value // string
+
+	lastActive atomic.Int64 // unix nanoseconds
+	active     atomic.Int64 // requests in flight and connections attached
+	nextID     atomic.Int64
+
+	subscriptions
+
+	mu       sync.Mutex
+	pending  map[int64]pendingCall
+	streams  map[string]*stream // resumable response streams by ID
+	order    []string           // stream IDs, oldest first
+	listener *httpConn          // the attached standalone stream (GET), if any
+	closed   bool
+	done     chan struct{}
+
+	// ctx is the parent of the session's calls' contexts; it is cancelled
+	// when the session ends.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+var (
+	_ server.ClientSession                    = (*httpSession)(nil)
+	_ server.SessionWithLogging               = (*httpSession)(nil)
+	_ server.SessionWithClientInfo            = (*httpSession)(nil)
+	_ server.SessionWithProtocolVersion       = (*httpSession)(nil)
+	_ server.SessionWithResourceSubscriptions = (*httpSession)(nil)
+)
+
+func newHTTPSession(base context.Context, id string, now time.Time) *httpSession {
+	s := &httpSession{
+		id:            id,
+		notifications: make(chan mcp.JSONRPCNotification, notificationBuffer),
+		pending:       map[int64]pendingCall{},
+		streams:       map[string]*stream{},
+		done:          make(chan struct{}),
+	}
+	s.ctx, s.cancel = context.WithCancel(base)
+	s.lastActive.Store(now.UnixNano())
+	return s
+}
+
+// SessionID returns the session's ID.
+func (s *httpSession) SessionID() string { return s.id }
+
+// NotificationChannel returns the channel of session-wide notifications.
+func (s *httpSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notifications }
+
+// Initialize marks the session initialized with log level error.
+func (s *httpSession) Initialize() {
+	s.logLevel.Store(mcp.LoggingLevelError)
+	s.initialized.Store(true)
+}
+
+// Initialized reports whether initialize has been handled.
+func (s *httpSession) Initialized() bool { return s.initialized.Load() }
+
+// SetLogLevel sets the least severe level of log notifications sent.
+func (s *httpSession) SetLogLevel(level mcp.LoggingLevel) { s.logLevel.Store(level) }
+
+// GetLogLevel returns the log level, error if none was set.
+func (s *httpSession) GetLogLevel() mcp.LoggingLevel {
+	if l, ok := s.logLevel.Load().(mcp.LoggingLevel); ok {
+		return l
+	}
+	return mcp.LoggingLevelError
+}
+
+// GetClientInfo returns the client's implementation info.
+func (s *httpSession) GetClientInfo() mcp.Implementation {
+	v, _ := s.clientInfo.Load().(mcp.Implementation)
+	return v
+}
+
+// SetClientInfo records the client's implementation info.
+func (s *httpSession) SetClientInfo(v mcp.Implementation) { s.clientInfo.Store(v) }
+
+// GetClientCapabilities returns the client's capabilities.
+func (s *httpSession) GetClientCapabilities() mcp.ClientCapabilities {
+	v, _ := s.clientCapabilities.Load().(mcp.ClientCapabilities)
+	return v
+}
+
+// SetClientCapabilities records the client's capabilities.
+func (s *httpSession) SetClientCapabilities(v mcp.ClientCapabilities) { s.clientCapabilities.Store(v) }
+
+// ProtocolVersion returns the negotiated protocol version.
+func (s *httpSession) ProtocolVersion() string {
+	v, _ := s.protocolVersion.Load().(string)
+	return v
+}
+
+// SetProtocolVersion records the negotiated protocol version.
+func (s *httpSession) SetProtocolVersion(v string) { s.protocolVersion.Store(v) }
+
+// touch records activity now.
+func (s *httpSession) touch(now time.Time) { s.lastActive.Store(now.UnixNano()) }
+
+// begin marks the start of a request or an attached connection; end, its
+// end. A session with either is never idle.
+func (s *httpSession) begin(now time.Time) { s.active.Add(1); s.touch(now) }
+func (s *httpSession) end(now time.Time)   { s.touch(now); s.active.Add(-1) }
+
+// idle reports whether the session has had nothing in flight and nothing
+// attached since before cutoff.
+func (s *httpSession) idle(cutoff time.Time) bool {
+	return s.active.Load() == 0 && s.lastActive.Load() < cutoff.UnixNano()
+}
+
+// register allocates an ID for a server→client request and records it as
+// pending.
+func (s *httpSession) register(method string) (int64, chan clientReply, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, nil, errSessionEnded
+	}
+	id := s.nextID.Add(1)
+	replies := make(chan clientReply, 1)
+	s.pending[id] = pendingCall{method: method, replies: replies}
+	return id, replies, nil
+}
+
+func (s *httpSession) forget(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, id)
+}
+
+// deliver hands a client's response to the server→client request waiting
+// for it; it reports false when none is.
+func (s *httpSession) deliver(msg []byte) bool {
+	var resp incomingResponse
+	if err := json.Unmarshal(msg, &resp); err != nil {
+		return false
+	}
+	var id int64
+	if err := json.Unmarshal(resp.ID, &id); err != nil {
+		return false
+	}
+	s.mu.Lock()
+	call, ok := s.pending[id]
+	delete(s.pending, id)
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	call.replies <- replyFrom(call.method, resp)
+	return true
+}
+
+// close ends the session: pending server→client requests fail, attached
+// connections are released, and queued frames are dropped. It reports
+// false if the session was already closed.
+func (s *httpSession) close() bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	s.closed = true
+	for id, call := range s.pending {
+		call.replies <- clientReply{err: fmt.Errorf("%s request: %w", call.method, errSessionEnded)}
+		delete(s.pending, id)
+	}
+	streams := s.streams
+	s.streams, s.order = map[string]*stream{}, nil
+	listener := s.listener
+	s.listener = nil
+	s.mu.Unlock()
+	close(s.done)
+	s.cancel()
+	for _, st := range streams {
+		st.detach()
+	}
+	if listener != nil {
+		listener.release()
+	}
+	return true
+}
+
+// attachListener makes c the session's standalone stream, superseding the
+// previous one. It fails once the session is closed.
+func (s *httpSession) attachListener(c *httpConn) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errSessionEnded
+	}
+	old := s.listener
+	s.listener = c
+	s.mu.Unlock()
+	if old != nil {
+		old.release()
+	}
+	return nil
+}
+
+// detachListener forgets c if it is still the standalone stream.
+func (s *httpSession) detachListener(c *httpConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listener == c {
+		s.listener = nil
+	}
+}
+
+// maxStreams bounds the resumable streams a session keeps; the oldest are
+// forgotten first.
+const maxStreams = 64
+
+// newStream creates and records a resumable response stream.
+func (s *httpSession) newStream(retry time.Duration) *stream {
+	st := &stream{id: newSessionID()[:16], sess: s, retry: retry}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		st.complete = true
+		return st
+	}
+	s.streams[st.id] = st
+	s.order = append(s.order, st.id)
+	for len(s.order) > maxStreams {
+		old := s.order[0]
+		s.order = s.order[1:]
+		if o := s.streams[old]; o != nil {
+			delete(s.streams, old)
+			go o.detach()
+		}
+	}
+	return st
+}
+
+// stream returns the resumable stream called id.
+func (s *httpSession) stream(id string) *stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams[id]
+}
+
+// dropStream forgets a stream whose last event reached the client.
+func (s *httpSession) dropStream(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.streams, id)
+	s.order = slices.DeleteFunc(s.order, func(x string) bool { return x == id })
+}
+
+// requestSession is the client session as one request sees it: the
+// session's state, with a notification channel and a way to the client of
+// its own (the request's response). mcp-go finds it in the request's
+// context, so everything the request's handler sends goes through pump,
+// which writes it to the response in order, before the response itself.
+type requestSession struct {
+	*httpSession
+	pump *requestPump
+}
+
+var (
+	_ server.SessionWithSampling    = (*requestSession)(nil)
+	_ server.SessionWithElicitation = (*requestSession)(nil)
+	_ server.SessionWithRoots       = (*requestSession)(nil)
+)
+
+// NotificationChannel returns the request's own notification channel.
+func (r *requestSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return r.pump.channel()
+}
+
+// RequestSampling asks the client to create a message.
+func (r *requestSession) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	raw, err := r.call(ctx, string(mcp.MethodSamplingCreateMessage), req.CreateMessageParams)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CreateMessageResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("decode sampling result: %w", err)
+	}
+	content, err := mcp.ParseSamplingContent(res.Content)
+	if err != nil {
+		return nil, fmt.Errorf("parse sampling result content: %w", err)
+	}
+	res.Content = content
+	return &res, nil
+}
+
+// RequestElicitation asks the client to elicit input from the user.
+func (r *requestSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	raw, err := r.call(ctx, string(mcp.MethodElicitationCreate), req.Params)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.ElicitationResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("decode elicitation result: %w", err)
+	}
+	return &res, nil
+}
+
+// ListRoots asks the client for its roots.
+func (r *requestSession) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	var params any
+	if req.Params.Meta != nil {
+		params = req.Params
+	}
+	raw, err := r.call(ctx, string(mcp.MethodListRoots), params)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.ListRootsResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("decode roots result: %w", err)
+	}
+	return &res, nil
+}
+
+// call sends a request to the client on the request's response and waits
+// for the client's reply, ctx, or the end of the session.
+func (r *requestSession) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id, replies, err := r.register(method)
+	if err != nil {
+		return nil, fmt.Errorf("%s request: %w", method, err)
+	}
+	defer r.forget(id)
+	if err := r.pump.send(ctx, outgoingRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}); err != nil {
+		return nil, fmt.Errorf("%s request: %w", method, err)
+	}
+	select {
+	case reply := <-replies:
+		return reply.result, reply.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s request: %w", method, ctx.Err())
+	}
+}
+
+// sink is where a request's messages go: its response (Streamable HTTP) or
+// the session's connection (SSE).
+type sink interface {
+	// send writes a notification or a server→client request.
+	send(msg any) error
+	// finish writes the response; nothing is sent after it.
+	finish(resp mcp.JSONRPCMessage)
+	// closeStream ends the connection that carries the request's messages,
+	// if it has one of its own; the rest is kept for the client to resume.
+	closeStream()
+}
+
+// closeStream is the pump request of tools.Client.CloseStream: close the
+// connection after everything sent before it.
+type closeStream struct{}
+
+// requestPump is the single writer of one request's messages. mcp-go puts
+// the request's notifications on its channel; the handler's server→client
+// requests and, at the end, the response come through the other two. Before
+// it writes a request or the response it writes every notification already
+// queued, and it is the only receiver of the channel, so a notification sent
+// before a request or before the handler returned is always written before
+// it.
+//
+// The pump starts (its channels and goroutine) when the request first sends
+// something to the client. A request that sends nothing, as most do, costs
+// neither, and its response is written by the goroutine that handled it.
+// After the response nothing starts it any more: a notification sent by a
+// goroutine that outlived its call finds no channel and is dropped, never
+// delivered to another request.
+type requestPump struct {
+	sink sink
+	once sync.Once
+
+	notifications chan mcp.JSONRPCNotification
+	requests      chan pumpRequest
+	final         chan mcp.JSONRPCMessage
+	done          chan struct{}
+}
+
+type pumpRequest struct {
+	msg  any
+	sent chan error
+}
+
+func newRequestPump(s sink) *requestPump { return &requestPump{sink: s} }
+
+// start starts the pump, unless it started or finished already.
+func (p *requestPump) start() {
+	p.once.Do(func() {
+		p.notifications = make(chan mcp.JSONRPCNotification, notificationBuffer)
+		p.requests = make(chan pumpRequest)
+		p.final = make(chan mcp.JSONRPCMessage, 1)
+		p.done = make(chan struct{})
+		go p.run()
+	})
+}
+
+// channel returns the notification channel, starting the pump; nil after
+// the response.
+func (p *requestPump) channel() chan mcp.JSONRPCNotification {
+	p.start()
+	return p.notifications
+}
+
+// finish writes the response after everything sent before it, and waits
+// until it has been written.
+func (p *requestPump) finish(resp mcp.JSONRPCMessage) {
+	started := true
+	p.once.Do(func() { started = false })
+	if !started {
+		p.sink.finish(resp)
+		return
+	}
+	p.final <- resp
+	<-p.done
+}
+
+// run writes to the sink until the response has been written.
+func (p *requestPump) run() {
+	defer close(p.done)
+	s := p.sink
+	for {
+		select {
+		case n := <-p.notifications:
+			_ = s.send(n) // a notification that cannot be delivered is dropped
+		case r := <-p.requests:
+			p.drain(s)
+			if _, ok := r.msg.(closeStream); ok {
+				s.closeStream()
+				r.sent <- nil
+				continue
+			}
+			r.sent <- s.send(r.msg)
+		case resp := <-p.final:
+			p.drain(s)
+			s.finish(resp)
+			return
+		}
+	}
+}
+
+func (p *requestPump) drain(s sink) {
+	for {
+		select {
+		case n := <-p.notifications:
+			_ = s.send(n)
+		default:
+			return
+		}
+	}
+}
+
+// send has the pump write msg and waits until it has.
+func (p *requestPump) send(ctx context.Context, msg any) error {
+	p.start()
+	if p.requests == nil {
+		return errNoStream
+	}
+	r := pumpRequest{msg: msg, sent: make(chan error, 1)}
+	select {
+	case p.requests <- r:
+	case <-p.done:
+		return errNoStream
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-r.sent
+}

@@ -1,0 +1,183 @@
+package transport
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// sseQueue is the capacity of an SSE connection's frame queue.
+const sseQueue = 64
+
+// serveSSE is the legacy HTTP+SSE transport's stream: GET /sse opens a
+// session for the life of the connection and announces the endpoint its
+// messages are posted to; responses and notifications come back on the
+// stream.
+func (h *HTTP) serveSSE(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if h.refuseDraining(w) {
+		return
+	}
+	sess := newHTTPSession(h.base, newSessionID(), h.opts.Now())
+	sess.out = make(chan []byte, sseQueue)
+	if err := h.addSession(r.Context(), sess, true); err != nil {
+		h.logger.Error("transport: registering a session failed", "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	sess.begin(h.opts.Now()) // a session is never idle while its connection is open
+	defer h.endSession(sess, "connection closed")
+	defer func() { sess.end(h.opts.Now()) }()
+
+	conn := newHTTPConn(w)
+	defer conn.release()
+	endpoint := fmt.Sprintf("%s/message?sessionId=%s", h.opts.BasePath, sess.id)
+	if err := conn.write(func(w http.ResponseWriter) error {
+		writeSSEHeaders(w)
+		_, err := fmt.Fprintf(w, "event: endpoint\ndata: %s\n\n", endpoint)
+		return err
+	}); err != nil {
+		return
+	}
+	frame := func(b []byte) bool {
+		return conn.write(func(w http.ResponseWriter) error { _, err := w.Write(b); return err }) == nil
+	}
+	var tick <-chan time.Time
+	if h.opts.KeepAlive > 0 {
+		t := time.NewTicker(h.opts.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case b := <-sess.out:
+			if !frame(b) {
+				return
+			}
+		case n := <-sess.notifications:
+			if b, err := sseFrame(n); err == nil && !frame(b) {
+				return
+			}
+		case <-tick:
+			if !frame([]byte(": keepalive\n\n")) {
+				return
+			}
+		case <-sess.done:
+			// Write what the session's calls queued before it ended.
+			for {
+				select {
+				case b := <-sess.out:
+					if !frame(b) {
+						return
+					}
+				default:
+					return
+				}
+			}
+		case <-conn.done:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// sseFrame encodes msg as an SSE message event.
+func sseFrame(msg any) ([]byte, error) {
+	data, err := json.Marshal(msg)
+	if err != nil {
+		return nil, &encodeError{err: err}
+	}
+	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", data), nil
+}
+
+// serveMessage takes the messages of an SSE session: POST
+// /message?sessionId=ID. Requests are answered 202 at once and handled on
+// their own goroutine; their notifications and response go to the
+// session's stream, in order.
+func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	id := r.URL.Query().Get("sessionId")
+	h.mu.Lock()
+	sess := h.sessions[id]
+	isSSE := h.sse[id]
+	h.mu.Unlock()
+	if id == "" {
+		http.Error(w, "Bad Request: missing sessionId", http.StatusBadRequest)
+		return
+	}
+	if sess == nil || !isSSE {
+		http.Error(w, "Not Found: unknown or ended session", http.StatusNotFound)
+		return
+	}
+	body, env, ok := readMessage(w, r)
+	if !ok {
+		return
+	}
+	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
+		return
+	}
+	sess.touch(h.opts.Now())
+	switch {
+	case env.Method == "" && env.hasID():
+		if !sess.deliver(body) {
+			h.logger.Warn("transport: dropping a response that matches no pending request", "session", sess.id)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	case env.Method == "":
+		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: missing method")
+	case !env.hasID():
+		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
+			_ = (&sseSink{sess: sess}).send(resp)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		h.startCall(sess, &sseSink{sess: sess}, body, env.ID)
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, "Accepted\n")
+	}
+}
+
+// sseSink queues a request's messages on its session's SSE connection.
+type sseSink struct {
+	sess *httpSession
+}
+
+// closeStream does nothing: the SSE connection is the session's, not the
+// request's.
+func (s *sseSink) closeStream() {}
+
+func (s *sseSink) send(msg any) error {
+	b, err := sseFrame(msg)
+	if err != nil {
+		return err
+	}
+	select {
+	case s.sess.out <- b:
+		return nil
+	case <-s.sess.done:
+		return errSessionEnded
+	}
+}
+
+func (s *sseSink) finish(resp mcp.JSONRPCMessage) {
+	if err := s.send(resp); err != nil {
+		var enc *encodeError
+		if errors.As(err, &enc) {
+			_ = s.send(errorResponse(nil, mcp.INTERNAL_ERROR, "Internal error: response cannot be encoded"))
+		}
+	}
+}

@@ -1,0 +1,338 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// serveMCP is the Streamable HTTP endpoint.
+func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// modernHeader reports whether the request's protocol version header names
+// the stateless era (2026-07-28 or later).
+func modernHeader(r *http.Request) bool {
+	return mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+}
+
+// badVersion writes 400 and reports true when the request names a protocol
+// version this server does not implement.
+func badVersion(w http.ResponseWriter, r *http.Request) bool {
+	v := r.Header.Get(mcp.HeaderProtocolVersion)
+	if v == "" || mcp.IsValidProtocolVersion(v) {
+		return false
+	}
+	http.Error(w, "Bad Request: unsupported MCP-Protocol-Version "+v, http.StatusBadRequest)
+	return true
+}
+
+// refuseDraining writes 503 while the server shuts down.
+func (h *HTTP) refuseDraining(w http.ResponseWriter) bool {
+	if !h.draining.Load() {
+		return false
+	}
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, "Service Unavailable: shutting down", http.StatusServiceUnavailable)
+	return true
+}
+
+func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
+	body, env, ok := readMessage(w, r)
+	if !ok {
+		return
+	}
+	// While draining, only what lets in-flight calls finish is taken: the
+	// client's replies to server→client requests, and notifications such
+	// as notifications/cancelled.
+	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
+		return
+	}
+	// A client of the stateless era names it in MCP-Protocol-Version on
+	// every request (and in _meta, which must match; mcp-go checks that).
+	if modernHeader(r) {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.modern.ServeHTTP(w, r)
+		return
+	}
+	if badVersion(w, r) {
+		return
+	}
+	if env.Method == string(mcp.MethodInitialize) {
+		h.initialize(w, r, body, env.ID)
+		return
+	}
+	sess := h.lookup(w, r)
+	if sess == nil {
+		return
+	}
+	sess.touch(h.opts.Now())
+	switch {
+	case env.Method == "" && env.hasID():
+		if !sess.deliver(body) {
+			h.logger.Warn("transport: dropping a response that matches no pending request", "session", sess.id)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	case env.Method == "":
+		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: missing method")
+	case !env.hasID():
+		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
+			writeJSON(w, http.StatusBadRequest, resp)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		h.request(w, r, sess, body, env.ID)
+	}
+}
+
+// initialize starts a session: the response carries its Mcp-Session-Id.
+// A failed initialize leaves no session behind.
+func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
+	sess := newHTTPSession(h.base, newSessionID(), h.opts.Now())
+	if err := h.addSession(r.Context(), sess, false); err != nil {
+		h.logger.Error("transport: registering a session failed", "err", err)
+		writeJSONError(w, http.StatusInternalServerError, id, mcp.INTERNAL_ERROR, "Internal error: session registration failed")
+		return
+	}
+	resp := h.dispatch(h.srv.WithContext(r.Context(), sess), id, body)
+	if _, failed := resp.(mcp.JSONRPCError); failed || resp == nil {
+		h.endSession(sess, "initialize failed")
+		writeJSON(w, http.StatusOK, resp)
+		return
+	}
+	w.Header().Set(server.HeaderKeySessionID, sess.id)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// request handles a request of an initialized session. Its response is
+// JSON unless the call sends something to the client first, in which case
+// it becomes a resumable SSE stream.
+func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, id json.RawMessage) {
+	conn := newHTTPConn(w)
+	sk := &postSink{sess: sess, conn: conn, sse: acceptsSSE(r), retry: h.opts.SSERetry}
+	cancel := h.startCall(sess, sk, body, id)
+	select {
+	case <-conn.done:
+		// The response was written, or the server closed the stream.
+	case <-r.Context().Done():
+		if !sk.resumable() {
+			cancel() // nothing can reach the client any more
+		}
+		sk.abandon()
+	}
+}
+
+// postSink writes a Streamable HTTP request's messages to its POST
+// response: as JSON when there is only the response, or as a resumable SSE
+// stream from the first message sent before it.
+type postSink struct {
+	sess  *httpSession
+	conn  *httpConn
+	sse   bool
+	retry time.Duration
+
+	mu sync.Mutex
+	st *stream
+}
+
+// stream returns the response stream, starting it on first use.
+func (p *postSink) stream() (*stream, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.st != nil {
+		return p.st, nil
+	}
+	if !p.sse {
+		return nil, errNoStream
+	}
+	p.st = p.sess.newStream(p.retry)
+	_ = p.st.attach(p.conn) // if the client is gone, events are recorded for resumption
+	return p.st, nil
+}
+
+func (p *postSink) send(msg any) error {
+	st, err := p.stream()
+	if err != nil {
+		return err
+	}
+	return st.deliver(msg, false)
+}
+
+func (p *postSink) finish(resp mcp.JSONRPCMessage) {
+	p.mu.Lock()
+	st := p.st
+	p.mu.Unlock()
+	if st != nil {
+		if err := st.deliver(resp, true); err != nil {
+			p.conn.release()
+		}
+		return
+	}
+	_ = p.conn.writeFlush(func(w http.ResponseWriter) error {
+		data, err := json.Marshal(resp)
+		if err != nil {
+			data, _ = json.Marshal(errorResponse(nil, mcp.INTERNAL_ERROR, "Internal error: response cannot be encoded"))
+		}
+		data = append(data, '\n')
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.WriteHeader(http.StatusOK)
+		_, err = w.Write(data)
+		return err
+	}, false) // the handler returns next, and net/http sends it in one write
+	p.conn.release()
+}
+
+// closeStream ends the POST response mid-call (starting the stream if
+// needed, so that the client has an event ID to resume from).
+func (p *postSink) closeStream() {
+	st, err := p.stream()
+	if err != nil {
+		return
+	}
+	st.detach()
+}
+
+// resumable reports whether the client has been given an event ID to
+// resume from.
+func (p *postSink) resumable() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.st != nil
+}
+
+// abandon stops writing to the POST response after the client went away.
+func (p *postSink) abandon() {
+	p.mu.Lock()
+	st := p.st
+	p.mu.Unlock()
+	if st != nil {
+		st.detachIf(p.conn)
+		return
+	}
+	p.conn.release()
+}
+
+// get opens the session's standalone SSE stream, or resumes a response
+// stream with Last-Event-ID.
+func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
+	if modernHeader(r) {
+		h.modern.ServeHTTP(w, r)
+		return
+	}
+	// While draining, a client may still resume the stream of a call in
+	// flight, but not open a new one.
+	if badVersion(w, r) || (r.Header.Get("Last-Event-ID") == "" && h.refuseDraining(w)) {
+		return
+	}
+	if !acceptsSSE(r) {
+		http.Error(w, "Not Acceptable: GET needs Accept: text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	sess := h.lookup(w, r)
+	if sess == nil {
+		return
+	}
+	sess.begin(h.opts.Now())
+	defer func() { sess.end(h.opts.Now()) }()
+	conn := newHTTPConn(w)
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		h.resume(w, r, sess, conn, last)
+		return
+	}
+	if err := sess.attachListener(conn); err != nil {
+		http.Error(w, "Not Found: session ended", http.StatusNotFound)
+		return
+	}
+	defer sess.detachListener(conn)
+	defer conn.release()
+	if err := conn.write(func(w http.ResponseWriter) error { writeSSEHeaders(w); return nil }); err != nil {
+		return
+	}
+	var tick <-chan time.Time
+	if h.opts.KeepAlive > 0 {
+		t := time.NewTicker(h.opts.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case n := <-sess.notifications:
+			data, err := json.Marshal(n)
+			if err != nil {
+				continue
+			}
+			if conn.write(func(w http.ResponseWriter) error { return writeEvent(w, "", data) }) != nil {
+				return
+			}
+		case <-tick:
+			if conn.write(func(w http.ResponseWriter) error { _, err := io.WriteString(w, ": keepalive\n\n"); return err }) != nil {
+				return
+			}
+		case <-conn.done:
+			return
+		case <-sess.done:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// resume replays a response stream after the event last and follows it
+// until its response was written.
+func (h *HTTP) resume(w http.ResponseWriter, r *http.Request, sess *httpSession, conn *httpConn, last string) {
+	id, seq, ok := parseEventID(last)
+	var st *stream
+	if ok {
+		st = sess.stream(id)
+	}
+	if st == nil {
+		http.Error(w, "Not Found: unknown Last-Event-ID", http.StatusNotFound)
+		return
+	}
+	if !st.resume(conn, seq) {
+		return
+	}
+	select {
+	case <-conn.done:
+	case <-r.Context().Done():
+		st.detachIf(conn)
+	}
+}
+
+// delete ends the session.
+func (h *HTTP) delete(w http.ResponseWriter, r *http.Request) {
+	if modernHeader(r) {
+		h.modern.ServeHTTP(w, r)
+		return
+	}
+	if badVersion(w, r) {
+		return
+	}
+	sess := h.lookup(w, r)
+	if sess == nil {
+		return
+	}
+	h.endSession(sess, "deleted")
+	w.WriteHeader(http.StatusNoContent)
+}
