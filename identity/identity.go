@@ -4,13 +4,13 @@
 // Transports put it there; the lifecycle stages (package hooks) read it.
 // The stdio transport's requests come from the local user, so main sets
 // Local() on every stdio request context. The HTTP transport sets the
-// subject and scopes of the request's bearer token, once it has checked the
-// token:
+// subject and scopes of the request's bearer token once it has checked the
+// token (a JWT's "sub", and its "scope" or "scp" claim), with
 //
-//	ctx = identity.With(ctx, identity.Identity{Subject: claims.Subject, Scopes: claims.Scopes})
+//	ctx = identity.With(ctx, identity.Identity{Subject: sub, Scopes: scopes})
 //
-// A request without an identity is anonymous: From returns the zero
-// Identity and false.
+// A request without an identity (a static bearer token names nobody) is
+// anonymous: From returns the zero Identity and false.
 package identity
 
 import (

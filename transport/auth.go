@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/wink-mcp/wink-mcp/identity"
 )
 
 // JWTOptions configures NewJWTVerifier.
@@ -73,9 +76,32 @@ type jwtVerifier struct {
 	keys   jwt.Keyfunc
 }
 
-func (v jwtVerifier) Verify(_ context.Context, token string) error {
-	if _, err := v.parser.Parse(token, v.keys); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidToken, err)
+func (v jwtVerifier) Verify(ctx context.Context, token string) error {
+	_, err := v.Identify(ctx, token)
+	return err
+}
+
+// Identify checks the token and returns its subject ("sub") and scopes:
+// the space-separated "scope" claim (RFC 8693, RFC 9068) or the "scp"
+// claim, a list or a space-separated string.
+func (v jwtVerifier) Identify(_ context.Context, token string) (identity.Identity, error) {
+	claims := jwt.MapClaims{}
+	if _, err := v.parser.ParseWithClaims(token, claims, v.keys); err != nil {
+		return identity.Identity{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
-	return nil
+	var who identity.Identity
+	who.Subject, _ = claims["sub"].(string)
+	for _, key := range []string{"scope", "scp"} {
+		switch s := claims[key].(type) {
+		case string:
+			who.Scopes = append(who.Scopes, strings.Fields(s)...)
+		case []any:
+			for _, x := range s {
+				if x, ok := x.(string); ok && x != "" {
+					who.Scopes = append(who.Scopes, x)
+				}
+			}
+		}
+	}
+	return who, nil
 }

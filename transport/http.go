@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/wink-mcp/wink-mcp/identity"
 	winkserver "github.com/wink-mcp/wink-mcp/server"
 )
 
@@ -466,11 +467,15 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 
 // startCall runs a request of sess on a worker goroutine, writing what it
 // sends and its response to sk, and returns the function that cancels it.
-// The call outlives the HTTP request that carried it when its response is
-// resumable; Serve waits for it when shutting down.
-func (h *HTTP) startCall(sess *httpSession, sk sink, body []byte, id json.RawMessage) context.CancelFunc {
+// The call outlives the HTTP request that carried it (reqCtx) when its
+// response is resumable; Serve waits for it when shutting down. It runs as
+// the identity of that request's bearer token.
+func (h *HTTP) startCall(reqCtx context.Context, sess *httpSession, sk sink, body []byte, id json.RawMessage) context.CancelFunc {
 	rs := &requestSession{httpSession: sess, pump: newRequestPump(sk)}
 	ctx, cancel := context.WithCancel(sess.ctx)
+	if who, ok := identity.From(reqCtx); ok {
+		ctx = identity.With(ctx, who)
+	}
 	ctx = h.srv.WithContext(ctx, rs)
 	ctx = winkserver.WithStreamCloser(ctx, func() { _ = rs.pump.send(ctx, closeStream{}) })
 	sess.begin(h.opts.Now())

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/wink-mcp/wink-mcp/identity"
 )
 
 // Middleware wraps an http.Handler with one check.
@@ -221,6 +223,15 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, token string) error
 }
 
+// An Identifier is a TokenVerifier that can also say whom a token it
+// accepts belongs to. BearerAuth puts that identity in the request's
+// context (identity.With), where the server's authorisation reads it; a
+// verifier that is not an Identifier leaves the request anonymous.
+type Identifier interface {
+	TokenVerifier
+	Identify(ctx context.Context, token string) (identity.Identity, error)
+}
+
 // ErrInvalidToken is returned by verifiers for a token they do not accept.
 var ErrInvalidToken = errors.New("invalid token")
 
@@ -255,6 +266,28 @@ func (st staticTokens) Verify(_ context.Context, token string) error {
 func AnyVerifier(vs ...TokenVerifier) TokenVerifier { return anyVerifier(vs) }
 
 type anyVerifier []TokenVerifier
+
+// Identify returns the identity the first verifier that accepts the token
+// gives it: the one an Identifier says, none for another verifier.
+func (a anyVerifier) Identify(ctx context.Context, token string) (identity.Identity, error) {
+	var errs []error
+	for _, v := range a {
+		if id, ok := v.(Identifier); ok {
+			who, err := id.Identify(ctx, token)
+			if err == nil {
+				return who, nil
+			}
+			errs = append(errs, err)
+			continue
+		}
+		err := v.Verify(ctx, token)
+		if err == nil {
+			return identity.Identity{}, nil
+		}
+		errs = append(errs, err)
+	}
+	return identity.Identity{}, errors.Join(errs...)
+}
 
 func (a anyVerifier) Verify(ctx context.Context, token string) error {
 	var errs []error
@@ -291,6 +324,8 @@ func (c Challenge) header(r *http.Request, invalid bool) string {
 // BearerAuth lets through only requests with "Authorization: Bearer TOKEN"
 // whose token v accepts; others get 401 with a WWW-Authenticate challenge.
 // CORS preflight requests, which browsers send without credentials, pass.
+// When v is an Identifier, the token's identity goes in the request's
+// context.
 func BearerAuth(v TokenVerifier, c Challenge, logger *slog.Logger) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -301,11 +336,21 @@ func BearerAuth(v TokenVerifier, c Challenge, logger *slog.Logger) Middleware {
 				writeJSONError(w, http.StatusUnauthorized, nil, mcp.INVALID_REQUEST, "Unauthorized: a bearer token is required")
 				return
 			}
-			if err := v.Verify(r.Context(), token); err != nil {
+			var who identity.Identity
+			var err error
+			if id, ok := v.(Identifier); ok {
+				who, err = id.Identify(r.Context(), token)
+			} else {
+				err = v.Verify(r.Context(), token)
+			}
+			if err != nil {
 				logger.Debug("rejected a bearer token", "err", err, "remote", r.RemoteAddr)
 				w.Header().Set("WWW-Authenticate", c.header(r, true))
 				writeJSONError(w, http.StatusUnauthorized, nil, mcp.INVALID_REQUEST, "Unauthorized: invalid bearer token")
 				return
+			}
+			if !who.Anonymous() {
+				r = r.WithContext(identity.With(r.Context(), who))
 			}
 			next.ServeHTTP(w, r)
 		})

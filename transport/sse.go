@@ -145,7 +145,7 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		h.startCall(sess, &sseSink{sess: sess}, body, env.ID)
+		h.startCall(r.Context(), sess, &sseSink{sess: sess}, body, env.ID)
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = io.WriteString(w, "Accepted\n")
 	}

@@ -129,7 +129,7 @@ func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, i
 func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, id json.RawMessage) {
 	conn := newHTTPConn(w)
 	sk := &postSink{sess: sess, conn: conn, sse: acceptsSSE(r), retry: h.opts.SSERetry}
-	cancel := h.startCall(sess, sk, body, id)
+	cancel := h.startCall(r.Context(), sess, sk, body, id)
 	select {
 	case <-conn.done:
 		// The response was written, or the server closed the stream.
