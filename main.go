@@ -131,7 +131,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stdout, "wink-mcp", moduleVersion())
 		return 0
 	}
-	logger, err := newLogger(stderr, f.logLevel, f.logFormat)
+	sink := newLogSink(stderr)
+	defer sink.Flush()
+	logger, err := newLogger(sink, isTerminal(stderr), f.logLevel, f.logFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
@@ -376,20 +378,23 @@ func serverPolicies(cfg *config.Config, tree *sections.Tree) ([]policy.Policy, e
 	return []policy.Policy{policy.NewSequentialDependency(deps)}, nil
 }
 
-// newLogger returns a logger writing to w: tint's colourised text when w
-// is a terminal, plain text otherwise, or JSON.
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+// newLogger returns a logger writing to sink: tint's text, colourised when
+// the sink ends in a terminal, or JSON.
+func newLogger(sink *logSink, terminal bool, level, format string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)
 	}
+	var h slog.Handler
 	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv})), nil
+		h = slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: lv})
 	case "text":
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: lv, NoColor: !isTerminal(w)})), nil
+		h = tint.NewHandler(sink, &tint.Options{Level: lv, NoColor: !terminal})
+	default:
+		return nil, fmt.Errorf("--log-format: %q is not one of text, json", format)
 	}
-	return nil, fmt.Errorf("--log-format: %q is not one of text, json", format)
+	return slog.New(flushHandler{Handler: h, sink: sink}), nil
 }
 
 // isTerminal reports whether w is a character device.

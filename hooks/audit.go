@@ -3,7 +3,9 @@ package hooks
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/session"
@@ -83,6 +85,23 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 	}
 }
 
+// auditLogArgs is how many bytes of a call's arguments its audit log line
+// shows; the audit file, when configured, keeps them whole.
+const auditLogArgs = 256
+
+// clip returns b as a string, cut to at most n bytes (on a rune boundary)
+// with a marker saying how much was left out.
+func clip(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return string(b[:cut]) + "…(" + strconv.Itoa(len(b)-cut) + " more bytes)"
+}
+
 // logAudit writes rec to the log at info level. The record is built by hand
 // (without the caller's program counter, which an audit line does not
 // need), as it is written for every call.
@@ -98,7 +117,7 @@ func (h *Hooks) logAudit(ctx context.Context, rec *AuditRecord) {
 		slog.String("call", rec.CallID),
 		slog.Bool("success", rec.Success),
 		slog.Duration("duration", rec.Duration),
-		slog.String("args", string(rec.Args)),
+		slog.String("args", clip(rec.Args, auditLogArgs)),
 	)
 	if rec.Subject != "" {
 		r.AddAttrs(slog.String("subject", rec.Subject))
