@@ -292,7 +292,6 @@ type plan struct {
 
 	redactor  *Redactor
 	validator *schema.Validator
-	quick     *quickSchema // the validator's fast path, or nil
 	maxText   int
 }
 
@@ -549,9 +548,6 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 			return nil, fmt.Errorf("hooks: output schema of tool %q: %w", t.Name(), err)
 		}
 		p.validator = v
-		if q, ok := compileQuick(t.OutputSchema()); ok {
-			p.quick = q
-		}
 	}
 	return p, nil
 }

@@ -25,7 +25,7 @@ func (h *Hooks) ValidateOutput() tools.Middleware {
 	return func(next tools.Handler) tools.Handler {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 			if p := h.plan(call.Tool); p.validator != nil {
-				call.OnCommit(func(out *tools.Outcome) error { return checkOutput(call, p.validator, p.quick, out) })
+				call.OnCommit(func(out *tools.Outcome) error { return checkOutput(call, p.validator, out) })
 			}
 			return next(ctx, call)
 		}
@@ -33,19 +33,13 @@ func (h *Hooks) ValidateOutput() tools.Middleware {
 }
 
 // checkOutput checks the value the client would get as structured content.
-func checkOutput(call *tools.Call, v *schema.Validator, quick *quickSchema, out *tools.Outcome) error {
+func checkOutput(call *tools.Call, v *schema.Validator, out *tools.Outcome) error {
 	if !out.Success || out.Exclude || isNil(out.Value) {
 		return nil
 	}
 	raw, err := out.ValueJSON()
-	if err == nil && quick != nil && quick.validJSON(raw) {
-		return nil
-	}
 	if err == nil {
-		var val any
-		if val, err = schema.Decode(raw); err == nil {
-			err = v.Validate(val)
-		}
+		err = v.ValidateJSON(raw)
 	}
 	if err == nil {
 		return nil

@@ -7,6 +7,14 @@
 // Validation never coerces: "1" is not an integer. Schemas are compiled with
 // santhosh-tekuri/jsonschema/v5 with no network loader, so a $ref can only
 // point inside the schema itself.
+//
+// In front of v5 sits a fast path for the subset of JSON Schema that
+// schemas inferred from Go types use (type, properties, required,
+// additionalProperties, items, enum, annotations), which scans the JSON
+// without decoding it. It only ever accepts: a value it accepts is one v5
+// accepts (a fuzz target holds it to that), and anything else goes to v5,
+// which decides and explains. A schema with any other keyword has no fast
+// path.
 package schema
 
 import (

@@ -1,11 +1,8 @@
-package hooks
+package schema
 
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/wink-mcp/wink-mcp/planning"
-	"github.com/wink-mcp/wink-mcp/schema"
 )
 
 // TestQuickSchemaAgrees checks the fast path against the full validator:
@@ -33,7 +30,7 @@ func TestQuickSchemaAgrees(t *testing.T) {
 		` { "a" : 1 , "b" : [ "x" ] } `,
 	}
 	for name, src := range schemas {
-		full, err := schema.Compile([]byte(src))
+		full, err := Compile([]byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,8 +39,8 @@ func TestQuickSchemaAgrees(t *testing.T) {
 			t.Fatalf("%s: not compiled", name)
 		}
 		for _, doc := range docs {
-			val, err := schema.Decode([]byte(doc))
-			fullOK := err == nil && full.Validate(val) == nil
+			val, err := Decode([]byte(doc))
+			fullOK := err == nil && full.schema.Validate(val) == nil
 			if q.validJSON([]byte(doc)) && !fullOK {
 				t.Errorf("%s: the fast path accepts %s, the full validator does not", name, doc)
 			}
@@ -58,11 +55,10 @@ func TestQuickSchemaAgrees(t *testing.T) {
 			t.Errorf("compiled %s", src)
 		}
 	}
-	// The output schemas of the planning tools are in the subset.
-	for _, tl := range planning.New(planning.React).Tools {
-		if _, ok := compileQuick(tl.OutputSchema()); !ok {
-			t.Errorf("%s: output schema not compiled", tl.Name())
-		}
+	// Schemas as tools.New infers them are in the subset.
+	inferred := `{"type":"object","properties":{"objective":{"type":"string","description":"What the plan is for."},"status":{"type":"string","description":"Its status.","enum":["active","completed"]},"steps":{"type":["null","array"],"items":{"type":"object","properties":{"step_id":{"type":"integer","description":"ID."},"title":{"type":"string","description":"Title."}},"required":["step_id","title"],"additionalProperties":false},"description":"The steps."}},"required":["objective","status","steps"],"additionalProperties":false}`
+	if _, ok := compileQuick([]byte(inferred)); !ok {
+		t.Error("an inferred schema was not compiled")
 	}
 }
 
@@ -75,7 +71,7 @@ func FuzzQuickSchema(f *testing.F) {
 		"c":{"type":"object","additionalProperties":{"type":"number"}},
 		"d":{},
 		"e":{"type":["boolean","null"],"enum":[true,null]}}}`
-	full, err := schema.Compile([]byte(src))
+	full, err := Compile([]byte(src))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -91,11 +87,11 @@ func FuzzQuickSchema(f *testing.F) {
 		if !json.Valid(doc) || !q.validJSON(doc) {
 			return
 		}
-		val, err := schema.Decode(doc)
+		val, err := Decode(doc)
 		if err != nil {
 			t.Fatalf("accepted %q, which is not JSON: %v", doc, err)
 		}
-		if err := full.Validate(val); err != nil {
+		if err := full.schema.Validate(val); err != nil {
 			t.Fatalf("accepted %q: %v", doc, err)
 		}
 	})

@@ -1,4 +1,4 @@
-package hooks
+package schema
 
 import (
 	"encoding/json"
