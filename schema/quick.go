@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -232,6 +233,17 @@ func (t typeSet) has(v any) bool {
 		return t&tNumber != 0 || (t&tInteger != 0 && isInteger(v))
 	}
 	return false
+}
+
+// ratOK reports whether math/big.Rat can hold the number, as the full
+// validator needs (Validator.Validate refuses the others); the fast path
+// leaves any other number to it.
+func ratOK(num []byte) bool {
+	if !bytes.ContainsAny(num, "eE") {
+		return true
+	}
+	_, ok := new(big.Rat).SetString(string(num))
+	return ok
 }
 
 // isInteger reports whether n is an integer, 1.0 and 1e2 included.
@@ -479,7 +491,7 @@ func (q *quickSchema) scan(s *scanner) bool {
 		return q.enum == nil || inEnum(q.enum, nil)
 	default:
 		num, ok := s.number()
-		if !ok {
+		if !ok || !ratOK(num) {
 			return false
 		}
 		if q.anything {

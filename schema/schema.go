@@ -36,6 +36,11 @@ import (
 // concurrent use.
 type Validator struct {
 	schema *jsonschema.Schema
+	// quick is the fast path for the subset of JSON Schema that schemas
+	// inferred from Go types use, or nil: what it accepts is valid, and
+	// anything it rejects goes to the full validator, which decides and
+	// explains.
+	quick *quickSchema
 }
 
 // Compile compiles the JSON Schema doc (draft 2020-12 unless it says
@@ -54,7 +59,11 @@ func Compile(doc json.RawMessage) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	return &Validator{schema: s}, nil
+	v := &Validator{schema: s}
+	if q, ok := compileQuick(doc); ok {
+		v.quick = q
+	}
+	return v, nil
 }
 
 // Problem is one reason a value does not match: where, and what was wrong.
@@ -93,6 +102,9 @@ func (e *Error) Error() string {
 func (v *Validator) ValidateJSON(raw []byte) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")
+	}
+	if v.quick != nil && json.Valid(raw) && v.quick.validJSON(raw) {
+		return nil
 	}
 	val, err := Decode(raw)
 	if err != nil {
@@ -171,6 +183,9 @@ func longDigitRun(raw []byte) bool {
 func (v *Validator) Validate(val any) error {
 	if n, ok := unrepresentable(val); ok {
 		return &Error{Problems: []Problem{{Message: fmt.Sprintf("number %s is out of range", n)}}}
+	}
+	if v.quick != nil && v.quick.valid(val) {
+		return nil
 	}
 	err := v.schema.Validate(val)
 	if err == nil {
