@@ -67,10 +67,10 @@ func TestHarnessNormalise(t *testing.T) {
 
 func TestHarnessLogLines(t *testing.T) {
 	for _, line := range []string{
-		`Nov 21 12:08:01.764 INF serving MCP over stdio version=dev tools=4`,
-		`Jan  2 03:04:05.000 DBG tool call tool=planning_read_plan`,
-		`Nov 21 12:08:01.764 WRN transport: dropping response message="{\"id\":8}"`,
-		`Nov 21 12:08:01.764 ERR`,
+		`time=2026-11-21T12:08:01.764Z level=INFO msg="serving MCP over stdio" version=dev tools=4`,
+		`time=2026-01-02T03:04:05.000+01:00 level=DEBUG msg="tool call" tool=planning_read_plan`,
+		`time=2026-11-21T12:08:01.764Z level=WARN msg="transport: dropping response" message="{\"id\":8}"`,
+		`time=2026-11-21T12:08:01.764Z level=ERROR msg=""`,
 		`{"time":"2026-11-21T12:08:01.764Z","level":"INFO","msg":"stopped"}`,
 	} {
 		if !isLogLine(line) {

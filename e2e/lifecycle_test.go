@@ -195,7 +195,7 @@ func TestStdoutOnlyFrames(t *testing.T) {
 			checkStderr(t, stderr)
 			debug := 0
 			for _, line := range strings.Split(stderr, "\n") {
-				if strings.Contains(line, " DBG ") || strings.Contains(line, `"level":"DEBUG"`) {
+				if strings.Contains(line, " level=DEBUG ") || strings.Contains(line, `"level":"DEBUG"`) {
 					debug++
 				}
 			}

@@ -315,9 +315,9 @@ func checkFrames(t testing.TB, lines [][]byte) {
 	}
 }
 
-// textLogLine matches a line of the default text log format (tint, no
-// colour): "Jan _2 15:04:05.000 LVL message ...".
-var textLogLine = regexp.MustCompile(`^[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d\.\d{3} (DBG|INF|WRN|ERR)([+-]\d+)?( |$)`)
+// textLogLine matches a line of the text log format when stderr is not a
+// terminal (slog's): "time=... level=INFO msg=...".
+var textLogLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR)([+-]\d+)? msg=`)
 
 // isLogLine reports whether line is one log record, in the text or JSON
 // format.
