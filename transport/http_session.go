@@ -312,6 +312,7 @@ func (s *httpSession) dropStream(id string) {
 // which writes it to the response in order, before the response itself.
 type requestSession struct {
 	*httpSession
+	clientRequests
 	pump *requestPump
 }
 
@@ -324,54 +325,6 @@ var (
 // NotificationChannel returns the request's own notification channel.
 func (r *requestSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
 	return r.pump.channel()
-}
-
-// RequestSampling asks the client to create a message.
-func (r *requestSession) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	raw, err := r.call(ctx, string(mcp.MethodSamplingCreateMessage), req.CreateMessageParams)
-	if err != nil {
-		return nil, err
-	}
-	var res mcp.CreateMessageResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode sampling result: %w", err)
-	}
-	content, err := mcp.ParseSamplingContent(res.Content)
-	if err != nil {
-		return nil, fmt.Errorf("parse sampling result content: %w", err)
-	}
-	res.Content = content
-	return &res, nil
-}
-
-// RequestElicitation asks the client to elicit input from the user.
-func (r *requestSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	raw, err := r.call(ctx, string(mcp.MethodElicitationCreate), req.Params)
-	if err != nil {
-		return nil, err
-	}
-	var res mcp.ElicitationResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode elicitation result: %w", err)
-	}
-	return &res, nil
-}
-
-// ListRoots asks the client for its roots.
-func (r *requestSession) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	var params any
-	if req.Params.Meta != nil {
-		params = req.Params
-	}
-	raw, err := r.call(ctx, string(mcp.MethodListRoots), params)
-	if err != nil {
-		return nil, err
-	}
-	var res mcp.ListRootsResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode roots result: %w", err)
-	}
-	return &res, nil
 }
 
 // call sends a request to the client on the request's response and waits

@@ -41,6 +41,7 @@ type pendingCall struct {
 // requests (sampling, elicitation, roots) through the connection's writer.
 type stdioSession struct {
 	subscriptions
+	clientRequests
 
 	notifications chan mcp.JSONRPCNotification
 	writer        *frameWriter
@@ -71,10 +72,12 @@ var (
 // newStdioSession returns a session with an empty notification channel.
 // Its writer must be set before the session is used.
 func newStdioSession() *stdioSession {
-	return &stdioSession{
+	s := &stdioSession{
 		notifications: make(chan mcp.JSONRPCNotification, notificationBuffer),
 		pending:       make(map[int64]pendingCall),
 	}
+	s.clientRequests = clientRequests{c: s}
+	return s
 }
 
 // SessionID returns "stdio".
@@ -143,56 +146,6 @@ func (s *stdioSession) ProtocolVersion() string {
 // SetProtocolVersion records the negotiated protocol version.
 func (s *stdioSession) SetProtocolVersion(version string) {
 	s.protocolVersion.Store(version)
-}
-
-// RequestSampling asks the client to create a message and waits for the
-// result.
-func (s *stdioSession) RequestSampling(ctx context.Context, request mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	raw, err := s.call(ctx, string(mcp.MethodSamplingCreateMessage), request.CreateMessageParams)
-	if err != nil {
-		return nil, err
-	}
-	var result mcp.CreateMessageResult
-	if err := json.Unmarshal(raw, &result); err != nil {
-		return nil, fmt.Errorf("decode sampling result: %w", err)
-	}
-	content, err := mcp.ParseSamplingContent(result.Content)
-	if err != nil {
-		return nil, fmt.Errorf("parse sampling result content: %w", err)
-	}
-	result.Content = content
-	return &result, nil
-}
-
-// RequestElicitation asks the client to elicit input from the user and
-// waits for the result.
-func (s *stdioSession) RequestElicitation(ctx context.Context, request mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	raw, err := s.call(ctx, string(mcp.MethodElicitationCreate), request.Params)
-	if err != nil {
-		return nil, err
-	}
-	var result mcp.ElicitationResult
-	if err := json.Unmarshal(raw, &result); err != nil {
-		return nil, fmt.Errorf("decode elicitation result: %w", err)
-	}
-	return &result, nil
-}
-
-// ListRoots asks the client for its roots and waits for the result.
-func (s *stdioSession) ListRoots(ctx context.Context, request mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	var params any
-	if request.Params.Meta != nil {
-		params = request.Params
-	}
-	raw, err := s.call(ctx, string(mcp.MethodListRoots), params)
-	if err != nil {
-		return nil, err
-	}
-	var result mcp.ListRootsResult
-	if err := json.Unmarshal(raw, &result); err != nil {
-		return nil, fmt.Errorf("decode roots result: %w", err)
-	}
-	return &result, nil
 }
 
 // outgoingRequest is a JSON-RPC request from the server to the client.
