@@ -52,11 +52,7 @@ type httpSession struct {
 	// out queues the frames of an SSE connection (SSE transport only).
 	out chan []byte
 
-	initialized        atomic.Bool
-	logLevel           atomic.Value // mcp.LoggingLevel
-	clientInfo         atomic.Value // mcp.Implementation
-	clientCapabilities atomic.Value // mcp.ClientCapabilities
-	protocolVersion    atomic.Value // string
+	clientState
 
 	lastActive atomic.Int64 // unix nanoseconds
 	active     atomic.Int64 // requests in flight and connections attached
@@ -104,53 +100,6 @@ func (s *httpSession) SessionID() string { return s.id }
 
 // NotificationChannel returns the channel of session-wide notifications.
 func (s *httpSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notifications }
-
-// Initialize marks the session initialized with log level error.
-func (s *httpSession) Initialize() {
-	s.logLevel.Store(mcp.LoggingLevelError)
-	s.initialized.Store(true)
-}
-
-// Initialized reports whether initialize has been handled.
-func (s *httpSession) Initialized() bool { return s.initialized.Load() }
-
-// SetLogLevel sets the least severe level of log notifications sent.
-func (s *httpSession) SetLogLevel(level mcp.LoggingLevel) { s.logLevel.Store(level) }
-
-// GetLogLevel returns the log level, error if none was set.
-func (s *httpSession) GetLogLevel() mcp.LoggingLevel {
-	if l, ok := s.logLevel.Load().(mcp.LoggingLevel); ok {
-		return l
-	}
-	return mcp.LoggingLevelError
-}
-
-// GetClientInfo returns the client's implementation info.
-func (s *httpSession) GetClientInfo() mcp.Implementation {
-	v, _ := s.clientInfo.Load().(mcp.Implementation)
-	return v
-}
-
-// SetClientInfo records the client's implementation info.
-func (s *httpSession) SetClientInfo(v mcp.Implementation) { s.clientInfo.Store(v) }
-
-// GetClientCapabilities returns the client's capabilities.
-func (s *httpSession) GetClientCapabilities() mcp.ClientCapabilities {
-	v, _ := s.clientCapabilities.Load().(mcp.ClientCapabilities)
-	return v
-}
-
-// SetClientCapabilities records the client's capabilities.
-func (s *httpSession) SetClientCapabilities(v mcp.ClientCapabilities) { s.clientCapabilities.Store(v) }
-
-// ProtocolVersion returns the negotiated protocol version.
-func (s *httpSession) ProtocolVersion() string {
-	v, _ := s.protocolVersion.Load().(string)
-	return v
-}
-
-// SetProtocolVersion records the negotiated protocol version.
-func (s *httpSession) SetProtocolVersion(v string) { s.protocolVersion.Store(v) }
 
 // touch records activity now.
 func (s *httpSession) touch(now time.Time) { s.lastActive.Store(now.UnixNano()) }

@@ -46,11 +46,7 @@ type stdioSession struct {
 	notifications chan mcp.JSONRPCNotification
 	writer        *frameWriter
 
-	initialized        atomic.Bool
-	logLevel           atomic.Value // mcp.LoggingLevel
-	clientInfo         atomic.Value // mcp.Implementation
-	clientCapabilities atomic.Value // mcp.ClientCapabilities
-	protocolVersion    atomic.Value // string
+	clientState
 
 	nextID atomic.Int64
 
@@ -88,64 +84,6 @@ func (s *stdioSession) SessionID() string {
 // NotificationChannel returns the channel mcp-go queues notifications on.
 func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
 	return s.notifications
-}
-
-// Initialize marks the session initialized and resets the log level to
-// error, matching mcp-go's own stdio session.
-func (s *stdioSession) Initialize() {
-	s.logLevel.Store(mcp.LoggingLevelError)
-	s.initialized.Store(true)
-}
-
-// Initialized reports whether initialize has been handled.
-func (s *stdioSession) Initialized() bool {
-	return s.initialized.Load()
-}
-
-// SetLogLevel sets the minimum level of log notifications sent to the client.
-func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel) {
-	s.logLevel.Store(level)
-}
-
-// GetLogLevel returns the minimum log level, error if none was set.
-func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
-	if level, ok := s.logLevel.Load().(mcp.LoggingLevel); ok {
-		return level
-	}
-	return mcp.LoggingLevelError
-}
-
-// GetClientInfo returns the client's implementation info from initialize.
-func (s *stdioSession) GetClientInfo() mcp.Implementation {
-	info, _ := s.clientInfo.Load().(mcp.Implementation)
-	return info
-}
-
-// SetClientInfo records the client's implementation info.
-func (s *stdioSession) SetClientInfo(info mcp.Implementation) {
-	s.clientInfo.Store(info)
-}
-
-// GetClientCapabilities returns the capabilities the client declared.
-func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
-	caps, _ := s.clientCapabilities.Load().(mcp.ClientCapabilities)
-	return caps
-}
-
-// SetClientCapabilities records the capabilities the client declared.
-func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) {
-	s.clientCapabilities.Store(caps)
-}
-
-// ProtocolVersion returns the negotiated protocol version, or "".
-func (s *stdioSession) ProtocolVersion() string {
-	version, _ := s.protocolVersion.Load().(string)
-	return version
-}
-
-// SetProtocolVersion records the negotiated protocol version.
-func (s *stdioSession) SetProtocolVersion(version string) {
-	s.protocolVersion.Store(version)
 }
 
 // outgoingRequest is a JSON-RPC request from the server to the client.
