@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,7 +25,8 @@ import (
 // lifecycle stage on, none of them refusing, answering from the cache or
 // retrying, with the same call through the same server without any stage.
 // Both are driven through mcp-go's HandleMessage in-process with the same
-// request bytes, as server's TestPipelineOverhead does.
+// request bytes, and each call ends with its response encoded as a
+// transport encodes it, as server's TestPipelineOverhead does.
 
 var overheadRequests = map[string][]byte{
 	"setup_plan":  []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"planning_setup_plan","arguments":{"objective":"Ship it","initial_steps":["draft","review","publish"]}}}`),
@@ -81,10 +83,18 @@ func runOverheadCalls(b *testing.B, s *mcpserver.MCPServer, req []byte) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		out := s.HandleMessage(ctx, req)
-		if r, ok := out.(mcp.JSONRPCResponse); !ok || r.Result.(*mcp.CallToolResult).IsError {
-			b.Fatalf("call failed: %#v", out)
-		}
+		call(b, s, ctx, req)
+	}
+}
+
+// call makes one successful call of req and encodes its response.
+func call(tb testing.TB, s *mcpserver.MCPServer, ctx context.Context, req []byte) {
+	out := s.HandleMessage(ctx, req)
+	if r, ok := out.(mcp.JSONRPCResponse); !ok || r.Result.(*mcp.CallToolResult).IsError {
+		tb.Fatalf("call failed: %#v", out)
+	}
+	if _, err := json.Marshal(out); err != nil {
+		tb.Fatal(err)
 	}
 }
 
@@ -160,10 +170,7 @@ func start(t *testing.T, s *mcpserver.MCPServer, req []byte) context.Context {
 func measureCalls(t *testing.T, s *mcpserver.MCPServer, ctx context.Context, req []byte, n int) (wall, cpu float64) {
 	c0, w0 := cpuTime(t), time.Now()
 	for range n {
-		out := s.HandleMessage(ctx, req)
-		if r, ok := out.(mcp.JSONRPCResponse); !ok || r.Result.(*mcp.CallToolResult).IsError {
-			t.Fatalf("call failed: %#v", out)
-		}
+		call(t, s, ctx, req)
 	}
 	w, c := time.Since(w0), cpuTime(t)-c0
 	return float64(w) / float64(n), float64(c) / float64(n)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,7 +23,9 @@ import (
 // The benchmarks compare a call through the whole pipeline (validation,
 // deadline, session lock, policies, transaction, log, rendering) with a
 // bare mcp-go handler doing the same planning work, both driven through
-// mcp-go's HandleMessage in-process with the same request bytes.
+// mcp-go's HandleMessage in-process with the same request bytes. A call
+// ends with its response encoded, as a transport encodes it: request bytes
+// in, response bytes out.
 
 var benchRequests = map[string][]byte{
 	"setup_plan":  []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"planning_setup_plan","arguments":{"objective":"Ship it","initial_steps":["draft","review","publish"]}}}`),
@@ -114,6 +117,9 @@ func runCalls(b *testing.B, s *mcpserver.MCPServer, req []byte) {
 		out := s.HandleMessage(ctx, req)
 		if r, ok := out.(mcp.JSONRPCResponse); !ok || r.Result.(*mcp.CallToolResult).IsError {
 			b.Fatalf("call failed: %#v", out)
+		}
+		if _, err := json.Marshal(out); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -139,13 +139,6 @@ func (o *Outcome) ValueJSON() ([]byte, error) {
 	return o.valueJSON, o.valueErr
 }
 
-// EncodedValue returns the encoding of Value if ValueJSON has made it
-// (without error), so that the result's structured content need not be
-// encoded again.
-func (o *Outcome) EncodedValue() ([]byte, bool) {
-	return o.valueJSON, o.encoded && o.valueErr == nil
-}
-
 // SetValue replaces Value (and forgets its encoding).
 func (o *Outcome) SetValue(v any) {
 	o.Value = v

@@ -64,6 +64,7 @@ type Tool struct {
 
 	input     json.RawMessage
 	output    json.RawMessage
+	conform   *conformer // for the output schema, or nil
 	validator *schema.Validator
 	defaults  []byte // JSON object of top-level defaults, or nil
 	decode    func(args []byte) (any, error)
@@ -174,6 +175,16 @@ func (t *Tool) InputSchema() json.RawMessage { return t.input }
 // OutputSchema returns the output schema, or nil when the result type is not
 // a struct.
 func (t *Tool) OutputSchema() json.RawMessage { return t.output }
+
+// Conforms reports whether v, a result value of the tool, certainly matches
+// its output schema, telling from v's Go type and the few things the type
+// leaves open (an Enum's value, a finite float, a map that is not nil),
+// without encoding it. False means that v must be checked in its JSON
+// form: it does not match, or its type is one whose encoding the schema
+// does not follow field by field (a custom marshaler, []byte, an
+// interface, an embedded struct), or it is not of the result type (a
+// stage replaced it).
+func (t *Tool) Conforms(v any) bool { return t.conform.conforms(v) }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 
@@ -351,7 +362,8 @@ func (t *Tool) explicitInput(pt reflect.Type) error {
 	return nil
 }
 
-func (t *Tool) inferOutput(rt reflect.Type) error {
+func (t *Tool) inferOutput(result reflect.Type) error {
+	rt := result
 	for rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
 	}
@@ -367,6 +379,7 @@ func (t *Tool) inferOutput(rt reflect.Type) error {
 		return fmt.Errorf("output schema: %w", err)
 	}
 	t.output = raw
+	t.conform = newConformer(result)
 	return nil
 }
 
