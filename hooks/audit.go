@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"log/slog"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -32,12 +31,13 @@ type AuditRecord struct {
 // Audit returns the audit stage. It runs outside the server's record stage
 // and the output stages, so it sees what the client sees: on the way out it
 // takes the ToolInvoked event the call recorded in the session's log
-// (redacted by the output stage) and appends it to the log
-// (at info level, when Log is on) and to the JSON-lines file (when File is
-// set). A sink that fails is logged; the call's result is unchanged. Nil
-// when both sinks are off.
+// (redacted by the output stage) and hands it to the auditor, which writes
+// it to the log (at info level, when Log is on) and to the JSON-lines file
+// (when File is set) shortly after, or before the call returns with
+// FsyncAlways. A sink that fails is logged; the call's result is
+// unchanged. Nil when both sinks are off.
 func (h *Hooks) Audit() tools.Middleware {
-	if !h.cfg.Audit.Log && h.audit == nil {
+	if h.audit == nil {
 		return nil
 	}
 	return func(next tools.Handler) tools.Handler {
@@ -50,7 +50,8 @@ func (h *Hooks) Audit() tools.Middleware {
 }
 
 func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Outcome) {
-	rec := AuditRecord{Time: h.now(), Session: call.Session.ID()}
+	e := auditEntry{ctx: ctx, rec: AuditRecord{Time: h.now(), Session: call.Session.ID()}}
+	rec := &e.rec
 	r := h.plan(call.Tool).redactor
 	if call.Invocation != nil {
 		rec.ToolInvoked = *call.Invocation // its arguments redacted already
@@ -71,18 +72,10 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 	if out.Err != nil {
 		rec.Error = r.String(out.Err.Error())
 	}
-	if h.cfg.Audit.Log {
-		h.logAudit(ctx, &rec)
+	if b, ok := out.EncodedValue(); ok {
+		e.value = b
 	}
-	if h.audit != nil {
-		value, err := out.ValueJSON()
-		if err != nil {
-			value = nil
-		}
-		if err := h.audit.append(&rec, value); err != nil {
-			h.logger.Error("writing the audit record failed", "file", h.cfg.Audit.File, "call", rec.CallID, "err", err)
-		}
-	}
+	h.audit.take(e)
 }
 
 // auditLogArgs is how many bytes of a call's arguments its audit log line
@@ -100,41 +93,4 @@ func clip(b []byte, n int) string {
 		cut--
 	}
 	return string(b[:cut]) + "…(" + strconv.Itoa(len(b)-cut) + " more bytes)"
-}
-
-// logAudit writes rec to the log at info level. The record is built by hand
-// (without the caller's program counter, which an audit line does not
-// need), as it is written for every call.
-func (h *Hooks) logAudit(ctx context.Context, rec *AuditRecord) {
-	handler := h.logger.Handler()
-	if !handler.Enabled(ctx, slog.LevelInfo) {
-		return
-	}
-	r := slog.NewRecord(rec.Time, slog.LevelInfo, "tool call", 0)
-	r.AddAttrs(
-		slog.String("session", rec.Session),
-		slog.String("tool", rec.Tool),
-		slog.String("call", rec.CallID),
-		slog.Bool("success", rec.Success),
-		slog.Duration("duration", rec.Duration),
-		slog.String("args", clip(rec.Args, auditLogArgs)),
-	)
-	if rec.Subject != "" {
-		r.AddAttrs(slog.String("subject", rec.Subject))
-	}
-	if rec.Cached {
-		r.AddAttrs(slog.Bool("cached", true))
-	}
-	if rec.Retries > 0 {
-		r.AddAttrs(slog.Int("retries", rec.Retries))
-	}
-	if !rec.Success {
-		r.AddAttrs(slog.String("class", rec.ErrorClass), slog.String("message", rec.Message))
-	}
-	if rec.Error != "" {
-		r.AddAttrs(slog.String("error", rec.Error))
-	}
-	if err := handler.Handle(ctx, r); err != nil {
-		h.logger.Error("writing the audit log failed", "err", err)
-	}
 }

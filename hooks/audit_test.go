@@ -5,11 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 func TestAuditLog(t *testing.T) {
@@ -18,7 +23,7 @@ func TestAuditLog(t *testing.T) {
 	h.call(as("alice", "x"), cs, "p_write", map[string]any{"by": 2})
 	h.call(as("alice"), cs, "p_write", map[string]any{"by": -1})
 	var lines []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(h.logs.String()))
+	sc := bufio.NewScanner(strings.NewReader(h.logged()))
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -29,7 +34,7 @@ func TestAuditLog(t *testing.T) {
 		}
 	}
 	if len(lines) != 2 {
-		t.Fatalf("%d audit lines, want 2:\n%s", len(lines), h.logs.String())
+		t.Fatalf("%d audit lines, want 2:\n%s", len(lines), h.logged())
 	}
 	if l := lines[0]; l["level"] != "INFO" || l["tool"] != "p_write" || l["success"] != true || l["subject"] != "alice" || l["args"] != `{"by":2}` || l["session"] != "s1" {
 		t.Errorf("first line %v", l)
@@ -145,7 +150,65 @@ func TestAuditOff(t *testing.T) {
 		t.Error("audit on with both sinks off")
 	}
 	h.call(context.Background(), newClientSession("s"), "p_read", map[string]any{})
-	if strings.Contains(h.logs.String(), "tool call") {
+	if strings.Contains(h.logged(), "tool call") {
 		t.Error("logged with the audit off")
+	}
+}
+
+// TestAuditFileBatched: without FsyncAlways, records reach the file soon
+// after their calls without waiting for Close, in the order taken (when
+// the writer falls behind, calls write batches themselves), and Close
+// writes what is still pending; a record taken after Close is dropped
+// with an error in the log.
+func TestAuditFileBatched(t *testing.T) {
+	for _, fsync := range []Fsync{FsyncInterval, FsyncNever} {
+		t.Run(string(fsync), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			logs := &syncBuffer{}
+			a, err := newAuditor(AuditConfig{File: path, Fsync: fsync}, slog.New(slog.NewTextHandler(logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := json.RawMessage(`{"text":"` + strings.Repeat("x", 500) + `"}`)
+			entry := func(i int) auditEntry {
+				return auditEntry{ctx: context.Background(), rec: AuditRecord{Session: "s", ToolInvoked: session.ToolInvoked{CallID: strconv.Itoa(i), Tool: "t", Args: args}}}
+			}
+			a.take(entry(0))
+			// Written by the writer, not by Close.
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				recs, err := ReadAuditFile(path)
+				if err == nil && len(recs) == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the record was not written: %d records, err %v", len(recs), err)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			// More records than maxPending at once.
+			const n = 3 * maxPending
+			for i := 1; i < n; i++ {
+				a.take(entry(i))
+			}
+			if err := a.close(); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := ReadAuditFile(path)
+			if err != nil || len(recs) != n {
+				t.Fatalf("%d records, want %d; err %v", len(recs), n, err)
+			}
+			for i, r := range recs {
+				if r.CallID != strconv.Itoa(i) {
+					t.Fatalf("record %d is call %s", i, r.CallID)
+				}
+			}
+			a.take(entry(n))
+			if !strings.Contains(logs.String(), "after the audit was closed") {
+				t.Errorf("a record after close was not reported: %s", logs.String())
+			}
+			if recs, _ := ReadAuditFile(path); len(recs) != n {
+				t.Errorf("%d records after a late one, want %d", len(recs), n)
+			}
+		})
 	}
 }

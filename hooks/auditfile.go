@@ -7,43 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"sync"
-	"time"
 )
 
-// auditFile appends audit records to a JSON-lines file.
-//
-// Each record is written whole, as one line, with one write call on a file
-// opened with O_APPEND, under a mutex, before the call's result is
-// returned: once written, a record survives a crash of the server. Whether
-// it also survives a crash of the machine depends on fsync (see Fsync).
-// When a write fails part-way, the file is truncated back to its last whole
+// auditFile is the audit's JSON-lines file. It is opened with O_APPEND and
+// only this server writes to it. Lines are written whole, a batch at a time;
+// when a write fails part-way, the file is truncated back to its last whole
 // record. When the file is opened and its last line is not whole (the
 // machine crashed while it was written), that partial line is cut off (or
 // given its newline, when only that is missing), so that the next record
-// starts on a line of its own. One server writes to a
-// file at a time.
+// starts on a line of its own. The auditor serialises its use.
 type auditFile struct {
-	mu     sync.Mutex
-	f      *os.File
-	size   int64 // the length of the whole records
-	fsync  Fsync
-	dirty  bool
-	logger *slog.Logger
-
-	stop chan struct{}
-	done chan struct{}
+	f     *os.File
+	size  int64 // the length of the whole records
+	dirty bool  // written since the last sync
 }
 
-// linePool holds buffers for encoding records.
-var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// syncInterval is how often FsyncInterval syncs.
-const syncInterval = time.Second
-
-func openAuditFile(path string, fsync Fsync, logger *slog.Logger) (*auditFile, error) {
+func openAuditFile(path string) (*auditFile, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
@@ -53,12 +33,7 @@ func openAuditFile(path string, fsync Fsync, logger *slog.Logger) (*auditFile, e
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	a := &auditFile{f: f, size: size, fsync: fsync, logger: logger}
-	if fsync == FsyncInterval {
-		a.stop, a.done = make(chan struct{}), make(chan struct{})
-		go a.syncLoop()
-	}
-	return a, nil
+	return &auditFile{f: f, size: size}, nil
 }
 
 // repairTail cuts a partial last line off f and returns f's new size.
@@ -107,27 +82,12 @@ func repairTail(f *os.File) (int64, error) {
 	return end, nil
 }
 
-// append writes rec as one line; value is the encoding of rec.Value, or
-// nil when it could not be encoded.
-func (a *auditFile) append(rec *AuditRecord, value []byte) error {
-	if rec.Value != nil && value == nil {
-		value = appendString(nil, "<value not marshalable>")
-	}
-	bp := linePool.Get().(*[]byte)
-	line := appendRecord((*bp)[:0], rec, value)
-	line = append(line, '\n')
-	defer func() {
-		if cap(line) <= 64<<10 {
-			*bp = line
-			linePool.Put(bp)
-		}
-	}()
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// write appends whole lines.
+func (a *auditFile) write(lines []byte) error {
 	if a.f == nil {
 		return os.ErrClosed
 	}
-	n, err := a.f.Write(line)
+	n, err := a.f.Write(lines)
 	if err != nil {
 		if n > 0 {
 			// Never leave a partial record for the next to be glued to.
@@ -138,43 +98,21 @@ func (a *auditFile) append(rec *AuditRecord, value []byte) error {
 		return err
 	}
 	a.size += int64(n)
-	if a.fsync == FsyncAlways {
-		return a.f.Sync()
-	}
 	a.dirty = true
 	return nil
 }
 
-func (a *auditFile) syncLoop() {
-	defer close(a.done)
-	t := time.NewTicker(syncInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-a.stop:
-			return
-		case <-t.C:
-			a.mu.Lock()
-			if a.dirty && a.f != nil {
-				if err := a.f.Sync(); err != nil {
-					a.logger.Error("syncing the audit file failed", "err", err)
-				}
-				a.dirty = false
-			}
-			a.mu.Unlock()
-		}
+// sync syncs the file if lines were written since the last sync.
+func (a *auditFile) sync() error {
+	if !a.dirty || a.f == nil {
+		return nil
 	}
+	a.dirty = false
+	return a.f.Sync()
 }
 
-// Close syncs and closes the file.
-func (a *auditFile) Close() error {
-	if a.stop != nil {
-		close(a.stop)
-		<-a.done
-		a.stop = nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// close syncs and closes the file.
+func (a *auditFile) close() error {
 	if a.f == nil {
 		return nil
 	}

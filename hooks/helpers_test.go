@@ -198,6 +198,14 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
+// logged returns what was logged, the audit records taken so far included.
+func (h *harness) logged() string {
+	if h.hooks.audit != nil {
+		h.hooks.audit.flush()
+	}
+	return h.logs.String()
+}
+
 // options tweak a harness.
 type options struct {
 	extra    map[server.Slot][]tools.Middleware

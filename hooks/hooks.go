@@ -139,10 +139,12 @@ type AuditConfig struct {
 	Fsync Fsync
 }
 
-// Fsync says when the audit file is synced to stable storage. Every record
-// is handed to the operating system in one write before the call returns,
-// so a crash of the server loses nothing; fsync is about a crash of the
-// machine.
+// Fsync says when the audit file is synced to stable storage, and so what a
+// crash loses. With FsyncAlways every record is written and synced before
+// its call returns. Otherwise records are written in batches, within a
+// millisecond of their calls: a crash of the server loses at most that
+// last millisecond's records, and fsync says what a crash of the machine
+// loses.
 type Fsync string
 
 const (
@@ -271,7 +273,7 @@ type Hooks struct {
 	sessionQuota                       bool
 
 	metrics *metrics
-	audit   *auditFile
+	audit   *auditor
 }
 
 // plan is what the stages do for one tool, resolved once by New.
@@ -376,13 +378,11 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 	if cfg.Metrics.Enabled {
 		h.metrics = newMetrics()
 	}
-	if cfg.Audit.File != "" {
-		f, err := openAuditFile(cfg.Audit.File, h.cfg.Audit.Fsync, h.logger)
-		if err != nil {
-			return nil, ConfigErrors{{Key: "audit.file", Msg: err.Error()}}
-		}
-		h.audit = f
+	a, err := newAuditor(h.cfg.Audit, h.logger)
+	if err != nil {
+		return nil, ConfigErrors{{Key: "audit.file", Msg: err.Error()}}
 	}
+	h.audit = a
 	return h, nil
 }
 
@@ -619,10 +619,11 @@ func (h *Hooks) MetricsHandler() http.Handler {
 	return h.metrics.handler()
 }
 
-// Close flushes and closes the audit file, if any.
+// Close writes the audit records still pending and closes the audit file,
+// if any.
 func (h *Hooks) Close() error {
 	if h.audit != nil {
-		return h.audit.Close()
+		return h.audit.close()
 	}
 	return nil
 }

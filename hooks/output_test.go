@@ -28,7 +28,7 @@ func TestRedactOutput(t *testing.T) {
 	}
 	// The arguments are redacted in the log and the audit, never for the
 	// handler.
-	logs := h.logs.String()
+	logs := h.logged()
 	if strings.Contains(logs, "sk-") || !strings.Contains(logs, `[REDACTED]`) {
 		t.Errorf("audit log: %s", logs)
 	}
@@ -67,8 +67,8 @@ func TestValidateOutput(t *testing.T) {
 	if ev := h.last(cs); ev.ErrorClass != "output" {
 		t.Errorf("class %q, want output", ev.ErrorClass)
 	}
-	if !strings.Contains(h.logs.String(), "does not match its output schema (a bug in the tool)") {
-		t.Errorf("the bug was not logged: %s", h.logs.String())
+	if !strings.Contains(h.logged(), "does not match its output schema (a bug in the tool)") {
+		t.Errorf("the bug was not logged: %s", h.logged())
 	}
 	// Results that match pass.
 	if r := h.call(context.Background(), cs, "p_read", map[string]any{}); r.IsError {

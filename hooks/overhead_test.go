@@ -51,10 +51,25 @@ func allOn(dir string) Config {
 	return cfg
 }
 
+// benchServer is a server for the benchmark, and its stages, if any.
+type benchServer struct {
+	*mcpserver.MCPServer
+	hooks *Hooks
+}
+
+// settle writes the audit records still pending, so that a round of calls
+// is charged for all of its work.
+func (s *benchServer) settle() {
+	if s.hooks != nil && s.hooks.audit != nil {
+		s.hooks.audit.flush()
+	}
+}
+
 // planningServer returns the server with the planning section and, when
 // cfg is not nil, the stages it configures. The logger formats every
 // record (JSON) and throws it away, as a real one would format it.
-func planningServer(tb testing.TB, cfg *Config) *mcpserver.MCPServer {
+func planningServer(tb testing.TB, cfg *Config) *benchServer {
+	bs := &benchServer{}
 	tree, err := sections.NewTree(planning.New(planning.React))
 	if err != nil {
 		tb.Fatal(err)
@@ -69,22 +84,25 @@ func planningServer(tb testing.TB, cfg *Config) *mcpserver.MCPServer {
 		}
 		tb.Cleanup(func() { h.Close() })
 		opts.Stages, opts.ToolFilter = wire(h), h.Visible
+		bs.hooks = h
 	}
 	srv, err := server.New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return srv.MCP()
+	bs.MCPServer = srv.MCP()
+	return bs
 }
 
-func runOverheadCalls(b *testing.B, s *mcpserver.MCPServer, req []byte) {
+func runOverheadCalls(b *testing.B, s *benchServer, req []byte) {
 	ctx := s.WithContext(as("bench", "plan"), newClientSession("bench"))
 	s.HandleMessage(ctx, overheadRequests["setup_plan"]) // every tool needs a plan
 	b.ReportAllocs()
 	b.ResetTimer()
-	for b.Loop() {
-		call(b, s, ctx, req)
+	for range b.N {
+		call(b, s.MCPServer, ctx, req)
 	}
+	s.settle()
 }
 
 // call makes one successful call of req and encodes its response.
@@ -113,7 +131,7 @@ func BenchmarkHooks(b *testing.B) {
 // both see the same load from other processes), and reports the median of
 // the rounds' ratios of cost per call: wall-clock time, and CPU time (user
 // and system, all threads, so garbage collection and the audit's writes
-// count). It only reports; it asserts nothing about timing. Run it with
+// count). A round ends when the audit records of its calls are written. It only reports; it asserts nothing about timing. Run it with
 //
 //	WINK_OVERHEAD=1 go test -run TestHooksOverhead -v ./hooks/
 func TestHooksOverhead(t *testing.T) {
@@ -140,7 +158,7 @@ func TestHooksOverhead(t *testing.T) {
 // compareServers makes calls of req on base and on other in alternating
 // rounds and returns the medians of the rounds' ratios other/base of
 // wall-clock and CPU time per call.
-func compareServers(t *testing.T, base, other *mcpserver.MCPServer, req []byte) (wall, cpu float64) {
+func compareServers(t *testing.T, base, other *benchServer, req []byte) (wall, cpu float64) {
 	const rounds, calls = 41, 2000
 	var walls, cpus []float64
 	bc, oc := start(t, base, req), start(t, other, req)
@@ -156,22 +174,24 @@ func compareServers(t *testing.T, base, other *mcpserver.MCPServer, req []byte) 
 
 // start opens a session on s with a plan, warms it up and returns its
 // context.
-func start(t *testing.T, s *mcpserver.MCPServer, req []byte) context.Context {
+func start(t *testing.T, s *benchServer, req []byte) context.Context {
 	ctx := s.WithContext(as("bench", "plan"), newClientSession("bench"))
 	s.HandleMessage(ctx, overheadRequests["setup_plan"])
 	for range 500 {
 		s.HandleMessage(ctx, req)
 	}
+	s.settle()
 	return ctx
 }
 
 // measureCalls makes n calls and returns the wall-clock and CPU time per
-// call, in nanoseconds.
-func measureCalls(t *testing.T, s *mcpserver.MCPServer, ctx context.Context, req []byte, n int) (wall, cpu float64) {
+// call, in nanoseconds, the audit records written included.
+func measureCalls(t *testing.T, s *benchServer, ctx context.Context, req []byte, n int) (wall, cpu float64) {
 	c0, w0 := cpuTime(t), time.Now()
 	for range n {
-		call(t, s, ctx, req)
+		call(t, s.MCPServer, ctx, req)
 	}
+	s.settle()
 	w, c := time.Since(w0), cpuTime(t)-c0
 	return float64(w) / float64(n), float64(c) / float64(n)
 }

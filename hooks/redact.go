@@ -3,8 +3,13 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"encoding/json"
+	"reflect"
 	"regexp"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -117,6 +122,9 @@ func (r *Redactor) outcomeValue(out *tools.Outcome) {
 		}
 		return
 	}
+	if may, known := r.valueMayMatch(out.Value); known && !may {
+		return
+	}
 	raw, err := out.ValueJSON()
 	if err != nil || !r.mayMatch(raw) {
 		return
@@ -147,6 +155,186 @@ func (r *Redactor) mayMatch(raw []byte) bool {
 	}
 	return false
 }
+
+// stringsPool holds buffers for valueMayMatch.
+var stringsPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// valueMayMatch reports whether a pattern may match inside a string (or an
+// object key) of v's JSON form, telling from v's strings without encoding
+// it; known is false when v holds something whose JSON form its Go value
+// does not show (a custom marshaler, []byte, the ",string" option), and
+// the JSON form must be looked at.
+func (r *Redactor) valueMayMatch(v any) (may, known bool) {
+	bp := stringsPool.Get().(*[]byte)
+	defer stringsPool.Put(bp)
+	b, ok := appendStrings((*bp)[:0], reflect.ValueOf(v), 0)
+	*bp = b[:0]
+	if !ok {
+		return false, false
+	}
+	for _, re := range r.patterns {
+		if re.Match(b) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// appendStrings appends the strings of v and the keys of its JSON objects
+// to b, each followed by a NUL byte, or reports false when v holds
+// something whose JSON form it does not show.
+func appendStrings(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+	if !v.IsValid() {
+		return b, true
+	}
+	if depth > maxDepth {
+		return b, false
+	}
+	if c := collectorOf(v.Type()); c != nil {
+		return c(b, v, depth)
+	}
+	return b, true
+}
+
+// A collector appends the strings of a value of one type (see
+// appendStrings).
+type collector func(b []byte, v reflect.Value, depth int) ([]byte, bool)
+
+// collectors caches the collector of each type met; a nil collector means
+// the type holds no strings.
+var collectorCache sync.Map // reflect.Type -> collector
+
+func collectorOf(t reflect.Type) collector {
+	if c, ok := collectorCache.Load(t); ok {
+		return c.(collector)
+	}
+	c := compileCollector(t, map[reflect.Type]*collector{})
+	collectorCache.Store(t, c)
+	return c
+}
+
+// opaque is the collector of values whose JSON form their Go value does
+// not show.
+func opaque(b []byte, _ reflect.Value, _ int) ([]byte, bool) { return b, false }
+
+// compileCollector builds t's collector; compiling holds the collectors
+// being built, for recursive types.
+func compileCollector(t reflect.Type, compiling map[reflect.Type]*collector) collector {
+	if p, ok := compiling[t]; ok {
+		return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+			if *p == nil {
+				return b, true
+			}
+			return (*p)(b, v, depth)
+		}
+	}
+	if t.Implements(jsonMarshaler) || t.Implements(textMarshaler) ||
+		reflect.PointerTo(t).Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
+		return opaque
+	}
+	var c collector
+	compiling[t] = &c
+	defer delete(compiling, t)
+	switch t.Kind() {
+	case reflect.String:
+		c = func(b []byte, v reflect.Value, _ int) ([]byte, bool) { return append(append(b, v.String()...), 0), true }
+	case reflect.Interface:
+		c = func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+			if v.IsNil() {
+				return b, true
+			}
+			return appendStrings(b, v.Elem(), depth+1)
+		}
+	case reflect.Pointer:
+		if elem := compileCollector(t.Elem(), compiling); elem != nil {
+			c = func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+				if v.IsNil() {
+					return b, true
+				}
+				if depth > maxDepth {
+					return b, false
+				}
+				return elem(b, v.Elem(), depth+1)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			return opaque // base64
+		}
+		if elem := compileCollector(t.Elem(), compiling); elem != nil {
+			c = func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+				ok := true
+				for i := 0; i < v.Len() && ok; i++ {
+					b, ok = elem(b, v.Index(i), depth+1)
+				}
+				return b, ok
+			}
+		}
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return opaque
+		}
+		elem := compileCollector(t.Elem(), compiling)
+		c = func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+			ok := true
+			for it := v.MapRange(); it.Next() && ok; {
+				b = append(append(b, it.Key().String()...), 0)
+				if elem != nil {
+					b, ok = elem(b, it.Value(), depth+1)
+				}
+			}
+			return b, ok
+		}
+	case reflect.Struct:
+		c = compileStructCollector(t, compiling)
+	}
+	return c
+}
+
+// compileStructCollector builds the collector of a struct type: the names
+// of its fields, then the strings of their values.
+func compileStructCollector(t reflect.Type, compiling map[reflect.Type]*collector) collector {
+	type field struct {
+		index int
+		c     collector
+	}
+	var names []byte
+	var fields []field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if !f.IsExported() && !f.Anonymous || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if slices.Contains(strings.Split(opts, ","), "string") {
+			return opaque
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names = append(append(names, name...), 0)
+		if c := compileCollector(f.Type, compiling); c != nil {
+			fields = append(fields, field{i, c})
+		}
+	}
+	return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+		b = append(b, names...)
+		ok := true
+		for i := 0; i < len(fields) && ok; i++ {
+			b, ok = fields[i].c(b, v.Field(fields[i].index), depth+1)
+		}
+		return b, ok
+	}
+}
+
+// maxDepth bounds the pointers followed, as values may be cyclic.
+const maxDepth = 100
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
 
 // marshalPlain marshals v without escaping <, > and &, so that those
 // characters appear in strings as themselves.

@@ -139,6 +139,12 @@ func (o *Outcome) ValueJSON() ([]byte, error) {
 	return o.valueJSON, o.valueErr
 }
 
+// EncodedValue returns the encoding of Value if ValueJSON has made it
+// (without error), for a sink that would otherwise encode it again.
+func (o *Outcome) EncodedValue() ([]byte, bool) {
+	return o.valueJSON, o.encoded && o.valueErr == nil
+}
+
 // SetValue replaces Value (and forgets its encoding).
 func (o *Outcome) SetValue(v any) {
 	o.Value = v
