@@ -237,7 +237,9 @@ func compileCollector(t reflect.Type, compiling map[reflect.Type]*collector) col
 	defer delete(compiling, t)
 	switch t.Kind() {
 	case reflect.String:
-		c = func(b []byte, v reflect.Value, _ int) ([]byte, bool) { return append(append(b, v.String()...), 0), true }
+		c = func(b []byte, v reflect.Value, _ int) ([]byte, bool) {
+			return append(append(b, v.String()...), 0), true
+		}
 	case reflect.Interface:
 		c = func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
 			if v.IsNil() {
