@@ -212,3 +212,32 @@ func TestAuditFileBatched(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditValueNotMarshalable: a value that cannot be encoded is recorded
+// as a note, and the records around it are whole.
+func TestAuditValueNotMarshalable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := newAuditor(AuditConfig{File: path, Fsync: FsyncNever}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []any{map[string]int{"a": 1}, make(chan int), []string{"<&>"}} {
+		a.take(auditEntry{ctx: context.Background(), rec: AuditRecord{ToolInvoked: session.ToolInvoked{CallID: strconv.Itoa(i), Value: v}}})
+	}
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadAuditFile(path)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("%d records, err %v", len(recs), err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"value":{"a":1}`, `"value":"<value not marshalable>"`, `"value":["<&>"]`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("no %s in\n%s", want, data)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -29,8 +31,10 @@ type auditor struct {
 	spare   []auditEntry // the slice pending is swapped with
 	closed  bool
 
-	wmu  sync.Mutex // one batch is written at a time; guards file and line
-	line []byte     // the batch's lines, reused
+	wmu   sync.Mutex    // one batch is written at a time; guards the rest
+	line  []byte        // the batch's lines, reused
+	value bytes.Buffer  // a value's encoding, reused
+	enc   *json.Encoder // encodes values into value
 
 	wake chan struct{} // a batch was started
 	stop chan struct{}
@@ -63,6 +67,8 @@ func newAuditor(cfg AuditConfig, logger *slog.Logger) (*auditor, error) {
 		return nil, nil
 	}
 	a := &auditor{logger: logger, fsync: cfg.Fsync}
+	a.enc = json.NewEncoder(&a.value)
+	a.enc.SetEscapeHTML(false)
 	if cfg.Log {
 		a.handler = logger.Handler()
 	}
@@ -135,14 +141,7 @@ func (a *auditor) write(batch []auditEntry) {
 			a.log(e.ctx, &e.rec)
 		}
 		if a.file != nil {
-			value := e.value
-			if e.rec.Value != nil && value == nil {
-				var err error
-				if value, err = marshalPlain(e.rec.Value); err != nil {
-					value = appendString(nil, "<value not marshalable>")
-				}
-			}
-			line = append(appendRecord(line, &e.rec, value), '\n')
+			line = append(appendRecord(line, &e.rec, a.encoded(e)), '\n')
 		}
 	}
 	if a.file == nil || len(line) == 0 {
@@ -158,6 +157,19 @@ func (a *auditor) write(batch []auditEntry) {
 	if cap(line) <= 1<<20 {
 		a.line = line
 	}
+}
+
+// encoded returns the encoding of the entry's value: the call's, or one
+// made in a.value; a.wmu is held.
+func (a *auditor) encoded(e *auditEntry) []byte {
+	if e.rec.Value == nil || e.value != nil {
+		return e.value
+	}
+	a.value.Reset()
+	if err := a.enc.Encode(e.rec.Value); err != nil {
+		return appendString(nil, "<value not marshalable>")
+	}
+	return bytes.TrimSuffix(a.value.Bytes(), []byte("\n"))
 }
 
 // log writes rec to the log at info level. The record is built by hand
