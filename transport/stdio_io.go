@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -159,12 +160,13 @@ type outFrame struct {
 }
 
 // frameWriter owns out: every line ever written to it is written by the run
-// goroutine, one JSON-RPC message plus "\n" per Write call. Before it writes
-// a frame handed to send, it writes every notification already queued in
-// the session's notification channel. Because run is the only receiver of
-// that channel and handles one item at a time, no notification can be held
-// outside the channel while a response is written, so a notification queued
-// before send was called is always written before the frame.
+// goroutine. Before it writes a frame handed to send, it writes every
+// notification already queued in the session's notification channel.
+// Because run is the only receiver of that channel and handles one item at
+// a time, no notification can be held outside the channel while a response
+// is written, so a notification queued before send was called is always
+// written before the frame. Frames and notifications that are ready
+// together are written with one Write call, whole lines only.
 type frameWriter struct {
 	out           io.Writer
 	logger        *slog.Logger
@@ -172,7 +174,16 @@ type frameWriter struct {
 	frames        chan outFrame
 	stopc         chan struct{}
 	done          chan struct{}
+
+	batch   []byte       // the lines of the next Write; run's alone
+	waiting []chan error // the senders of the frames in batch
 }
+
+// maxBatch is how many bytes of lines the writer gathers before a Write.
+const maxBatch = 256 << 10
+
+// writtenPool holds the channels on which senders wait for their frames.
+var writtenPool = sync.Pool{New: func() any { return make(chan error, 1) }}
 
 // newFrameWriter returns a writer for out that also forwards notifications.
 // Call start to begin writing.
@@ -181,7 +192,7 @@ func newFrameWriter(out io.Writer, notifications <-chan mcp.JSONRPCNotification,
 		out:           out,
 		logger:        logger,
 		notifications: notifications,
-		frames:        make(chan outFrame),
+		frames:        make(chan outFrame, 64),
 		stopc:         make(chan struct{}),
 		done:          make(chan struct{}),
 	}
@@ -193,56 +204,90 @@ func (w *frameWriter) start() {
 }
 
 // run writes notifications as they arrive and frames as they are sent, until
-// stop is called; it then writes any notifications still queued.
+// stop is called; it then writes what is still queued.
 func (w *frameWriter) run() {
 	defer close(w.done)
 	for {
 		select {
 		case n := <-w.notifications:
-			w.writeNotification(n)
+			w.addNotification(n)
 		case f := <-w.frames:
-			w.flushNotifications()
-			f.written <- w.writeLine(f.data)
+			w.addFrame(f)
 		case <-w.stopc:
-			w.flushNotifications()
+			w.gather()
+			w.write()
 			return
 		}
+		w.gather()
+		w.write()
 	}
 }
 
-// flushNotifications writes every notification currently queued.
-func (w *frameWriter) flushNotifications() {
-	for {
+// gather adds what else is ready, without waiting.
+func (w *frameWriter) gather() {
+	for len(w.batch) < maxBatch {
 		select {
 		case n := <-w.notifications:
-			w.writeNotification(n)
+			w.addNotification(n)
+		case f := <-w.frames:
+			w.addFrame(f)
 		default:
 			return
 		}
 	}
 }
 
-// writeNotification encodes and writes one notification, logging failures.
-func (w *frameWriter) writeNotification(n mcp.JSONRPCNotification) {
+// addFrame adds a frame to the batch, after every notification queued.
+func (w *frameWriter) addFrame(f outFrame) {
+	w.addQueuedNotifications()
+	w.batch = append(append(w.batch, f.data...), '\n')
+	w.waiting = append(w.waiting, f.written)
+}
+
+// addQueuedNotifications adds every notification queued.
+func (w *frameWriter) addQueuedNotifications() {
+	for {
+		select {
+		case n := <-w.notifications:
+			w.addNotification(n)
+		default:
+			return
+		}
+	}
+}
+
+// addNotification encodes a notification into the batch, logging failures.
+func (w *frameWriter) addNotification(n mcp.JSONRPCNotification) {
 	data, err := json.Marshal(n)
 	if err != nil {
 		w.logger.Error("transport: dropping notification that cannot be encoded",
 			"method", n.Method, "error", err)
 		return
 	}
-	if err := w.writeLine(data); err != nil {
-		w.logger.Error("transport: writing notification failed", "method", n.Method, "error", err)
-	}
+	w.batch = append(append(w.batch, data...), '\n')
 }
 
-// writeLine writes data followed by a newline in a single Write call.
-func (w *frameWriter) writeLine(data []byte) error {
-	line := make([]byte, 0, len(data)+1)
-	line = append(append(line, data...), '\n')
-	if _, err := w.out.Write(line); err != nil {
-		return fmt.Errorf("write to stdio output: %w", err)
+// write writes the batch in one Write call and tells its frames' senders.
+func (w *frameWriter) write() {
+	if len(w.batch) == 0 {
+		return
 	}
-	return nil
+	var err error
+	if _, werr := w.out.Write(w.batch); werr != nil {
+		err = fmt.Errorf("write to stdio output: %w", werr)
+		if len(w.waiting) == 0 {
+			w.logger.Error("transport: writing notifications failed", "error", err)
+		}
+	}
+	for _, c := range w.waiting {
+		c <- err
+	}
+	clear(w.waiting)
+	w.waiting = w.waiting[:0]
+	if cap(w.batch) > 4*maxBatch {
+		w.batch = nil
+	}
+	w.batch = w.batch[:0]
 }
 
 // send encodes msg and waits until it has been written, after every
@@ -253,13 +298,25 @@ func (w *frameWriter) send(msg any) error {
 	if err != nil {
 		return &encodeError{err: err}
 	}
-	f := outFrame{data: data, written: make(chan error, 1)}
+	written := writtenPool.Get().(chan error)
 	select {
-	case w.frames <- f:
+	case w.frames <- outFrame{data: data, written: written}:
 	case <-w.done:
+		writtenPool.Put(written)
 		return errWriterClosed
 	}
-	return <-f.written
+	select {
+	case err = <-written:
+	case <-w.done:
+		// The writer tells every frame it took before it stops.
+		select {
+		case err = <-written:
+		default:
+			return errWriterClosed // never taken: written stays out of the pool
+		}
+	}
+	writtenPool.Put(written)
+	return err
 }
 
 // stop writes any queued notifications, stops the writing goroutine and
