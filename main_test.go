@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/schema"
 )
 
 // stdioClient drives run over pipes, as a client drives the binary.
@@ -184,4 +188,22 @@ func TestReadBeforeWriteConfig(t *testing.T) {
 	}
 	cl := startStdio(t, "--config", cfg, "--workspace", dir)
 	cl.expect("edit_file", `{"file_path":"a.txt","old_string":"a","new_string":"b"}`, "Replaced 1 occurrence in a.txt.", false)
+}
+
+// TestEveryToolSchemaCompiles: the full validator of every built-in tool's
+// input schema (compiled when first needed) compiles, and explains a
+// refusal.
+func TestEveryToolSchemaCompiles(t *testing.T) {
+	srv, _, closeAll, err := build(&flags{conformance: true}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	for _, tool := range srv.Tools() {
+		_, err := tool.Parse([]byte(`{"no such argument":1}`))
+		var se *schema.Error
+		if !errors.As(err, &se) || strings.Contains(err.Error(), "cannot be used") {
+			t.Errorf("%s: %v", tool.Name(), err)
+		}
+	}
 }

@@ -30,7 +30,7 @@ func TestQuickSchemaAgrees(t *testing.T) {
 		` { "a" : 1 , "b" : [ "x" ] } `,
 	}
 	for name, src := range schemas {
-		full, err := Compile([]byte(src))
+		full, err := compileFull([]byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestQuickSchemaAgrees(t *testing.T) {
 		}
 		for _, doc := range docs {
 			val, err := Decode([]byte(doc))
-			fullOK := err == nil && full.schema.Validate(val) == nil
+			fullOK := err == nil && full.Validate(val) == nil
 			if q.validJSON([]byte(doc)) && !fullOK {
 				t.Errorf("%s: the fast path accepts %s, the full validator does not", name, doc)
 			}
@@ -71,7 +71,7 @@ func FuzzQuickSchema(f *testing.F) {
 		"c":{"type":"object","additionalProperties":{"type":"number"}},
 		"d":{},
 		"e":{"type":["boolean","null"],"enum":[true,null]}}}`
-	full, err := Compile([]byte(src))
+	full, err := compileFull([]byte(src))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func FuzzQuickSchema(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted %q, which is not JSON: %v", doc, err)
 		}
-		if err := full.schema.Validate(val); err != nil {
+		if err := full.Validate(val); err != nil {
 			t.Fatalf("accepted %q: %v", doc, err)
 		}
 	})

@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -35,17 +36,52 @@ import (
 // Validator checks JSON values against one compiled schema. It is safe for
 // concurrent use.
 type Validator struct {
-	schema *jsonschema.Schema
 	// quick is the fast path for the subset of JSON Schema that schemas
 	// inferred from Go types use, or nil: what it accepts is valid, and
 	// anything it rejects goes to the full validator, which decides and
 	// explains.
 	quick *quickSchema
+
+	doc     json.RawMessage
+	once    sync.Once // compiles full from doc, when deferred
+	full    *jsonschema.Schema
+	fullErr error
 }
 
 // Compile compiles the JSON Schema doc (draft 2020-12 unless it says
 // otherwise).
 func Compile(doc json.RawMessage) (*Validator, error) {
+	v := &Validator{doc: doc}
+	if _, err := v.schema(); err != nil {
+		return nil, err
+	}
+	if q, ok := compileQuick(doc); ok {
+		v.quick = q
+	}
+	return v, nil
+}
+
+// CompileDeferred is Compile for a schema known to be well formed, such as
+// one inferred from a Go type: when the fast path covers the schema, the
+// full validator is compiled only when first needed (most schemas of a
+// server never meet a value the fast path does not accept), which keeps it
+// out of the server's start. Otherwise it is compiled at once.
+func CompileDeferred(doc json.RawMessage) (*Validator, error) {
+	q, ok := compileQuick(doc)
+	if !ok {
+		return Compile(doc)
+	}
+	return &Validator{doc: doc, quick: q}, nil
+}
+
+// schema returns the full validator, compiling it on first use.
+func (v *Validator) schema() (*jsonschema.Schema, error) {
+	v.once.Do(func() { v.full, v.fullErr = compileFull(v.doc) })
+	return v.full, v.fullErr
+}
+
+// compileFull compiles doc with jsonschema/v5.
+func compileFull(doc json.RawMessage) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.LoadURL = func(s string) (io.ReadCloser, error) {
@@ -59,11 +95,7 @@ func Compile(doc json.RawMessage) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	v := &Validator{schema: s}
-	if q, ok := compileQuick(doc); ok {
-		v.quick = q
-	}
-	return v, nil
+	return s, nil
 }
 
 // Problem is one reason a value does not match: where, and what was wrong.
@@ -187,7 +219,11 @@ func (v *Validator) Validate(val any) error {
 	if v.quick != nil && v.quick.valid(val) {
 		return nil
 	}
-	err := v.schema.Validate(val)
+	full, err := v.schema()
+	if err != nil {
+		return &Error{Problems: []Problem{{Message: "the schema cannot be used: " + err.Error()}}}
+	}
+	err = full.Validate(val)
 	if err == nil {
 		return nil
 	}

@@ -328,7 +328,7 @@ func (t *Tool) inferInput(pt reflect.Type) error {
 		return fmt.Errorf("input schema: %w", err)
 	}
 	t.input = raw
-	t.validator, err = schema.Compile(raw)
+	t.validator, err = schema.CompileDeferred(raw)
 	if err != nil {
 		return fmt.Errorf("input schema: %w", err)
 	}
