@@ -29,7 +29,15 @@ type Restorer interface {
 // Acquire waits until no other call of the session is between its policy
 // check and its commit or restore, or until ctx is done. Each successful
 // Acquire must be followed by one Release.
-func (s *Session) Acquire(ctx context.Context) error { return s.call.Acquire(ctx, 1) }
+func (s *Session) Acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.call.TryAcquire(1) {
+		return nil // uncontended, without waiting on ctx
+	}
+	return s.call.Acquire(ctx, 1)
+}
 
 // Release lets the next call of the session proceed.
 func (s *Session) Release() { s.call.Release(1) }

@@ -146,12 +146,17 @@ func (c *stdioConn) readLoop(ctx context.Context, lr *lineReader) error {
 	reader := newAsyncReader(lr)
 	defer reader.stop()
 	for {
-		reader.request()
 		var res readResult
-		select {
-		case res = <-reader.results:
-		case <-ctx.Done():
-			return nil
+		if lr.buffered() {
+			// No read is outstanding, and this one cannot block.
+			res.line, res.err = lr.readLine()
+		} else {
+			reader.request()
+			select {
+			case res = <-reader.results:
+			case <-ctx.Done():
+				return nil
+			}
 		}
 		if res.err != nil {
 			if done, err := c.readFailed(res.err); done {
@@ -320,14 +325,14 @@ func (c *stdioConn) requestContext() context.Context {
 	return c.opts.ContextFunc(c.baseCtx)
 }
 
-// reply writes resp. If resp cannot be encoded and answers a request, an
-// internal error for that request is written instead.
+// reply queues resp to be written. If resp cannot be encoded and answers a
+// request, an internal error for that request is written instead.
 func (c *stdioConn) reply(id json.RawMessage, resp mcp.JSONRPCMessage) {
-	err := c.writer.send(resp)
+	err := c.writer.post(resp)
 	var encErr *encodeError
 	if errors.As(err, &encErr) && id != nil {
 		c.logger.Error("transport: response cannot be encoded", "id", string(id), "error", err)
-		err = c.writer.send(errorResponse(id, mcp.INTERNAL_ERROR, "Internal error: response cannot be encoded"))
+		err = c.writer.post(errorResponse(id, mcp.INTERNAL_ERROR, "Internal error: response cannot be encoded"))
 	}
 	if err != nil {
 		c.logger.Error("transport: writing response failed", "id", string(id), "error", err)

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,6 +84,17 @@ func (r *lineReader) readLine() ([]byte, error) {
 	}
 }
 
+// buffered reports whether a whole line is buffered already, so that
+// readLine returns it without reading from the input.
+func (r *lineReader) buffered() bool {
+	n := r.br.Buffered()
+	if n == 0 || r.err != nil {
+		return false
+	}
+	b, _ := r.br.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 // readResult is one line, or the error that ended reading, handed from the
 // reading goroutine to the read loop.
 type readResult struct {
@@ -92,7 +104,8 @@ type readResult struct {
 
 // asyncReader reads lines on its own goroutine, one line per request, so
 // that the read loop can stop waiting on a blocked reader when its context
-// is cancelled. It never reads ahead: a line is read only after next asked
+// is cancelled. (A line already buffered whole is read by the read loop
+// itself, as reading it cannot block.) It never reads ahead: a line is read only after next asked
 // for it.
 type asyncReader struct {
 	want    chan struct{}
@@ -153,7 +166,7 @@ func (e *encodeError) Unwrap() error {
 }
 
 // outFrame is one encoded message waiting to be written, with a channel on
-// which the writer reports the outcome.
+// which the writer reports the outcome (nil when nobody waits).
 type outFrame struct {
 	data    []byte
 	written chan error
@@ -214,9 +227,13 @@ func (w *frameWriter) run() {
 		case f := <-w.frames:
 			w.addFrame(f)
 		case <-w.stopc:
-			w.gather()
-			w.write()
-			return
+			for {
+				w.gather()
+				if len(w.batch) == 0 {
+					return
+				}
+				w.write()
+			}
 		}
 		w.gather()
 		w.write()
@@ -275,12 +292,12 @@ func (w *frameWriter) write() {
 	var err error
 	if _, werr := w.out.Write(w.batch); werr != nil {
 		err = fmt.Errorf("write to stdio output: %w", werr)
-		if len(w.waiting) == 0 {
-			w.logger.Error("transport: writing notifications failed", "error", err)
-		}
+		w.logger.Error("transport: writing to stdout failed", "error", err)
 	}
 	for _, c := range w.waiting {
-		c <- err
+		if c != nil {
+			c <- err
+		}
 	}
 	clear(w.waiting)
 	w.waiting = w.waiting[:0]
@@ -288,6 +305,24 @@ func (w *frameWriter) write() {
 		w.batch = nil
 	}
 	w.batch = w.batch[:0]
+}
+
+// post encodes msg and queues it to be written, after every notification
+// queued before the call, without waiting for the write (a failed write is
+// logged). It returns an *encodeError if msg cannot be encoded and
+// errWriterClosed if the writer has stopped; stop writes what was posted
+// before it.
+func (w *frameWriter) post(msg any) error {
+	data, err := json.Marshal(msg)
+	if err != nil {
+		return &encodeError{err: err}
+	}
+	select {
+	case w.frames <- outFrame{data: data}:
+		return nil
+	case <-w.done:
+		return errWriterClosed
+	}
 }
 
 // send encodes msg and waits until it has been written, after every
