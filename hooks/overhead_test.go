@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"syscall"
 	"testing"
@@ -138,6 +139,8 @@ func TestHooksOverhead(t *testing.T) {
 	if os.Getenv("WINK_OVERHEAD") == "" {
 		t.Skip("set WINK_OVERHEAD=1 to measure")
 	}
+	// Collect garbage as the binary does (main.defaultGCPercent).
+	defer debug.SetGCPercent(debug.SetGCPercent(200))
 	for _, tool := range []string{"setup_plan", "update_step"} {
 		all := allOn(t.TempDir())
 		logOnly := allOn(t.TempDir())

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -139,6 +140,8 @@ func TestPipelineOverhead(t *testing.T) {
 	if os.Getenv("WINK_OVERHEAD") == "" {
 		t.Skip("set WINK_OVERHEAD=1 to measure")
 	}
+	// Collect garbage as the binary does (main.defaultGCPercent).
+	defer debug.SetGCPercent(debug.SetGCPercent(200))
 	const rounds = 5
 	for _, tool := range []string{"setup_plan", "update_step"} {
 		var bare, wink []float64
