@@ -50,27 +50,23 @@ func (h *Hooks) Audit() tools.Middleware {
 }
 
 func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Outcome) {
-	e := auditEntry{ctx: ctx, rec: AuditRecord{Time: h.now(), Session: call.Session.ID()}}
-	rec := &e.rec
+	e := auditEntry{ctx: ctx, time: h.now(), session: call.Session.ID(), inv: call.Invocation}
 	r := h.plan(call.Tool).redactor
-	if call.Invocation != nil {
-		rec.ToolInvoked = *call.Invocation // its arguments redacted already
-	} else {
+	if e.inv == nil {
 		// Not recorded (a pipeline without the record stage): say what
 		// is known.
-		rec.ToolInvoked = session.ToolInvoked{
-			CallID: call.ID, Tool: call.Tool.Name(), Args: call.Args,
+		e.inv = &session.ToolInvoked{
+			CallID: call.ID, Tool: call.Tool.Name(), Args: r.JSON(call.Args),
 			Success: out.Success, Message: out.Message, Text: out.Text(), Value: out.Value,
 			Started: call.Started, Duration: time.Since(call.Started),
 			ErrorClass: string(out.Class), Cached: call.Cached, Retries: max(0, call.Attempts-1),
 		}
-		rec.Args = r.JSON(rec.Args)
 	}
 	if id, ok := identity.From(ctx); ok {
-		rec.Subject, rec.Scopes = id.Subject, id.Scopes
+		e.subject, e.scopes = id.Subject, id.Scopes
 	}
 	if out.Err != nil {
-		rec.Error = r.String(out.Err.Error())
+		e.err = r.String(out.Err.Error())
 	}
 	if b, ok := out.EncodedValue(); ok {
 		e.value = b

@@ -171,7 +171,7 @@ func TestAuditFileBatched(t *testing.T) {
 			}
 			args := json.RawMessage(`{"text":"` + strings.Repeat("x", 500) + `"}`)
 			entry := func(i int) auditEntry {
-				return auditEntry{ctx: context.Background(), rec: AuditRecord{Session: "s", ToolInvoked: session.ToolInvoked{CallID: strconv.Itoa(i), Tool: "t", Args: args}}}
+				return auditEntry{ctx: context.Background(), session: "s", inv: &session.ToolInvoked{CallID: strconv.Itoa(i), Tool: "t", Args: args}}
 			}
 			a.take(entry(0))
 			// Written by the writer, not by Close.
@@ -222,7 +222,7 @@ func TestAuditValueNotMarshalable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, v := range []any{map[string]int{"a": 1}, make(chan int), []string{"<&>"}} {
-		a.take(auditEntry{ctx: context.Background(), rec: AuditRecord{ToolInvoked: session.ToolInvoked{CallID: strconv.Itoa(i), Value: v}}})
+		a.take(auditEntry{ctx: context.Background(), inv: &session.ToolInvoked{CallID: strconv.Itoa(i), Value: v}})
 	}
 	if err := a.close(); err != nil {
 		t.Fatal(err)

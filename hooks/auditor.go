@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // auditor writes audit records to the sinks: a line in the log, a line in
@@ -41,11 +43,23 @@ type auditor struct {
 	done chan struct{}
 }
 
-// auditEntry is a record waiting to be written.
+// auditEntry is a record waiting to be written: what the call knows of it
+// (the event the session's log holds, which no one changes) and nothing
+// copied that need not be.
 type auditEntry struct {
-	ctx   context.Context // the call's, for the log handler
-	rec   AuditRecord
-	value []byte // the encoding of rec.Value, when the call made it
+	ctx     context.Context // the call's, for the log handler
+	time    time.Time
+	session string
+	inv     *session.ToolInvoked // its arguments redacted already
+	subject string
+	scopes  []string
+	err     string // the Go error, redacted
+	value   []byte // the encoding of inv.Value, when the call made it
+}
+
+// record returns the entry's audit record.
+func (e *auditEntry) record() AuditRecord {
+	return AuditRecord{Time: e.time, Session: e.session, Subject: e.subject, Scopes: e.scopes, ToolInvoked: *e.inv, Error: e.err}
 }
 
 const (
@@ -97,7 +111,7 @@ func (a *auditor) take(e auditEntry) {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
-		a.logger.Error("an audit record came after the audit was closed", "call", e.rec.CallID, "tool", e.rec.Tool)
+		a.logger.Error("an audit record came after the audit was closed", "call", e.inv.CallID, "tool", e.inv.Tool)
 		return
 	}
 	a.pending = append(a.pending, e)
@@ -137,11 +151,12 @@ func (a *auditor) write(batch []auditEntry) {
 	line := a.line[:0]
 	for i := range batch {
 		e := &batch[i]
+		rec := e.record()
 		if a.handler != nil {
-			a.log(e.ctx, &e.rec)
+			a.log(e.ctx, &rec)
 		}
 		if a.file != nil {
-			line = append(appendRecord(line, &e.rec, a.encoded(e)), '\n')
+			line = append(appendRecord(line, &rec, a.encoded(e)), '\n')
 		}
 	}
 	if a.file == nil || len(line) == 0 {
@@ -162,11 +177,11 @@ func (a *auditor) write(batch []auditEntry) {
 // encoded returns the encoding of the entry's value: the call's, or one
 // made in a.value; a.wmu is held.
 func (a *auditor) encoded(e *auditEntry) []byte {
-	if e.rec.Value == nil || e.value != nil {
+	if e.inv.Value == nil || e.value != nil {
 		return e.value
 	}
 	a.value.Reset()
-	if err := a.enc.Encode(e.rec.Value); err != nil {
+	if err := a.enc.Encode(e.inv.Value); err != nil {
 		return appendString(nil, "<value not marshalable>")
 	}
 	return bytes.TrimSuffix(a.value.Bytes(), []byte("\n"))
