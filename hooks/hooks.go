@@ -141,10 +141,9 @@ type AuditConfig struct {
 
 // Fsync says when the audit file is synced to stable storage, and so what a
 // crash loses. With FsyncAlways every record is written and synced before
-// its call returns. Otherwise records are written in batches, within a
-// millisecond of their calls: a crash of the server loses at most that
-// last millisecond's records, and fsync says what a crash of the machine
-// loses.
+// its call returns. Otherwise records are written in batches, within 2 ms
+// of their calls: a crash of the server loses at most those last records,
+// and fsync says what a crash of the machine loses.
 type Fsync string
 
 const (
