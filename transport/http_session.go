@@ -56,12 +56,11 @@ type httpSession struct {
 
 	lastActive atomic.Int64 // unix nanoseconds
 	active     atomic.Int64 // requests in flight and connections attached
-	nextID     atomic.Int64
 
 	subscriptions
+	pendingRequests
 
 	mu       sync.Mutex
-	pending  map[int64]pendingCall
 	streams  map[string]*stream // resumable response streams by ID
 	order    []string           // stream IDs, oldest first
 	listener *httpConn          // the attached standalone stream (GET), if any
@@ -86,7 +85,6 @@ func newHTTPSession(base context.Context, id string, now time.Time) *httpSession
 	s := &httpSession{
 		id:            id,
 		notifications: make(chan mcp.JSONRPCNotification, notificationBuffer),
-		pending:       map[int64]pendingCall{},
 		streams:       map[string]*stream{},
 		done:          make(chan struct{}),
 	}
@@ -115,48 +113,6 @@ func (s *httpSession) idle(cutoff time.Time) bool {
 	return s.active.Load() == 0 && s.lastActive.Load() < cutoff.UnixNano()
 }
 
-// register allocates an ID for a server→client request and records it as
-// pending.
-func (s *httpSession) register(method string) (int64, chan clientReply, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return 0, nil, errSessionEnded
-	}
-	id := s.nextID.Add(1)
-	replies := make(chan clientReply, 1)
-	s.pending[id] = pendingCall{method: method, replies: replies}
-	return id, replies, nil
-}
-
-func (s *httpSession) forget(id int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.pending, id)
-}
-
-// deliver hands a client's response to the server→client request waiting
-// for it; it reports false when none is.
-func (s *httpSession) deliver(msg []byte) bool {
-	var resp incomingResponse
-	if err := json.Unmarshal(msg, &resp); err != nil {
-		return false
-	}
-	var id int64
-	if err := json.Unmarshal(resp.ID, &id); err != nil {
-		return false
-	}
-	s.mu.Lock()
-	call, ok := s.pending[id]
-	delete(s.pending, id)
-	s.mu.Unlock()
-	if !ok {
-		return false
-	}
-	call.replies <- replyFrom(call.method, resp)
-	return true
-}
-
 // close ends the session: pending server→client requests fail, attached
 // connections are released, and queued frames are dropped. It reports
 // false if the session was already closed.
@@ -167,15 +123,12 @@ func (s *httpSession) close() bool {
 		return false
 	}
 	s.closed = true
-	for id, call := range s.pending {
-		call.replies <- clientReply{err: fmt.Errorf("%s request: %w", call.method, errSessionEnded)}
-		delete(s.pending, id)
-	}
 	streams := s.streams
 	s.streams, s.order = map[string]*stream{}, nil
 	listener := s.listener
 	s.listener = nil
 	s.mu.Unlock()
+	s.fail(errSessionEnded)
 	close(s.done)
 	s.cancel()
 	for _, st := range streams {

@@ -348,7 +348,7 @@ func (c *stdioConn) drain() {
 	if c.opts.hooks.drainStarted != nil {
 		c.opts.hooks.drainStarted()
 	}
-	c.session.close(errSessionClosed)
+	c.session.fail(errSessionClosed)
 	finished := make(chan struct{})
 	go func() {
 		c.inflight.Wait()
