@@ -539,7 +539,7 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 		}
 	}
 	if len(patterns) > 0 {
-		p.redactor = &Redactor{patterns: patterns}
+		p.redactor = newRedactor(patterns)
 	}
 	if validate && t.OutputSchema() != nil {
 		v, err := schema.Compile(t.OutputSchema())

@@ -21,20 +21,47 @@ const Redacted = "[REDACTED]"
 
 // Redactor replaces the matches of its patterns with Redacted.
 type Redactor struct {
-	patterns []*regexp.Regexp
+	patterns []pattern
+}
+
+// pattern is a redaction pattern and the literal text every match of it
+// starts with (regexp's LiteralPrefix), which is looked for first: most
+// texts hold no match, and a substring search is much cheaper than running
+// the expression.
+type pattern struct {
+	re          *regexp.Regexp
+	prefix      string
+	prefixBytes []byte
+}
+
+func (p pattern) matchString(s string) bool {
+	return strings.Contains(s, p.prefix) && p.re.MatchString(s)
+}
+
+func (p pattern) match(b []byte) bool {
+	return bytes.Contains(b, p.prefixBytes) && p.re.Match(b)
 }
 
 // NewRedactor compiles the patterns (RE2 syntax).
 func NewRedactor(patterns ...string) (*Redactor, error) {
-	r := &Redactor{}
+	var res []*regexp.Regexp
 	for _, p := range patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {
 			return nil, err
 		}
-		r.patterns = append(r.patterns, re)
+		res = append(res, re)
 	}
-	return r, nil
+	return newRedactor(res), nil
+}
+
+func newRedactor(res []*regexp.Regexp) *Redactor {
+	r := &Redactor{patterns: make([]pattern, len(res))}
+	for i, re := range res {
+		prefix, _ := re.LiteralPrefix()
+		r.patterns[i] = pattern{re: re, prefix: prefix, prefixBytes: []byte(prefix)}
+	}
+	return r
 }
 
 // String returns s with every match replaced.
@@ -42,9 +69,9 @@ func (r *Redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
-	for _, re := range r.patterns {
-		if re.MatchString(s) {
-			s = re.ReplaceAllLiteralString(s, Redacted)
+	for _, p := range r.patterns {
+		if p.matchString(s) {
+			s = p.re.ReplaceAllLiteralString(s, Redacted)
 		}
 	}
 	return s
@@ -148,8 +175,8 @@ func (r *Redactor) mayMatch(raw []byte) bool {
 	if bytes.IndexByte(raw, '\\') >= 0 {
 		return true
 	}
-	for _, re := range r.patterns {
-		if re.Match(raw) {
+	for _, p := range r.patterns {
+		if p.match(raw) {
 			return true
 		}
 	}
@@ -172,8 +199,8 @@ func (r *Redactor) valueMayMatch(v any) (may, known bool) {
 	if !ok {
 		return false, false
 	}
-	for _, re := range r.patterns {
-		if re.Match(b) {
+	for _, p := range r.patterns {
+		if p.match(b) {
 			return true, true
 		}
 	}
