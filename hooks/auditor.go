@@ -33,10 +33,12 @@ type auditor struct {
 	spare   []auditEntry // the slice pending is swapped with
 	closed  bool
 
-	wmu   sync.Mutex    // one batch is written at a time; guards the rest
-	line  []byte        // the batch's lines, reused
-	value bytes.Buffer  // a value's encoding, reused
-	enc   *json.Encoder // encodes values into value
+	wmu         sync.Mutex    // one batch is written at a time; guards the rest
+	line        []byte        // the batch's lines, reused
+	lastSession string        // the session lastHandler is for
+	lastHandler slog.Handler  // handler with the session attribute bound
+	value       bytes.Buffer  // a value's encoding, reused
+	enc         *json.Encoder // encodes values into value
 
 	wake chan struct{} // a batch was started
 	stop chan struct{}
@@ -194,9 +196,9 @@ func (a *auditor) log(ctx context.Context, rec *AuditRecord) {
 	if !a.handler.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
+	h := a.sessionHandler(rec.Session)
 	r := slog.NewRecord(rec.Time, slog.LevelInfo, "tool call", 0)
 	r.AddAttrs(
-		slog.String("session", rec.Session),
 		slog.String("tool", rec.Tool),
 		slog.String("call", rec.CallID),
 		slog.Bool("success", rec.Success),
@@ -218,9 +220,20 @@ func (a *auditor) log(ctx context.Context, rec *AuditRecord) {
 	if rec.Error != "" {
 		r.AddAttrs(slog.String("error", rec.Error))
 	}
-	if err := a.handler.Handle(ctx, r); err != nil {
+	if err := h.Handle(ctx, r); err != nil {
 		a.logger.Error("writing the audit log failed", "err", err)
 	}
+}
+
+// sessionHandler returns the log's handler with the session attribute
+// bound, so that a line's attributes are formatted once per session rather
+// than once per call. It keeps the last session's, as a session's calls
+// come in runs (a stdio server has one); a.wmu is held.
+func (a *auditor) sessionHandler(id string) slog.Handler {
+	if a.lastHandler == nil || a.lastSession != id {
+		a.lastSession, a.lastHandler = id, a.handler.WithAttrs([]slog.Attr{slog.String("session", id)})
+	}
+	return a.lastHandler
 }
 
 // sync syncs the file, if there is one and records were written to it.
