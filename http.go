@@ -144,7 +144,8 @@ func checkExposure(addr string, auth, insecure bool) (warn bool, err error) {
 	return true, nil
 }
 
-// serveHTTP serves srv over HTTP until ctx is cancelled, then drains.
+// serveHTTP serves srv over HTTP until ctx is cancelled, then drains. It
+// returns the exit code.
 func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logger *slog.Logger, stderr io.Writer) int {
 	h := cfg.HTTP
 	sec, err := httpSecurity(h, os.Getenv)
@@ -185,6 +186,5 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logg
 		logger.Error("HTTP transport failed", "err", err)
 		return 1
 	}
-	logger.Info("stopped")
 	return 0
 }

@@ -23,6 +23,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -148,22 +149,28 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
 	}
-	srv, cfg, closeAll, err := build(f, logger)
+	srv, cfg, closeBuilt, err := build(f, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 1
 	}
+	// Close (the audit writes what it holds) before the last log line.
+	closeAll := sync.OnceFunc(closeBuilt)
 	defer closeAll()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if cfg.HTTP.Addr != "" {
-		return serveHTTP(ctx, srv, cfg, logger, stderr)
+		if code := serveHTTP(ctx, srv, cfg, logger, stderr); code != 0 {
+			return code
+		}
+	} else {
+		logger.Info("serving MCP over stdio", "version", moduleVersion(), "tools", len(srv.Tools()))
+		if err := transport.ServeStdio(ctx, srv.MCP(), stdin, stdout, transport.StdioOptions{Logger: logger, ContextFunc: stdioIdentity()}); err != nil {
+			logger.Error("stdio transport failed", "err", err)
+			return 1
+		}
 	}
-	logger.Info("serving MCP over stdio", "version", moduleVersion(), "tools", len(srv.Tools()))
-	if err := transport.ServeStdio(ctx, srv.MCP(), stdin, stdout, transport.StdioOptions{Logger: logger, ContextFunc: stdioIdentity()}); err != nil {
-		logger.Error("stdio transport failed", "err", err)
-		return 1
-	}
+	closeAll()
 	logger.Info("stopped")
 	return 0
 }

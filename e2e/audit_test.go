@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wink-mcp/wink-mcp/hooks"
@@ -61,6 +62,12 @@ func TestAuditFileAcrossRestarts(t *testing.T) {
 	got := objectives()
 	if len(got) != 20 || got[0] != "first 0" || got[19] != "first 19" {
 		t.Fatalf("after a clean exit: %q", got)
+	}
+	// The audit log has every call too, before the server says it stopped.
+	logs := p.stderr.String()
+	stopped := strings.Index(logs, "msg=stopped")
+	if n := strings.Count(logs[:max(0, stopped)], `msg="tool call"`); stopped < 0 || n != 20 {
+		t.Errorf("%d audit log lines before the last line, want 20; stderr:\n%s", n, logs)
 	}
 
 	// Killed: whole records only, a prefix of the calls made.
