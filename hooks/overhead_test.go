@@ -9,14 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/wink-mcp/wink-mcp/internal/overhead"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
@@ -162,17 +160,14 @@ func TestHooksOverhead(t *testing.T) {
 // rounds and returns the medians of the rounds' ratios other/base of
 // wall-clock and CPU time per call.
 func compareServers(t *testing.T, base, other *benchServer, req []byte) (wall, cpu float64) {
-	const rounds, calls = 41, 2000
-	var walls, cpus []float64
 	bc, oc := start(t, base, req), start(t, other, req)
-	for range rounds {
-		bw, bcpu := measureCalls(t, base, bc, req, calls)
-		ow, ocpu := measureCalls(t, other, oc, req, calls)
-		walls, cpus = append(walls, ow/bw), append(cpus, ocpu/bcpu)
+	wall, cpu, err := overhead.Compare(41, 2000,
+		func(n int) { makeCalls(t, base, bc, req, n) },
+		func(n int) { makeCalls(t, other, oc, req, n) })
+	if err != nil {
+		t.Fatal(err)
 	}
-	slices.Sort(walls)
-	slices.Sort(cpus)
-	return walls[rounds/2], cpus[rounds/2]
+	return wall, cpu
 }
 
 // start opens a session on s with a plan, warms it up and returns its
@@ -187,23 +182,10 @@ func start(t *testing.T, s *benchServer, req []byte) context.Context {
 	return ctx
 }
 
-// measureCalls makes n calls and returns the wall-clock and CPU time per
-// call, in nanoseconds, the audit records written included.
-func measureCalls(t *testing.T, s *benchServer, ctx context.Context, req []byte, n int) (wall, cpu float64) {
-	c0, w0 := cpuTime(t), time.Now()
+// makeCalls makes n calls and waits for their audit records to be written.
+func makeCalls(t *testing.T, s *benchServer, ctx context.Context, req []byte, n int) {
 	for range n {
 		call(t, s.MCPServer, ctx, req)
 	}
 	s.settle()
-	w, c := time.Since(w0), cpuTime(t)-c0
-	return float64(w) / float64(n), float64(c) / float64(n)
-}
-
-// cpuTime returns the process's user and system CPU time.
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/wink-mcp/wink-mcp/internal/overhead"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
@@ -115,13 +116,7 @@ func runCalls(b *testing.B, s *mcpserver.MCPServer, req []byte) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		out := s.HandleMessage(ctx, req)
-		if r, ok := out.(mcp.JSONRPCResponse); !ok || r.Result.(*mcp.CallToolResult).IsError {
-			b.Fatalf("call failed: %#v", out)
-		}
-		if _, err := json.Marshal(out); err != nil {
-			b.Fatal(err)
-		}
+		makeCalls(b, s, ctx, req, 1)
 	}
 }
 
@@ -132,29 +127,51 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-// TestPipelineOverhead measures both servers in alternating rounds within one
-// run and reports the pipeline's cost per call as a ratio to the bare
-// handler. It only reports; machines here are shared and noisy. Run it with
-// WINK_OVERHEAD=1 go test -run TestPipelineOverhead -v ./server/
+// TestPipelineOverhead measures both servers in many short alternating
+// rounds within one run (internal/overhead) and reports the pipeline's cost
+// per call as ratios to the bare handler: wall-clock and CPU time. It only
+// reports; machines here are shared and noisy. Run it with
+//
+//	WINK_OVERHEAD=1 go test -run TestPipelineOverhead -v ./server/
 func TestPipelineOverhead(t *testing.T) {
 	if os.Getenv("WINK_OVERHEAD") == "" {
 		t.Skip("set WINK_OVERHEAD=1 to measure")
 	}
 	// Collect garbage as the binary does (main.defaultGCPercent).
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
-	const rounds = 5
 	for _, tool := range []string{"setup_plan", "update_step"} {
-		var bare, wink []float64
-		for range rounds {
-			rb := testing.Benchmark(func(b *testing.B) { runCalls(b, bareServer(), benchRequests[tool]) })
-			rw := testing.Benchmark(func(b *testing.B) { runCalls(b, winkServer(b), benchRequests[tool]) })
-			bare = append(bare, float64(rb.NsPerOp()))
-			wink = append(wink, float64(rw.NsPerOp()))
+		bare, wink := bareServer(), winkServer(t)
+		bc, wc := openSession(t, bare, benchRequests[tool]), openSession(t, wink, benchRequests[tool])
+		wall, cpu, err := overhead.Compare(41, 2000,
+			func(n int) { makeCalls(t, bare, bc, benchRequests[tool], n) },
+			func(n int) { makeCalls(t, wink, wc, benchRequests[tool], n) })
+		if err != nil {
+			t.Fatal(err)
 		}
-		slices.Sort(bare)
-		slices.Sort(wink)
-		mb, mw := bare[rounds/2], wink[rounds/2]
-		t.Logf("%-12s bare %8.0f ns/op  wink %8.0f ns/op  ratio %.2f", tool, mb, mw, mw/mb)
-		fmt.Printf("overhead %s bare_ns=%.0f wink_ns=%.0f ratio=%.3f\n", tool, mb, mw, mw/mb)
+		t.Logf("%-12s wall ratio %.3f  cpu ratio %.3f", tool, wall, cpu)
+		fmt.Printf("overhead %s wall_ratio=%.3f cpu_ratio=%.3f\n", tool, wall, cpu)
+	}
+}
+
+// openSession opens a session on s with a plan, warms it up with req and
+// returns its context.
+func openSession(t *testing.T, s *mcpserver.MCPServer, req []byte) context.Context {
+	ctx := s.WithContext(context.Background(), newClientSession("bench"))
+	s.HandleMessage(ctx, benchRequests["setup_plan"])
+	makeCalls(t, s, ctx, req, 500)
+	return ctx
+}
+
+// makeCalls makes n successful calls of req, each ending with its response
+// encoded.
+func makeCalls(tb testing.TB, s *mcpserver.MCPServer, ctx context.Context, req []byte, n int) {
+	for range n {
+		out := s.HandleMessage(ctx, req)
+		if r, ok := out.(mcp.JSONRPCResponse); !ok || r.Result.(*mcp.CallToolResult).IsError {
+			tb.Fatalf("call failed: %#v", out)
+		}
+		if _, err := json.Marshal(out); err != nil {
+			tb.Fatal(err)
+		}
 	}
 }
