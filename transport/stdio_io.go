@@ -189,7 +189,7 @@ type frameWriter struct {
 	done          chan struct{}
 
 	batch   []byte       // the lines of the next Write; run's alone
-	waiting []chan error // the senders of the frames in batch
+	waiting []chan error // the senders waiting for frames in batch
 }
 
 // maxBatch is how many bytes of lines the writer gathers before a Write.
@@ -258,7 +258,9 @@ func (w *frameWriter) gather() {
 func (w *frameWriter) addFrame(f outFrame) {
 	w.addQueuedNotifications()
 	w.batch = append(append(w.batch, f.data...), '\n')
-	w.waiting = append(w.waiting, f.written)
+	if f.written != nil {
+		w.waiting = append(w.waiting, f.written)
+	}
 }
 
 // addQueuedNotifications adds every notification queued.
@@ -295,9 +297,7 @@ func (w *frameWriter) write() {
 		w.logger.Error("transport: writing to stdout failed", "error", err)
 	}
 	for _, c := range w.waiting {
-		if c != nil {
-			c <- err
-		}
+		c <- err
 	}
 	clear(w.waiting)
 	w.waiting = w.waiting[:0]
