@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -362,25 +363,46 @@ func (t *Tool) explicitInput(pt reflect.Type) error {
 	return nil
 }
 
+// output is what is inferred from a result type.
+type output struct {
+	schema  json.RawMessage // nil when the type is not a struct
+	conform *conformer
+	err     error
+}
+
+// outputs caches the output of each result type met, as tools often share
+// one (every planning tool returns the plan). The schemas are never
+// changed once made.
+var outputs sync.Map // reflect.Type -> *output
+
 func (t *Tool) inferOutput(result reflect.Type) error {
+	o, ok := outputs.Load(result)
+	if !ok {
+		o, _ = outputs.LoadOrStore(result, newOutput(result))
+	}
+	out := o.(*output)
+	t.output, t.conform = out.schema, out.conform
+	return out.err
+}
+
+// newOutput infers the output schema of a result type.
+func newOutput(result reflect.Type) *output {
 	rt := result
 	for rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
 	}
 	if rt.Kind() != reflect.Struct {
-		return nil
+		return &output{}
 	}
 	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: enumSchemas(rt)})
 	if err != nil {
-		return fmt.Errorf("output schema: %w", err)
+		return &output{err: fmt.Errorf("output schema: %w", err)}
 	}
 	raw, err := objectSchema(s)
 	if err != nil {
-		return fmt.Errorf("output schema: %w", err)
+		return &output{err: fmt.Errorf("output schema: %w", err)}
 	}
-	t.output = raw
-	t.conform = newConformer(result)
-	return nil
+	return &output{schema: raw, conform: newConformer(result)}
 }
 
 // objectSchema marshals s, making sure an object schema lists its
