@@ -15,17 +15,16 @@ import (
 // auditor writes audit records to the sinks: a line in the log, a line in
 // the file.
 //
-// A call hands its record over and returns; a writer goroutine writes the
-// records a batch at a time, at most flushDelay after the first of them
-// was taken, in the order taken. A crash of the server loses at most the
-// records of that last moment, never an earlier one. With FsyncAlways the
-// call writes its record itself, and syncs the file, before it returns.
-// When the writer falls behind by maxPending records, calls write the
-// batch themselves.
+// A call hands its record over and returns; the records are written a
+// batch at a time, at most flushDelay after the first of them was taken,
+// in the order taken, by a timer's goroutine. A crash of the server loses
+// at most the records of that last moment, never an earlier one. With
+// FsyncAlways the call writes its record itself, and syncs the file,
+// before it returns. When the writes fall behind by maxPending records,
+// calls write the batch themselves.
 type auditor struct {
 	handler slog.Handler // the log's, or nil when not logging
 	logger  *slog.Logger // for the auditor's own errors
-	file    *auditFile   // nil when there is no file
 	fsync   Fsync
 
 	mu      sync.Mutex // guards pending, spare and closed
@@ -33,16 +32,16 @@ type auditor struct {
 	spare   []auditEntry // the slice pending is swapped with
 	closed  bool
 
-	wmu         sync.Mutex    // one batch is written at a time; guards the rest
-	line        []byte        // the batch's lines, reused
-	lastSession string        // the session lastHandler is for
-	lastHandler slog.Handler  // handler with the session attribute bound
-	value       bytes.Buffer  // a value's encoding, reused
-	enc         *json.Encoder // encodes values into value
+	flushT *time.Timer // writes the pending batch; nil with FsyncAlways
 
-	wake chan struct{} // a batch was started
-	stop chan struct{}
-	done chan struct{}
+	wmu      sync.Mutex    // one batch is written at a time; guards the rest
+	file     *auditFile    // nil when there is none, or once closed
+	syncT    *time.Timer   // syncs the file, with FsyncInterval
+	syncing  bool          // syncT is set
+	line     []byte        // the batch's lines, reused
+	handlers auditHandlers // the log's handler with a line's fixed attributes bound
+	value    bytes.Buffer  // a value's encoding, reused
+	enc      *json.Encoder // encodes values into value
 }
 
 // auditEntry is a record waiting to be written: what the call knows of it
@@ -96,15 +95,19 @@ func newAuditor(cfg AuditConfig, logger *slog.Logger) (*auditor, error) {
 		a.file = f
 	}
 	if a.fsync != FsyncAlways || a.file == nil {
-		a.wake, a.stop, a.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-		go a.run()
+		a.flushT = time.AfterFunc(time.Hour, a.flush)
+		a.flushT.Stop()
+	}
+	if a.fsync == FsyncInterval && a.file != nil {
+		a.syncT = time.AfterFunc(time.Hour, a.sync)
+		a.syncT.Stop()
 	}
 	return a, nil
 }
 
 // take hands a record over to be written.
 func (a *auditor) take(e auditEntry) {
-	if a.wake == nil {
+	if a.flushT == nil {
 		a.wmu.Lock()
 		a.write([]auditEntry{e})
 		a.wmu.Unlock()
@@ -123,10 +126,7 @@ func (a *auditor) take(e auditEntry) {
 	case n >= maxPending:
 		a.flush()
 	case n == 1:
-		select {
-		case a.wake <- struct{}{}:
-		default:
-		}
+		a.flushT.Reset(flushDelay)
 	}
 }
 
@@ -170,6 +170,9 @@ func (a *auditor) write(batch []auditEntry) {
 		if err := a.file.sync(); err != nil {
 			a.logger.Error("syncing the audit file failed", "err", err)
 		}
+	} else if a.syncT != nil && !a.syncing {
+		a.syncing = true
+		a.syncT.Reset(syncInterval)
 	}
 	if cap(line) <= 1<<20 {
 		a.line = line
@@ -196,18 +199,14 @@ func (a *auditor) log(ctx context.Context, rec *AuditRecord) {
 	if !a.handler.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	h := a.sessionHandler(rec.Session)
+	h := a.handlers.get(a.handler, rec)
 	r := slog.NewRecord(rec.Time, slog.LevelInfo, "tool call", 0)
 	r.AddAttrs(
-		slog.String("tool", rec.Tool),
 		slog.String("call", rec.CallID),
 		slog.Bool("success", rec.Success),
 		slog.Duration("duration", rec.Duration),
 		slog.String("args", clip(rec.Args, auditLogArgs)),
 	)
-	if rec.Subject != "" {
-		r.AddAttrs(slog.String("subject", rec.Subject))
-	}
 	if rec.Cached {
 		r.AddAttrs(slog.Bool("cached", true))
 	}
@@ -225,59 +224,47 @@ func (a *auditor) log(ctx context.Context, rec *AuditRecord) {
 	}
 }
 
-// sessionHandler returns the log's handler with the session attribute
-// bound, so that a line's attributes are formatted once per session rather
-// than once per call. It keeps the last session's, as a session's calls
-// come in runs (a stdio server has one); a.wmu is held.
-func (a *auditor) sessionHandler(id string) slog.Handler {
-	if a.lastHandler == nil || a.lastSession != id {
-		a.lastSession, a.lastHandler = id, a.handler.WithAttrs([]slog.Attr{slog.String("session", id)})
-	}
-	return a.lastHandler
+// auditHandlers holds the log's handler with the attributes a line shares
+// with many others bound (the session, the subject and the tool), so that
+// the handler formats them once rather than on every line.
+type auditHandlers struct {
+	m map[auditLineKey]slog.Handler
 }
 
-// sync syncs the file, if there is one and records were written to it.
+type auditLineKey struct{ session, subject, tool string }
+
+// maxAuditHandlers bounds how many bound handlers are kept; past it they
+// are dropped and bound again as lines need them.
+const maxAuditHandlers = 1024
+
+// get returns h with rec's session, subject and tool bound.
+func (hs *auditHandlers) get(h slog.Handler, rec *AuditRecord) slog.Handler {
+	k := auditLineKey{rec.Session, rec.Subject, rec.Tool}
+	if bound, ok := hs.m[k]; ok {
+		return bound
+	}
+	if hs.m == nil || len(hs.m) >= maxAuditHandlers {
+		hs.m = make(map[auditLineKey]slog.Handler)
+	}
+	attrs := []slog.Attr{slog.String("session", rec.Session)}
+	if rec.Subject != "" {
+		attrs = append(attrs, slog.String("subject", rec.Subject))
+	}
+	bound := h.WithAttrs(append(attrs, slog.String("tool", rec.Tool)))
+	hs.m[k] = bound
+	return bound
+}
+
+// sync syncs the file, if there is one.
 func (a *auditor) sync() {
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
+	a.syncing = false
 	if a.file == nil {
 		return
 	}
 	if err := a.file.sync(); err != nil {
 		a.logger.Error("syncing the audit file failed", "err", err)
-	}
-}
-
-// run is the writer: it writes each batch flushDelay after its first
-// record and, with FsyncInterval, syncs the file once a second while
-// records are being written.
-func (a *auditor) run() {
-	defer close(a.done)
-	flushT := time.NewTimer(time.Hour)
-	flushT.Stop()
-	syncT := time.NewTimer(time.Hour)
-	syncT.Stop()
-	flushing, syncing := false, false
-	for {
-		select {
-		case <-a.stop:
-			return
-		case <-a.wake:
-			if !flushing {
-				flushT.Reset(flushDelay)
-				flushing = true
-			}
-		case <-flushT.C:
-			flushing = false
-			a.flush()
-			if a.fsync == FsyncInterval && a.file != nil && !syncing {
-				syncT.Reset(syncInterval)
-				syncing = true
-			}
-		case <-syncT.C:
-			syncing = false
-			a.sync()
-		}
 	}
 }
 
@@ -291,9 +278,11 @@ func (a *auditor) close() error {
 	}
 	a.closed = true
 	a.mu.Unlock()
-	if a.stop != nil {
-		close(a.stop)
-		<-a.done
+	if a.flushT != nil {
+		a.flushT.Stop()
+	}
+	if a.syncT != nil {
+		a.syncT.Stop()
 	}
 	a.flush()
 	a.wmu.Lock()
@@ -301,7 +290,9 @@ func (a *auditor) close() error {
 	if a.file == nil {
 		return nil
 	}
-	if err := a.file.close(); err != nil {
+	f := a.file
+	a.file = nil
+	if err := f.close(); err != nil {
 		return fmt.Errorf("closing the audit file: %w", err)
 	}
 	return nil

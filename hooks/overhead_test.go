@@ -127,10 +127,11 @@ func BenchmarkHooks(b *testing.B) {
 
 // TestHooksOverhead measures the server with every stage on (none firing)
 // and with none, in many short alternating rounds within one run (so that
-// both see the same load from other processes), and reports the median of
-// the rounds' ratios of cost per call: wall-clock time, and CPU time (user
-// and system, all threads, so garbage collection and the audit's writes
-// count). A round ends when the audit records of its calls are written. It only reports; it asserts nothing about timing. Run it with
+// both see the same load from other processes), and reports the ratios of
+// their total times (internal/overhead): wall-clock time, and CPU time
+// (user and system, all threads, so garbage collection and the audit's
+// writes count). A round ends when the audit records of its calls are
+// written. It only reports; it asserts nothing about timing. Run it with
 //
 //	WINK_OVERHEAD=1 go test -run TestHooksOverhead -v ./hooks/
 func TestHooksOverhead(t *testing.T) {
@@ -157,8 +158,8 @@ func TestHooksOverhead(t *testing.T) {
 }
 
 // compareServers makes calls of req on base and on other in alternating
-// rounds and returns the medians of the rounds' ratios other/base of
-// wall-clock and CPU time per call.
+// rounds and returns the ratios other/base of their total wall-clock and
+// CPU times.
 func compareServers(t *testing.T, base, other *benchServer, req []byte) (wall, cpu float64) {
 	bc, oc := start(t, base, req), start(t, other, req)
 	wall, cpu, err := overhead.Compare(41, 2000,

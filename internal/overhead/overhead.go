@@ -2,37 +2,40 @@
 // another, for the benchmarks that report such ratios. The two are run in
 // many short alternating rounds within one run, so that both see the same
 // load from other processes and the same state of the machine, and the
-// medians of the rounds' ratios are reported: wall-clock time and CPU time
+// ratios of their total times are reported: wall-clock time and CPU time
 // (user and system, every thread of the process, so that garbage
 // collection and background work count).
+//
+// Totals rather than a median of the rounds' ratios: a garbage collection
+// cycle lasts about as long as a round and lands in one of them, so the
+// rounds' ratios scatter widely and their median leaves the collector's
+// work out; over many rounds each side is charged for the cycles its own
+// allocation brought on.
 package overhead
 
 import (
-	"slices"
 	"syscall"
 	"time"
 )
 
 // Compare runs rounds rounds of base(n) then other(n), each making n calls,
-// and returns the medians of the rounds' ratios other/base of wall-clock
-// and of CPU time. A function must finish all the work of its calls before
-// it returns.
+// and returns the ratios other/base of their total wall-clock and CPU
+// times. A function must finish all the work of its calls before it
+// returns.
 func Compare(rounds, n int, base, other func(n int)) (wall, cpu float64, err error) {
-	var walls, cpus []float64
+	var bw, bc, ow, oc float64
 	for range rounds {
-		bw, bc, err := measure(n, base)
+		w, c, err := measure(n, base)
 		if err != nil {
 			return 0, 0, err
 		}
-		ow, oc, err := measure(n, other)
-		if err != nil {
+		bw, bc = bw+w, bc+c
+		if w, c, err = measure(n, other); err != nil {
 			return 0, 0, err
 		}
-		walls, cpus = append(walls, ow/bw), append(cpus, oc/bc)
+		ow, oc = ow+w, oc+c
 	}
-	slices.Sort(walls)
-	slices.Sort(cpus)
-	return walls[rounds/2], cpus[rounds/2], nil
+	return ow / bw, oc / bc, nil
 }
 
 // measure runs f(n) and returns its wall-clock and CPU time.
