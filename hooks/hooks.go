@@ -268,6 +268,7 @@ type Hooks struct {
 	secrets                            secrets
 	serverSem                          *semaphore.Weighted
 	serverSemN                         int
+	serverRelease                      func(*tools.Outcome)
 	concurrency                        bool
 	sessionQuota                       bool
 
@@ -282,14 +283,15 @@ type plan struct {
 	allow, deny []principal
 	allowed     bool // allow is not nil
 
-	rate      RateLimitConfig
-	toolRate  ToolRateLimitConfig
-	toolSem   *semaphore.Weighted
-	toolSemN  int
-	trim      bool
-	cacheable bool
-	retry     RetryConfig
-	retryable bool
+	rate        RateLimitConfig
+	toolRate    ToolRateLimitConfig
+	toolSem     *semaphore.Weighted
+	toolSemN    int
+	toolRelease func(*tools.Outcome)
+	trim        bool
+	cacheable   bool
+	retry       RetryConfig
+	retryable   bool
 
 	redactor  *Redactor
 	validator *schema.Validator
@@ -349,6 +351,7 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 
 	if n := cfg.Concurrency.MaxInFlight; n > 0 {
 		h.serverSem, h.serverSemN, h.concurrency = semaphore.NewWeighted(int64(n)), n, true
+		h.serverRelease = releaser(h.serverSem)
 	}
 	h.sessionQuota = cfg.RateLimit.Quota > 0
 	if cfg.Authorise.Allow != nil || len(cfg.Authorise.Deny) > 0 {
@@ -480,6 +483,7 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 			bad(key+"concurrency.max_in_flight", "must not be negative, got %d", c.MaxInFlight)
 		} else if c.MaxInFlight > 0 {
 			p.toolSem, p.toolSemN = semaphore.NewWeighted(int64(c.MaxInFlight)), c.MaxInFlight
+			p.toolRelease = releaser(p.toolSem)
 		}
 	}
 	eligible := ann.ReadOnly && ann.Idempotent

@@ -61,6 +61,7 @@ type limits struct {
 type toolLimits struct {
 	bucket *rate.Limiter
 	quota  quota
+	settle func(*tools.Outcome) // see settler
 }
 
 // quota counts units kept (used) and reserved by calls in flight (pending).
@@ -99,23 +100,34 @@ func (l *limits) reserveQuota(call *tools.Call, p *plan) *tools.Outcome {
 	if toolQ > 0 {
 		tl.quota.pending++
 	}
-	call.Finally(func(out *tools.Outcome) {
+	if tl.settle == nil {
+		tl.settle = l.settler(tl, serverQ > 0, toolQ > 0)
+	}
+	call.Finally(tl.settle)
+	return nil
+}
+
+// settler returns the finaliser that settles the units a call of the tool
+// reserved, the session's (server) and the tool's (tool): kept if the call
+// succeeded, given back otherwise. It is made once per tool and session (a
+// tool's quotas do not change) rather than once per call.
+func (l *limits) settler(tl *toolLimits, server, tool bool) func(*tools.Outcome) {
+	settle := func(q *quota, out *tools.Outcome) {
+		q.pending--
+		if out.Success {
+			q.used++
+		}
+	}
+	return func(out *tools.Outcome) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		settle := func(q *quota) {
-			q.pending--
-			if out.Success {
-				q.used++
-			}
+		if server {
+			settle(&l.quota, out)
 		}
-		if serverQ > 0 {
-			settle(&l.quota)
+		if tool {
+			settle(&tl.quota, out)
 		}
-		if toolQ > 0 {
-			settle(&tl.quota)
-		}
-	})
-	return nil
+	}
 }
 
 // take takes a token from the session's bucket and the tool's, waiting for

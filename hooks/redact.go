@@ -183,7 +183,42 @@ func (r *Redactor) mayMatch(raw []byte) bool {
 	return false
 }
 
-// stringsPool holds buffers for valueMayMatch.
+// callMayMatch reports whether a pattern may match in what the redaction
+// stage looks at: the arguments, the outcome's text, message, value and
+// text blocks. It looks for the patterns once in all of them together
+// (a false alarm only sends the stage to look at each), as most calls hold
+// no secret at all.
+func (r *Redactor) callMayMatch(args []byte, out *tools.Outcome) bool {
+	if bytes.IndexByte(args, '\\') >= 0 {
+		return true // an escape may hide a match
+	}
+	bp := stringsPool.Get().(*[]byte)
+	defer stringsPool.Put(bp)
+	b := append((*bp)[:0], args...)
+	b = append(append(b, 0), out.Text()...)
+	b = append(append(b, 0), out.Message...)
+	for _, c := range out.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b = append(append(b, 0), tc.Text...)
+		}
+	}
+	if !isNil(out.Value) {
+		var known bool
+		if b, known = appendStrings(append(b, 0), reflect.ValueOf(out.Value), 0); !known {
+			*bp = b[:0]
+			return true
+		}
+	}
+	*bp = b[:0]
+	for _, p := range r.patterns {
+		if p.match(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// stringsPool holds buffers for valueMayMatch and callMayMatch.
 var stringsPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // valueMayMatch reports whether a pattern may match inside a string (or an
@@ -427,7 +462,7 @@ func (h *Hooks) Redact() tools.Middleware {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 			out := next(ctx, call)
 			r := h.plan(call.Tool).redactor
-			if r == nil {
+			if r == nil || !r.callMayMatch(call.Args, out) {
 				return out
 			}
 			if text := out.Text(); text != "" {
