@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 type (
@@ -116,6 +120,46 @@ func TestRedactorPatterns(t *testing.T) {
 		}
 		if may := r.mayMatch([]byte(tt.in)); may != (tt.in != tt.want) {
 			t.Errorf("mayMatch(%q) = %v", tt.in, may)
+		}
+	}
+}
+
+// TestCallMayMatch: the redaction stage's one look at a whole call finds a
+// pattern's prefix wherever it is (arguments, text, message, text blocks,
+// value), and lets through only calls that hold none.
+func TestCallMayMatch(t *testing.T) {
+	r, err := NewRedactor(`sk-[A-Za-z0-9]{20,}`, `ghp_[A-Za-z0-9]{8}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome := func(text, msg, block string, value any) *tools.Outcome {
+		out := &tools.Outcome{Success: true, Message: msg, Value: value}
+		out.SetText(text)
+		if block != "" {
+			out.Content = []mcp.Content{mcp.NewTextContent(block)}
+		}
+		return out
+	}
+	key := "sk-" + strings.Repeat("a", 24)
+	for _, c := range []struct {
+		name string
+		args string
+		out  *tools.Outcome
+		want bool
+	}{
+		{"nothing", `{"q":"plain"}`, outcome("text", "msg", "block", map[string]any{"k": "v"}), false},
+		{"no value", `{}`, outcome("text", "", "", nil), false},
+		{"arguments", `{"q":"` + key + `"}`, outcome("text", "msg", "", nil), true},
+		{"escaped arguments", `{"q":"sk\u002d"}`, outcome("text", "msg", "", nil), true},
+		{"text", `{}`, outcome("a "+key, "msg", "", nil), true},
+		{"message", `{}`, outcome("text", "ghp_12345678", "", nil), true},
+		{"text block", `{}`, outcome("text", "msg", key, nil), true},
+		{"value string", `{}`, outcome("text", "msg", "", map[string]any{"k": []string{"x", key}}), true},
+		{"value key", `{}`, outcome("text", "msg", "", map[string]int{key: 1}), true},
+		{"opaque value", `{}`, outcome("text", "msg", "", time.Now()), true},
+	} {
+		if got := r.callMayMatch([]byte(c.args), c.out); got != c.want {
+			t.Errorf("%s: callMayMatch = %v, want %v", c.name, got, c.want)
 		}
 	}
 }
