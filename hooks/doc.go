@@ -63,8 +63,8 @@
 // # Audit file
 //
 // The audit file holds one JSON object per line (AuditRecord), in the
-// order of the calls. A call hands its record to the auditor, whose writer
-// goroutine writes the log lines and the file lines a batch at a time,
+// order of the calls. A call hands its record to the auditor, which writes
+// the log lines and the file lines a batch at a time, off the call's path,
 // within 2 ms, with one write call on a file opened with O_APPEND: a crash
 // of the server loses at most those last records, and calls never wait for
 // the disk. With Fsync "always" a call instead writes its record and syncs
