@@ -131,14 +131,10 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.touch(h.opts.Now())
+	if h.answeredNonCall(w, sess, body, env) {
+		return
+	}
 	switch {
-	case env.Method == "" && env.hasID():
-		if !sess.deliver(body) {
-			h.logger.Warn("transport: dropping a response that matches no pending request", "session", sess.id)
-		}
-		w.WriteHeader(http.StatusAccepted)
-	case env.Method == "":
-		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: missing method")
 	case !env.hasID():
 		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
 			_ = (&sseSink{sess: sess}).send(resp)

@@ -85,14 +85,10 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.touch(h.opts.Now())
+	if h.answeredNonCall(w, sess, body, env) {
+		return
+	}
 	switch {
-	case env.Method == "" && env.hasID():
-		if !sess.deliver(body) {
-			h.logger.Warn("transport: dropping a response that matches no pending request", "session", sess.id)
-		}
-		w.WriteHeader(http.StatusAccepted)
-	case env.Method == "":
-		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: missing method")
 	case !env.hasID():
 		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
 			writeJSON(w, http.StatusBadRequest, resp)
@@ -102,6 +98,25 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.request(w, r, sess, body, env.ID)
 	}
+}
+
+// answeredNonCall answers a posted message that is not a request or a
+// notification: a client's response to a request of the server, handed to
+// its waiting sender, or a message without a method, refused. It reports
+// whether it did; the Streamable HTTP and SSE transports route what is left.
+func (h *HTTP) answeredNonCall(w http.ResponseWriter, sess *httpSession, body []byte, env httpEnvelope) bool {
+	switch {
+	case env.Method == "" && env.hasID():
+		if !sess.deliver(body) {
+			h.logger.Warn("transport: dropping a response that matches no pending request", "session", sess.id)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	case env.Method == "":
+		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: missing method")
+	default:
+		return false
+	}
+	return true
 }
 
 // initialize starts a session: the response carries its Mcp-Session-Id.
