@@ -126,12 +126,11 @@ func BenchmarkHooks(b *testing.B) {
 }
 
 // TestHooksOverhead measures the server with every stage on (none firing)
-// and with none, in many short alternating rounds within one run (so that
-// both see the same load from other processes), and reports the ratios of
-// their total times (internal/overhead): wall-clock time, and CPU time
-// (user and system, all threads, so garbage collection and the audit's
-// writes count). A round ends when the audit records of its calls are
-// written. It only reports; it asserts nothing about timing. Run it with
+// against the server with none, and reports the ratios of their total
+// times (internal/overhead): wall-clock time, and CPU time (user and
+// system, all threads, so garbage collection and the audit's writes
+// count). A round ends when the audit records of its calls are written.
+// It only reports; it asserts nothing about timing. Run it with
 //
 //	WINK_OVERHEAD=1 go test -run TestHooksOverhead -v ./hooks/
 func TestHooksOverhead(t *testing.T) {
@@ -140,31 +139,47 @@ func TestHooksOverhead(t *testing.T) {
 	}
 	// Collect garbage as the binary does (main.defaultGCPercent).
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
+	configs := []struct {
+		name string
+		cfg  func(t *testing.T) *Config
+	}{
+		{"all stages", func(t *testing.T) *Config { c := allOn(t.TempDir()); return &c }},
+		{"all, audit to the log only", func(t *testing.T) *Config {
+			c := allOn(t.TempDir())
+			c.Audit.File = ""
+			return &c
+		}},
+		{"all but the audit", func(t *testing.T) *Config {
+			c := allOn(t.TempDir())
+			c.Audit = AuditConfig{}
+			return &c
+		}},
+	}
 	for _, tool := range []string{"setup_plan", "update_step"} {
-		all := allOn(t.TempDir())
-		logOnly := allOn(t.TempDir())
-		logOnly.Audit.File = ""
-		noAudit := logOnly
-		noAudit.Audit.Log = false
-		for _, c := range []struct {
-			name string
-			cfg  *Config
-		}{{"all stages", &all}, {"all, audit to the log only", &logOnly}, {"all but the audit", &noAudit}} {
-			wall, cpu := compareServers(t, planningServer(t, nil), planningServer(t, c.cfg), overheadRequests[tool])
+		for _, c := range configs {
+			wall, cpu := compareServers(t, nil, c.cfg, overheadRequests[tool])
 			t.Logf("%-12s %-27s wall ratio %.3f  cpu ratio %.3f", tool, c.name, wall, cpu)
 			fmt.Printf("hooks overhead %s %q wall_ratio=%.3f cpu_ratio=%.3f\n", tool, c.name, wall, cpu)
 		}
 	}
 }
 
-// compareServers makes calls of req on base and on other in alternating
-// rounds and returns the ratios other/base of their total wall-clock and
-// CPU times.
-func compareServers(t *testing.T, base, other *benchServer, req []byte) (wall, cpu float64) {
-	bc, oc := start(t, base, req), start(t, other, req)
-	wall, cpu, err := overhead.Compare(41, 2000,
-		func(n int) { makeCalls(t, base, bc, req, n) },
-		func(n int) { makeCalls(t, other, oc, req, n) })
+// compareServers makes calls of req on servers with the stages base and
+// other configure (nil: none), in rounds on fresh pairs of them, and
+// returns the ratios other/base of their total wall-clock and CPU times.
+func compareServers(t *testing.T, base, other func(t *testing.T) *Config, req []byte) (wall, cpu float64) {
+	setup := func(cfg func(t *testing.T) *Config) overhead.Setup {
+		return func() func(int) {
+			var c *Config
+			if cfg != nil {
+				c = cfg(t)
+			}
+			s := planningServer(t, c)
+			ctx := start(t, s, req)
+			return func(n int) { makeCalls(t, s, ctx, req, n) }
+		}
+	}
+	wall, cpu, err := overhead.Compare(5, 8, 2000, setup(base), setup(other))
 	if err != nil {
 		t.Fatal(err)
 	}

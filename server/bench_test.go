@@ -127,8 +127,8 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-// TestPipelineOverhead measures both servers in many short alternating
-// rounds within one run (internal/overhead) and reports the pipeline's cost
+// TestPipelineOverhead measures both servers in short alternating rounds
+// on fresh pairs of them within one run (internal/overhead) and reports the pipeline's cost
 // per call as ratios to the bare handler: wall-clock and CPU time. It only
 // reports; machines here are shared and noisy. Run it with
 //
@@ -140,11 +140,14 @@ func TestPipelineOverhead(t *testing.T) {
 	// Collect garbage as the binary does (main.defaultGCPercent).
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
 	for _, tool := range []string{"setup_plan", "update_step"} {
-		bare, wink := bareServer(), winkServer(t)
-		bc, wc := openSession(t, bare, benchRequests[tool]), openSession(t, wink, benchRequests[tool])
-		wall, cpu, err := overhead.Compare(41, 2000,
-			func(n int) { makeCalls(t, bare, bc, benchRequests[tool], n) },
-			func(n int) { makeCalls(t, wink, wc, benchRequests[tool], n) })
+		setup := func(newServer func() *mcpserver.MCPServer) overhead.Setup {
+			return func() func(int) {
+				s := newServer()
+				ctx := openSession(t, s, benchRequests[tool])
+				return func(n int) { makeCalls(t, s, ctx, benchRequests[tool], n) }
+			}
+		}
+		wall, cpu, err := overhead.Compare(5, 8, 2000, setup(bareServer), setup(func() *mcpserver.MCPServer { return winkServer(t) }))
 		if err != nil {
 			t.Fatal(err)
 		}

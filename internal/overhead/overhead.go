@@ -1,10 +1,20 @@
 // Package overhead measures what one way of serving a call costs against
-// another, for the benchmarks that report such ratios. The two are run in
-// many short alternating rounds within one run, so that both see the same
-// load from other processes and the same state of the machine, and the
-// ratios of their total times are reported: wall-clock time and CPU time
-// (user and system, every thread of the process, so that garbage
-// collection and background work count).
+// another, for the benchmarks that report such ratios, and reports the
+// ratios of their total times: wall-clock time and CPU time (user and
+// system, every thread of the process, so that garbage collection and
+// background work count).
+//
+// Three sources of error are taken out of the figure:
+//   - Load from other processes, and the state of the machine, change
+//     over seconds: the two are run in many short alternating rounds
+//     within one run, so that both see the same.
+//   - The one that runs second in a round finds the caches as the first
+//     left them, and the one made second finds the heap as the first left
+//     it: which one goes first alternates, from round to round and from
+//     pair to pair.
+//   - Two instances of the same server differ by a few percent (where
+//     their objects landed in memory, their maps' hash seeds): the rounds
+//     are spread over several fresh pairs of instances.
 //
 // Totals rather than a median of the rounds' ratios: a garbage collection
 // cycle lasts about as long as a round and lands in one of them, so the
@@ -18,22 +28,42 @@ import (
 	"time"
 )
 
-// Compare runs rounds rounds of base(n) then other(n), each making n calls,
+// A Setup makes a fresh instance of one way of serving calls, ready to
+// be measured, and returns the function that makes n calls on it. That
+// function must finish all the work of its calls before it returns.
+type Setup func() (calls func(n int))
+
+// Compare makes pairs pairs of fresh instances of base and other, runs
+// rounds rounds on each pair, a round making n calls on each instance,
 // and returns the ratios other/base of their total wall-clock and CPU
-// times. A function must finish all the work of its calls before it
-// returns.
-func Compare(rounds, n int, base, other func(n int)) (wall, cpu float64, err error) {
+// times.
+func Compare(pairs, rounds, n int, base, other Setup) (wall, cpu float64, err error) {
 	var bw, bc, ow, oc float64
-	for range rounds {
-		w, c, err := measure(n, base)
-		if err != nil {
-			return 0, 0, err
+	for p := range pairs {
+		var b, o func(int)
+		if p%2 == 0 {
+			b, o = base(), other()
+		} else {
+			o, b = other(), base()
 		}
-		bw, bc = bw+w, bc+c
-		if w, c, err = measure(n, other); err != nil {
-			return 0, 0, err
+		for r := range rounds {
+			first, second := b, o
+			if r%2 == 1 {
+				first, second = o, b
+			}
+			w1, c1, err := measure(n, first)
+			if err != nil {
+				return 0, 0, err
+			}
+			w2, c2, err := measure(n, second)
+			if err != nil {
+				return 0, 0, err
+			}
+			if r%2 == 1 {
+				w1, c1, w2, c2 = w2, c2, w1, c1
+			}
+			bw, bc, ow, oc = bw+w1, bc+c1, ow+w2, oc+c2
 		}
-		ow, oc = ow+w, oc+c
 	}
 	return ow / bw, oc / bc, nil
 }
