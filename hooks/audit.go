@@ -32,9 +32,9 @@ type AuditRecord struct {
 // and the output stages, so it sees what the client sees: on the way out it
 // takes the ToolInvoked event the call recorded in the session's log
 // (redacted by the output stage) and hands it to the auditor, which writes
-// it to the log (at info level, when Log is on) and to the JSON-lines file
-// (when File is set) shortly after, or before the call returns with
-// FsyncAlways. A sink that fails is logged; the call's result is
+// it to the log (at info level, when Log is on) before the call returns,
+// and to the JSON-lines file (when File is set) shortly after, or before
+// the call returns with FsyncAlways. A sink that fails is logged; the call's result is
 // unchanged. Nil when both sinks are off.
 func (h *Hooks) Audit() tools.Middleware {
 	if h.audit == nil {

@@ -15,17 +15,24 @@ import (
 // auditor writes audit records to the sinks: a line in the log, a line in
 // the file.
 //
-// A call hands its record over and returns; the records are written a
-// batch at a time, at most flushDelay after the first of them was taken,
-// in the order taken, by a timer's goroutine. A crash of the server loses
-// at most the records of that last moment, never an earlier one. With
-// FsyncAlways the call writes its record itself, and syncs the file,
-// before it returns. When the writes fall behind by maxPending records,
-// calls write the batch themselves.
+// A call writes its log line itself, as it would any other log line: a
+// line costs less to format on the call's own thread, where what it shows
+// is at hand, than on another. A call hands its file record over and
+// returns; the file records are written a batch at a time, at most
+// flushDelay after the first of them was taken, in the order taken, by a
+// timer's goroutine. A crash of the server loses at most the records of
+// that last moment, never an earlier one. With FsyncAlways the call writes
+// its record itself, and syncs the file, before it returns. When the
+// writes fall behind by maxPending records, calls write the batch
+// themselves.
 type auditor struct {
 	handler slog.Handler // the log's, or nil when not logging
 	logger  *slog.Logger // for the auditor's own errors
 	fsync   Fsync
+	toFile  bool // the file sink is on
+
+	hmu      sync.Mutex    // guards handlers
+	handlers auditHandlers // the log's handler with a line's fixed attributes bound
 
 	mu      sync.Mutex // guards pending, spare and closed
 	pending []auditEntry
@@ -34,21 +41,20 @@ type auditor struct {
 
 	flushT *time.Timer // writes the pending batch; nil with FsyncAlways
 
-	wmu      sync.Mutex    // one batch is written at a time; guards the rest
-	file     *auditFile    // nil when there is none, or once closed
-	syncT    *time.Timer   // syncs the file, with FsyncInterval
-	syncing  bool          // syncT is set
-	line     []byte        // the batch's lines, reused
-	handlers auditHandlers // the log's handler with a line's fixed attributes bound
-	value    bytes.Buffer  // a value's encoding, reused
-	enc      *json.Encoder // encodes values into value
+	wmu     sync.Mutex    // one batch is written at a time; guards the rest
+	file    *auditFile    // nil when there is none, or once closed
+	syncT   *time.Timer   // syncs the file, with FsyncInterval
+	syncing bool          // syncT is set
+	line    []byte        // the batch's lines, reused
+	value   bytes.Buffer  // a value's encoding, reused
+	enc     *json.Encoder // encodes values into value
 }
 
-// auditEntry is a record waiting to be written: what the call knows of it
-// (the event the session's log holds, which no one changes) and nothing
-// copied that need not be.
+// auditEntry is a call's audit record, as the call hands it over: what
+// the call knows of it (the event the session's log holds, which no one
+// changes) and nothing copied that need not be.
 type auditEntry struct {
-	ctx     context.Context // the call's, for the log handler
+	ctx     context.Context // the call's, for the log handler; not kept
 	time    time.Time
 	session string
 	inv     *session.ToolInvoked // its arguments redacted already
@@ -87,26 +93,36 @@ func newAuditor(cfg AuditConfig, logger *slog.Logger) (*auditor, error) {
 	if cfg.Log {
 		a.handler = logger.Handler()
 	}
-	if cfg.File != "" {
-		f, err := openAuditFile(cfg.File)
-		if err != nil {
-			return nil, err
-		}
-		a.file = f
+	if cfg.File == "" {
+		return a, nil
 	}
-	if a.fsync != FsyncAlways || a.file == nil {
+	f, err := openAuditFile(cfg.File)
+	if err != nil {
+		return nil, err
+	}
+	a.file, a.toFile = f, true
+	if a.fsync != FsyncAlways {
 		a.flushT = time.AfterFunc(time.Hour, a.flush)
 		a.flushT.Stop()
 	}
-	if a.fsync == FsyncInterval && a.file != nil {
+	if a.fsync == FsyncInterval {
 		a.syncT = time.AfterFunc(time.Hour, a.sync)
 		a.syncT.Stop()
 	}
 	return a, nil
 }
 
-// take hands a record over to be written.
+// take writes a call's record to the log and hands it over to be written
+// to the file.
 func (a *auditor) take(e auditEntry) {
+	if a.handler != nil {
+		rec := e.record()
+		a.log(e.ctx, &rec)
+	}
+	if !a.toFile {
+		return
+	}
+	e.ctx = nil
 	if a.flushT == nil {
 		a.wmu.Lock()
 		a.write([]auditEntry{e})
@@ -148,21 +164,17 @@ func (a *auditor) flush() {
 	a.mu.Unlock()
 }
 
-// write writes a batch to the sinks; a.wmu is held.
+// write writes a batch to the file; a.wmu is held.
 func (a *auditor) write(batch []auditEntry) {
+	if a.file == nil {
+		a.logger.Error("audit records came after the audit file was closed", "records", len(batch))
+		return
+	}
 	line := a.line[:0]
 	for i := range batch {
 		e := &batch[i]
 		rec := e.record()
-		if a.handler != nil {
-			a.log(e.ctx, &rec)
-		}
-		if a.file != nil {
-			line = append(appendRecord(line, &rec, a.encoded(e)), '\n')
-		}
-	}
-	if a.file == nil || len(line) == 0 {
-		return
+		line = append(appendRecord(line, &rec, a.encoded(e)), '\n')
 	}
 	if err := a.file.write(line); err != nil {
 		a.logger.Error("writing the audit file failed", "records", len(batch), "err", err)
@@ -199,7 +211,9 @@ func (a *auditor) log(ctx context.Context, rec *AuditRecord) {
 	if !a.handler.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
+	a.hmu.Lock()
 	h := a.handlers.get(a.handler, rec)
+	a.hmu.Unlock()
 	r := slog.NewRecord(rec.Time, slog.LevelInfo, "tool call", 0)
 	r.AddAttrs(
 		slog.String("call", rec.CallID),
@@ -269,7 +283,8 @@ func (a *auditor) sync() {
 }
 
 // close writes what is pending and closes the file. Records taken after
-// close are logged as errors and dropped.
+// close still reach the log; they are dropped from the file, with an
+// error in the log.
 func (a *auditor) close() error {
 	a.mu.Lock()
 	if a.closed {

@@ -63,14 +63,15 @@
 // # Audit file
 //
 // The audit file holds one JSON object per line (AuditRecord), in the
-// order of the calls. A call hands its record to the auditor, which writes
-// the log lines and the file lines a batch at a time, off the call's path,
-// within 2 ms, with one write call on a file opened with O_APPEND: a crash
-// of the server loses at most those last records, and calls never wait for
-// the disk. With Fsync "always" a call instead writes its record and syncs
-// the file before its result is returned. Fsync says when the file is
-// synced to disk: after every record (always), once a second (interval,
-// the default) or when it is closed (never). A partial last line, left by
+// order of the calls. A call writes its audit log line itself, as any log
+// line, and hands its file record to the auditor, which writes the file
+// lines a batch at a time, off the call's path, within 2 ms, with one write
+// call on a file opened with O_APPEND: a crash of the server loses at most
+// those last records, and calls never wait for the disk. With Fsync
+// "always" a call instead writes its record and syncs the file before its
+// result is returned. Fsync says when the file is synced to disk: after
+// every record (always), once a second (interval, the default) or when it
+// is closed (never). A partial last line, left by
 // a crash of the machine, is cut off when the file is opened again and
 // skipped by ReadAudit; the records before it are never touched. Close
 // writes what is pending.
@@ -81,8 +82,8 @@
 // caching or retrying) against the server without any, as ratios of
 // wall-clock and CPU time per call measured in alternating rounds of one
 // run; bench/hooks.sh compares the binaries over stdio; the README has the
-// figures. Most of the cost is the audit sinks' formatting, done off the
-// call's path. The output stages look at a result's Go value: the output
+// figures. Most of the cost is the audit sinks' formatting: the log line's
+// on the call's path, the file line's off it. The output stages look at a result's Go value: the output
 // schema check tells from its type what the schema asks, and redaction
 // encodes it only when a pattern may match one of its strings.
 package hooks
