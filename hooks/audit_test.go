@@ -17,13 +17,15 @@ import (
 	"github.com/wink-mcp/wink-mcp/session"
 )
 
+// TestAuditLog: each call's audit line is in the log when the call
+// returns (read without flushing the auditor), with its fields.
 func TestAuditLog(t *testing.T) {
 	h := newHarness(t, Defaults())
 	cs := newClientSession("s1")
 	h.call(as("alice", "x"), cs, "p_write", map[string]any{"by": 2})
 	h.call(as("alice"), cs, "p_write", map[string]any{"by": -1})
 	var lines []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(h.logged()))
+	sc := bufio.NewScanner(strings.NewReader(h.logs.String()))
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
