@@ -298,6 +298,25 @@ func (s *scanner) space() {
 	}
 }
 
+// next reads what follows an object's member or an array's element: a
+// comma, when more follow (more is true), or the closing byte end. ok is
+// false for anything else.
+func (s *scanner) next(end byte) (more, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return true, true
+	case end:
+		s.i++
+		return false, true
+	}
+	return false, false
+}
+
 // str scans a string and returns its contents, and whether it had no
 // escapes (the contents are raw bytes then).
 func (s *scanner) str() ([]byte, bool, bool) {
@@ -393,18 +412,13 @@ func (q *quickSchema) scan(s *scanner) bool {
 			if !sub.scan(s) {
 				return false
 			}
-			s.space()
-			if s.i >= len(s.b) {
+			more, ok := s.next('}')
+			if !ok {
 				return false
 			}
-			if s.b[s.i] == ',' {
-				s.i++
+			if more {
 				continue
 			}
-			if s.b[s.i] != '}' {
-				return false
-			}
-			s.i++
 			return q.anything || seen == 1<<len(q.required)-1
 		}
 	case c == '[':
@@ -425,18 +439,13 @@ func (q *quickSchema) scan(s *scanner) bool {
 			if !items.scan(s) {
 				return false
 			}
-			s.space()
-			if s.i >= len(s.b) {
+			more, ok := s.next(']')
+			if !ok {
 				return false
 			}
-			if s.b[s.i] == ',' {
-				s.i++
+			if more {
 				continue
 			}
-			if s.b[s.i] != ']' {
-				return false
-			}
-			s.i++
 			return true
 		}
 	case c == '"':
