@@ -157,21 +157,21 @@ func TestHooksOverhead(t *testing.T) {
 	}
 	for _, tool := range []string{"setup_plan", "update_step"} {
 		for _, c := range configs {
-			wall, cpu := compareServers(t, nil, c.cfg, overheadRequests[tool])
+			wall, cpu := compareServers(t, c.cfg, overheadRequests[tool])
 			t.Logf("%-12s %-27s wall ratio %.3f  cpu ratio %.3f", tool, c.name, wall, cpu)
 			fmt.Printf("hooks overhead %s %q wall_ratio=%.3f cpu_ratio=%.3f\n", tool, c.name, wall, cpu)
 		}
 	}
 }
 
-// compareServers makes calls of req on servers with the stages base and
-// other configure (nil: none), in rounds on fresh pairs of them, and
-// returns the ratios other/base of their total wall-clock and CPU times.
-func compareServers(t *testing.T, base, other func(t *testing.T) *Config, req []byte) (wall, cpu float64) {
-	setup := func(cfg func(t *testing.T) *Config) overhead.Setup {
+// compareServers makes calls of req on servers with the stages cfg
+// configures and on servers without any, in rounds on fresh pairs of them,
+// and returns the ratios of their total wall-clock and CPU times.
+func compareServers(t *testing.T, cfg func(t *testing.T) *Config, req []byte) (wall, cpu float64) {
+	setup := func(stages bool) overhead.Setup {
 		return func() func(int) {
 			var c *Config
-			if cfg != nil {
+			if stages {
 				c = cfg(t)
 			}
 			s := planningServer(t, c)
@@ -179,7 +179,7 @@ func compareServers(t *testing.T, base, other func(t *testing.T) *Config, req []
 			return func(n int) { makeCalls(t, s, ctx, req, n) }
 		}
 	}
-	wall, cpu, err := overhead.Compare(5, 8, 2000, setup(base), setup(other))
+	wall, cpu, err := overhead.Compare(5, 8, 2000, setup(false), setup(true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,34 +38,27 @@ type Setup func() (calls func(n int))
 // and returns the ratios other/base of their total wall-clock and CPU
 // times.
 func Compare(pairs, rounds, n int, base, other Setup) (wall, cpu float64, err error) {
-	var bw, bc, ow, oc float64
+	var total [2]struct{ wall, cpu float64 } // base's, other's
 	for p := range pairs {
-		var b, o func(int)
+		var calls [2]func(int)
 		if p%2 == 0 {
-			b, o = base(), other()
+			calls[0], calls[1] = base(), other()
 		} else {
-			o, b = other(), base()
+			calls[1], calls[0] = other(), base()
 		}
 		for r := range rounds {
-			first, second := b, o
-			if r%2 == 1 {
-				first, second = o, b
+			for k := range 2 {
+				i := (r + k) % 2 // base first in even rounds, other in odd
+				w, c, err := measure(n, calls[i])
+				if err != nil {
+					return 0, 0, err
+				}
+				total[i].wall += w
+				total[i].cpu += c
 			}
-			w1, c1, err := measure(n, first)
-			if err != nil {
-				return 0, 0, err
-			}
-			w2, c2, err := measure(n, second)
-			if err != nil {
-				return 0, 0, err
-			}
-			if r%2 == 1 {
-				w1, c1, w2, c2 = w2, c2, w1, c1
-			}
-			bw, bc, ow, oc = bw+w1, bc+c1, ow+w2, oc+c2
 		}
 	}
-	return ow / bw, oc / bc, nil
+	return total[1].wall / total[0].wall, total[1].cpu / total[0].cpu, nil
 }
 
 // measure runs f(n) and returns its wall-clock and CPU time.
