@@ -18,12 +18,16 @@ import (
 )
 
 // TestAuditLog: each call's audit line is in the log when the call
-// returns (read without flushing the auditor), with its fields.
+// returns (read without flushing the auditor), with its fields, each line
+// with its own session, subject and tool.
 func TestAuditLog(t *testing.T) {
 	h := newHarness(t, Defaults())
 	cs := newClientSession("s1")
 	h.call(as("alice", "x"), cs, "p_write", map[string]any{"by": 2})
 	h.call(as("alice"), cs, "p_write", map[string]any{"by": -1})
+	h.call(as("bob"), newClientSession("s2"), "p_write", map[string]any{"by": 1})
+	h.call(as("bob"), newClientSession("s2"), "p_read", map[string]any{})
+	h.call(context.Background(), cs, "p_read", map[string]any{})
 	var lines []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(h.logs.String()))
 	for sc.Scan() {
@@ -35,14 +39,19 @@ func TestAuditLog(t *testing.T) {
 			lines = append(lines, m)
 		}
 	}
-	if len(lines) != 2 {
-		t.Fatalf("%d audit lines, want 2:\n%s", len(lines), h.logged())
+	if len(lines) != 5 {
+		t.Fatalf("%d audit lines, want 5:\n%s", len(lines), h.logged())
 	}
-	if l := lines[0]; l["level"] != "INFO" || l["tool"] != "p_write" || l["success"] != true || l["subject"] != "alice" || l["args"] != `{"by":2}` || l["session"] != "s1" {
+	if l := lines[0]; l["level"] != "INFO" || l["success"] != true || l["args"] != `{"by":2}` {
 		t.Errorf("first line %v", l)
 	}
 	if l := lines[1]; l["success"] != false || l["class"] != "failure" || l["message"] != "Negative." {
 		t.Errorf("second line %v", l)
+	}
+	for i, want := range [][3]any{{"s1", "alice", "p_write"}, {"s1", "alice", "p_write"}, {"s2", "bob", "p_write"}, {"s2", "bob", "p_read"}, {"s1", nil, "p_read"}} {
+		if l := lines[i]; l["session"] != want[0] || l["subject"] != want[1] || l["tool"] != want[2] {
+			t.Errorf("line %d: session %v, subject %v, tool %v; want %v", i+1, l["session"], l["subject"], l["tool"], want)
+		}
 	}
 }
 

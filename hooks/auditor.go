@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/session"
@@ -31,8 +32,9 @@ type auditor struct {
 	fsync   Fsync
 	toFile  bool // the file sink is on
 
-	hmu      sync.Mutex    // guards handlers
-	handlers auditHandlers // the log's handler with a line's fixed attributes bound
+	hmu         sync.Mutex                     // guards handlers
+	handlers    map[auditLineKey]*boundHandler // by the attributes they bind
+	lastHandler atomic.Pointer[boundHandler]   // the one last used
 
 	mu      sync.Mutex // guards pending, spare and closed
 	pending []auditEntry
@@ -116,8 +118,7 @@ func newAuditor(cfg AuditConfig, logger *slog.Logger) (*auditor, error) {
 // to the file.
 func (a *auditor) take(e auditEntry) {
 	if a.handler != nil {
-		rec := e.record()
-		a.log(e.ctx, &rec)
+		a.log(&e)
 	}
 	if !a.toFile {
 		return
@@ -204,69 +205,76 @@ func (a *auditor) encoded(e *auditEntry) []byte {
 	return bytes.TrimSuffix(a.value.Bytes(), []byte("\n"))
 }
 
-// log writes rec to the log at info level. The record is built by hand
-// (without the caller's program counter, which an audit line does not
-// need).
-func (a *auditor) log(ctx context.Context, rec *AuditRecord) {
-	if !a.handler.Enabled(ctx, slog.LevelInfo) {
+// log writes the entry's record to the log at info level. The record is
+// built by hand (without the caller's program counter, which an audit line
+// does not need).
+func (a *auditor) log(e *auditEntry) {
+	if !a.handler.Enabled(e.ctx, slog.LevelInfo) {
 		return
 	}
-	a.hmu.Lock()
-	h := a.handlers.get(a.handler, rec)
-	a.hmu.Unlock()
-	r := slog.NewRecord(rec.Time, slog.LevelInfo, "tool call", 0)
+	inv := e.inv
+	r := slog.NewRecord(e.time, slog.LevelInfo, "tool call", 0)
 	r.AddAttrs(
-		slog.String("call", rec.CallID),
-		slog.Bool("success", rec.Success),
-		slog.Duration("duration", rec.Duration),
-		slog.String("args", clip(rec.Args, auditLogArgs)),
+		slog.String("call", inv.CallID),
+		slog.Bool("success", inv.Success),
+		slog.Duration("duration", inv.Duration),
+		slog.String("args", clip(inv.Args, auditLogArgs)),
 	)
-	if rec.Cached {
+	if inv.Cached {
 		r.AddAttrs(slog.Bool("cached", true))
 	}
-	if rec.Retries > 0 {
-		r.AddAttrs(slog.Int("retries", rec.Retries))
+	if inv.Retries > 0 {
+		r.AddAttrs(slog.Int("retries", inv.Retries))
 	}
-	if !rec.Success {
-		r.AddAttrs(slog.String("class", rec.ErrorClass), slog.String("message", rec.Message))
+	if !inv.Success {
+		r.AddAttrs(slog.String("class", inv.ErrorClass), slog.String("message", inv.Message))
 	}
-	if rec.Error != "" {
-		r.AddAttrs(slog.String("error", rec.Error))
+	if e.err != "" {
+		r.AddAttrs(slog.String("error", e.err))
 	}
-	if err := h.Handle(ctx, r); err != nil {
+	if err := a.lineHandler(auditLineKey{e.session, e.subject, inv.Tool}).Handle(e.ctx, r); err != nil {
 		a.logger.Error("writing the audit log failed", "err", err)
 	}
 }
 
-// auditHandlers holds the log's handler with the attributes a line shares
-// with many others bound (the session, the subject and the tool), so that
-// the handler formats them once rather than on every line.
-type auditHandlers struct {
-	m map[auditLineKey]slog.Handler
-}
-
+// auditLineKey is what an audit line shares with many others: the
+// session, the subject and the tool.
 type auditLineKey struct{ session, subject, tool string }
+
+// boundHandler is the log's handler with a key's attributes bound, so that
+// it formats them once rather than on every line.
+type boundHandler struct {
+	key auditLineKey
+	h   slog.Handler
+}
 
 // maxAuditHandlers bounds how many bound handlers are kept; past it they
 // are dropped and bound again as lines need them.
 const maxAuditHandlers = 1024
 
-// get returns h with rec's session, subject and tool bound.
-func (hs *auditHandlers) get(h slog.Handler, rec *AuditRecord) slog.Handler {
-	k := auditLineKey{rec.Session, rec.Subject, rec.Tool}
-	if bound, ok := hs.m[k]; ok {
-		return bound
+// lineHandler returns the log's handler with k bound: the last one
+// returned when its key is the same (a session's calls of one tool come
+// in runs), else the one kept for k, else a new one.
+func (a *auditor) lineHandler(k auditLineKey) slog.Handler {
+	if b := a.lastHandler.Load(); b != nil && b.key == k {
+		return b.h
 	}
-	if hs.m == nil || len(hs.m) >= maxAuditHandlers {
-		hs.m = make(map[auditLineKey]slog.Handler)
+	a.hmu.Lock()
+	defer a.hmu.Unlock()
+	b, ok := a.handlers[k]
+	if !ok {
+		if a.handlers == nil || len(a.handlers) >= maxAuditHandlers {
+			a.handlers = make(map[auditLineKey]*boundHandler)
+		}
+		attrs := []slog.Attr{slog.String("session", k.session)}
+		if k.subject != "" {
+			attrs = append(attrs, slog.String("subject", k.subject))
+		}
+		b = &boundHandler{k, a.handler.WithAttrs(append(attrs, slog.String("tool", k.tool)))}
+		a.handlers[k] = b
 	}
-	attrs := []slog.Attr{slog.String("session", rec.Session)}
-	if rec.Subject != "" {
-		attrs = append(attrs, slog.String("subject", rec.Subject))
-	}
-	bound := h.WithAttrs(append(attrs, slog.String("tool", rec.Tool)))
-	hs.m[k] = bound
-	return bound
+	a.lastHandler.Store(b)
+	return b.h
 }
 
 // sync syncs the file, if there is one.
