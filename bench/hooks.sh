@@ -5,7 +5,9 @@
 # cost a call as a client makes it. TestHooksOverhead (./hooks) measures
 # the same in-process, against the pipeline alone.
 #
-# Environment: CALLS, ROUNDS, INFLIGHT, COLD as for bench/run.sh.
+# Environment: CALLS, ROUNDS, INFLIGHT, COLD as for bench/run.sh;
+# AUDIT_FILE=0 leaves the audit file off (the audit then logs only, its
+# default).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +30,7 @@ hooks:
     redact: ['sk-[A-Za-z0-9]{20,}', 'ghp_[A-Za-z0-9]{36}']
     validate: true
     max_text_bytes: 102400
-  audit: {log: true, file: "$tmp/audit.jsonl", fsync: interval}
+  audit: {log: true$([ "${AUDIT_FILE:-1}" = 0 ] || echo ", file: \"$tmp/audit.jsonl\", fsync: interval")}
   metrics: {enabled: true}
   tools:
     planning_setup_plan:
