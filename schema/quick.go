@@ -477,27 +477,9 @@ func (q *quickSchema) scan(s *scanner) bool {
 		if b {
 			lit = "true"
 		}
-		if !s.literal(lit) {
-			return false
-		}
-		if q.anything {
-			return true
-		}
-		if q.types != 0 && q.types&tBoolean == 0 {
-			return false
-		}
-		return q.enum == nil || inEnum(q.enum, b)
+		return s.literal(lit) && q.acceptsLiteral(tBoolean, b)
 	case c == 'n':
-		if !s.literal("null") {
-			return false
-		}
-		if q.anything {
-			return true
-		}
-		if q.types != 0 && q.types&tNull == 0 {
-			return false
-		}
-		return q.enum == nil || inEnum(q.enum, nil)
+		return s.literal("null") && q.acceptsLiteral(tNull, nil)
 	default:
 		num, ok := s.number()
 		if !ok || !ratOK(num) {
@@ -515,6 +497,18 @@ func (q *quickSchema) scan(s *scanner) bool {
 		}
 		return q.enum == nil || inEnum(q.enum, json.Number(num))
 	}
+}
+
+// acceptsLiteral reports whether q accepts v, a literal (true, false or
+// null) of type t.
+func (q *quickSchema) acceptsLiteral(t typeSet, v any) bool {
+	if q.anything {
+		return true
+	}
+	if q.types != 0 && q.types&t == 0 {
+		return false
+	}
+	return q.enum == nil || inEnum(q.enum, v)
 }
 
 // anySchema accepts any value.
