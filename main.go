@@ -44,18 +44,8 @@ import (
 var version = ""
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
-	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
-
-// defaultGCPercent is the garbage collector's target unless GOGC is set.
-// A session keeps its last 10,000 calls for the invocation log, a few MB
-// that every collection marks again; collecting when the heap has grown by
-// twice that, rather than once, spends a few MB more memory to save about
-// a tenth of the CPU a call costs under load.
-const defaultGCPercent = 200
 
 // flags are the command-line options.
 type flags struct {
