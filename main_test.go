@@ -176,6 +176,14 @@ func TestParseMount(t *testing.T) {
 	}
 }
 
+func TestNewLoggerRejectsBadSettings(t *testing.T) {
+	for _, tc := range [][2]string{{"loud", "text"}, {"info", "xml"}} {
+		if _, err := newLogger(io.Discard, false, tc[0], tc[1]); err == nil {
+			t.Errorf("newLogger(%q, %q) accepted", tc[0], tc[1])
+		}
+	}
+}
+
 // TestReadBeforeWriteConfig: the configuration switches the policy off.
 func TestReadBeforeWriteConfig(t *testing.T) {
 	dir := t.TempDir()
@@ -190,9 +198,8 @@ func TestReadBeforeWriteConfig(t *testing.T) {
 	cl.expect("edit_file", `{"file_path":"a.txt","old_string":"a","new_string":"b"}`, "Replaced 1 occurrence in a.txt.", false)
 }
 
-// TestEveryToolSchemaCompiles: the full validator of every built-in tool's
-// input schema (compiled when first needed) compiles, and explains a
-// refusal.
+// TestEveryToolSchemaCompiles: every built-in tool's input schema compiles
+// and explains a refusal.
 func TestEveryToolSchemaCompiles(t *testing.T) {
 	srv, _, closeAll, err := build(&flags{conformance: true}, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -202,7 +209,7 @@ func TestEveryToolSchemaCompiles(t *testing.T) {
 	for _, tool := range srv.Tools() {
 		_, err := tool.Parse([]byte(`{"no such argument":1}`))
 		var se *schema.Error
-		if !errors.As(err, &se) || strings.Contains(err.Error(), "cannot be used") {
+		if !errors.As(err, &se) {
 			t.Errorf("%s: %v", tool.Name(), err)
 		}
 	}

@@ -110,10 +110,17 @@ func TestAuditFileError(t *testing.T) {
 	}
 }
 
-// TestStagesSlots: every slot name Stages uses is one of the server's.
+// TestStagesSlots: every slot name Stages uses, with every stage on, is one
+// of the server's.
 func TestStagesSlots(t *testing.T) {
-	cfg := allOn(t.TempDir())
-	cfg.Tools = nil
+	cfg := Defaults()
+	cfg.Authorise = AuthoriseConfig{Allow: []string{"scope:plan"}}
+	cfg.RateLimit = RateLimitConfig{Rate: 1e9, Burst: 1 << 30, Quota: 1 << 62}
+	cfg.Concurrency = ConcurrencyConfig{MaxInFlight: 64}
+	cfg.Cache = CacheConfig{Enabled: true}
+	cfg.Retry = RetryConfig{Enabled: true}
+	cfg.Output = OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{20,}`}, Validate: true, MaxTextBytes: 100 << 10}
+	cfg.Audit = AuditConfig{Log: true, File: t.TempDir() + "/audit.jsonl", Fsync: FsyncInterval}
 	h, err := New(cfg, probeTools(t).Tools())
 	if err != nil {
 		t.Fatal(err)

@@ -7,14 +7,6 @@
 // Validation never coerces: "1" is not an integer. Schemas are compiled with
 // santhosh-tekuri/jsonschema/v5 with no network loader, so a $ref can only
 // point inside the schema itself.
-//
-// In front of v5 sits a fast path for the subset of JSON Schema that
-// schemas inferred from Go types use (type, properties, required,
-// additionalProperties, items, enum, annotations), which scans the JSON
-// without decoding it. It only ever accepts: a value it accepts is one v5
-// accepts (a fuzz target holds it to that), and anything else goes to v5,
-// which decides and explains. A schema with any other keyword has no fast
-// path.
 package schema
 
 import (
@@ -28,7 +20,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -36,52 +27,12 @@ import (
 // Validator checks JSON values against one compiled schema. It is safe for
 // concurrent use.
 type Validator struct {
-	// quick is the fast path for the subset of JSON Schema that schemas
-	// inferred from Go types use, or nil: what it accepts is valid, and
-	// anything it rejects goes to the full validator, which decides and
-	// explains.
-	quick *quickSchema
-
-	doc     json.RawMessage
-	once    sync.Once // compiles full from doc, when deferred
-	full    *jsonschema.Schema
-	fullErr error
+	schema *jsonschema.Schema
 }
 
 // Compile compiles the JSON Schema doc (draft 2020-12 unless it says
 // otherwise).
 func Compile(doc json.RawMessage) (*Validator, error) {
-	v := &Validator{doc: doc}
-	if _, err := v.schema(); err != nil {
-		return nil, err
-	}
-	if q, ok := compileQuick(doc); ok {
-		v.quick = q
-	}
-	return v, nil
-}
-
-// CompileDeferred is Compile for a schema known to be well formed, such as
-// one inferred from a Go type: when the fast path covers the schema, the
-// full validator is compiled only when first needed (most schemas of a
-// server never meet a value the fast path does not accept), which keeps it
-// out of the server's start. Otherwise it is compiled at once.
-func CompileDeferred(doc json.RawMessage) (*Validator, error) {
-	q, ok := compileQuick(doc)
-	if !ok {
-		return Compile(doc)
-	}
-	return &Validator{doc: doc, quick: q}, nil
-}
-
-// schema returns the full validator, compiling it on first use.
-func (v *Validator) schema() (*jsonschema.Schema, error) {
-	v.once.Do(func() { v.full, v.fullErr = compileFull(v.doc) })
-	return v.full, v.fullErr
-}
-
-// compileFull compiles doc with jsonschema/v5.
-func compileFull(doc json.RawMessage) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.LoadURL = func(s string) (io.ReadCloser, error) {
@@ -95,7 +46,7 @@ func compileFull(doc json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	return s, nil
+	return &Validator{schema: s}, nil
 }
 
 // Problem is one reason a value does not match: where, and what was wrong.
@@ -135,9 +86,6 @@ func (v *Validator) ValidateJSON(raw []byte) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")
 	}
-	if v.quick != nil && json.Valid(raw) && v.quick.validJSON(raw) {
-		return nil
-	}
 	val, err := Decode(raw)
 	if err != nil {
 		return &Error{Problems: []Problem{{Message: err.Error()}}}
@@ -145,17 +93,9 @@ func (v *Validator) ValidateJSON(raw []byte) error {
 	return v.Validate(val)
 }
 
-// Decode parses raw into the generic form Validate expects. Numbers are
-// float64 when that is exact (no more than 15 digits in a row), and
-// json.Number otherwise, so that validation never sees a rounded value.
+// Decode parses raw into the generic form Validate expects, with numbers
+// kept exact as json.Number, so that validation never sees a rounded value.
 func Decode(raw []byte) (any, error) {
-	if !longDigitRun(raw) {
-		// The fast path; on error, the exact path below explains it.
-		var val any
-		if json.Unmarshal(raw, &val) == nil {
-			return val, nil
-		}
-	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var val any
@@ -193,37 +133,13 @@ func unrepresentable(v any) (json.Number, bool) {
 	return "", false
 }
 
-// longDigitRun reports whether raw holds more than 15 decimal digits in a
-// row, the most a float64 keeps exactly. Digits inside strings count too;
-// they only send the value down the slower, exact path.
-func longDigitRun(raw []byte) bool {
-	run := 0
-	for _, c := range raw {
-		if c >= '0' && c <= '9' {
-			if run++; run > 15 {
-				return true
-			}
-		} else {
-			run = 0
-		}
-	}
-	return false
-}
-
 // Validate checks a value decoded by Decode (or any value built from maps,
 // slices, strings, bools, json.Number and float64).
 func (v *Validator) Validate(val any) error {
 	if n, ok := unrepresentable(val); ok {
 		return &Error{Problems: []Problem{{Message: fmt.Sprintf("number %s is out of range", n)}}}
 	}
-	if v.quick != nil && v.quick.valid(val) {
-		return nil
-	}
-	full, err := v.schema()
-	if err != nil {
-		return &Error{Problems: []Problem{{Message: "the schema cannot be used: " + err.Error()}}}
-	}
-	err = full.Validate(val)
+	err := v.schema.Validate(val)
 	if err == nil {
 		return nil
 	}

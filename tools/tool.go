@@ -329,7 +329,7 @@ func (t *Tool) inferInput(pt reflect.Type) error {
 		return fmt.Errorf("input schema: %w", err)
 	}
 	t.input = raw
-	t.validator, err = schema.CompileDeferred(raw)
+	t.validator, err = schema.Compile(raw)
 	if err != nil {
 		return fmt.Errorf("input schema: %w", err)
 	}
