@@ -8,394 +8,278 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"strconv"
+	"net/http"
+	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
 )
 
-// protocolVersion is the MCP protocol version sent in initialize.
+// protocolVersion is the MCP protocol version the clients speak.
 const protocolVersion = "2025-11-25"
 
-// exitGrace is how long a server may take to exit after its stdin is closed
-// before its process group is killed.
-const exitGrace = 2 * time.Second
-
-// errClosed is returned for calls that cannot complete because the server
-// stopped writing (it exited or closed stdout).
-var errClosed = errors.New("server closed its stdout")
-
-// errCallTimeout is returned for a call that got no response within the
-// per-call timeout.
-var errCallTimeout = errors.New("call timed out")
-
-// rpcError is a JSON-RPC error object.
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+// A client speaks JSON-RPC to one MCP session.
+type client interface {
+	// call sends a request and returns its result; an error response is
+	// an error.
+	call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// notify sends a notification without parameters.
+	notify(ctx context.Context, method string) error
+	// close ends the session.
+	close()
 }
 
-// response is what the reader hands to the caller waiting on a request id.
-type response struct {
-	result json.RawMessage
-	err    *rpcError
-	at     time.Time
-	closed bool // no response will come: the server stopped writing
+// initialize opens the session of c: the initialize request, then the
+// initialized notification.
+func initialize(ctx context.Context, c client) error {
+	params := fmt.Appendf(nil, `{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"bench-load","version":"1"}}`, protocolVersion)
+	if _, err := c.call(ctx, "initialize", params); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	return c.notify(ctx, "notifications/initialized")
 }
 
-// incoming is the subset of a JSON-RPC message the reader decodes.
-type incoming struct {
-	ID     json.RawMessage `json:"id"`
+// toolCall makes one tools/call with params and fails unless the result is
+// a success.
+func toolCall(ctx context.Context, c client, params json.RawMessage) error {
+	result, err := c.call(ctx, "tools/call", params)
+	if err != nil {
+		return err
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return fmt.Errorf("malformed result: %w", err)
+	}
+	if r.IsError {
+		return fmt.Errorf("isError result: %.300s", result)
+	}
+	return nil
+}
+
+// frame returns a JSON-RPC message: a request, or a notification for id 0.
+func frame(id int64, method string, params json.RawMessage) []byte {
+	b := []byte(`{"jsonrpc":"2.0"`)
+	if id != 0 {
+		b = fmt.Appendf(b, `,"id":%d`, id)
+	}
+	b = fmt.Appendf(b, `,"method":%q`, method)
+	if params != nil {
+		b = append(append(append(b, `,"params":`...), params...), '}')
+	} else {
+		b = append(b, '}')
+	}
+	return append(b, '\n')
+}
+
+// reply is a response as the clients read it.
+type reply struct {
+	ID     *int64          `json:"id"`
 	Method string          `json:"method"`
 	Result json.RawMessage `json:"result"`
-	Error  *rpcError       `json:"error"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
-// tailBuffer keeps the last bytes written to it, to quote a server's stderr
-// in error messages.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
-}
-
-// Write records p, keeping only the last max bytes.
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+// decodeReply decodes one message; ok is false unless it is a response
+// with a numeric id (not a notification, not a request of the server).
+func decodeReply(data []byte) (r reply, ok bool) {
+	if json.Unmarshal(data, &r) != nil || r.ID == nil || r.Method != "" {
+		return r, false
 	}
-	return len(p), nil
+	return r, true
 }
 
-// String returns the recorded tail.
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(bytes.TrimSpace(t.buf))
+// outcome returns the result of r, or its error.
+func (r reply) outcome() (json.RawMessage, error) {
+	if r.Error != nil {
+		return nil, fmt.Errorf("error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	return r.Result, nil
 }
 
-// session is one spawned server process spoken to over newline-delimited
-// JSON-RPC on its stdin and stdout. One goroutine writes requests, another
-// reads messages and hands each response to the caller waiting on its id.
-type session struct {
-	cmd    *exec.Cmd
-	stdin  *os.File // our end of the server's stdin
-	stdout *os.File // our end of the server's stdout
-	out    chan []byte
-	stderr *tailBuffer
+// stdioClient speaks newline-delimited JSON-RPC on a server's stdin and
+// stdout. A reader goroutine hands each response to the call waiting on its
+// id; it never waits on a writer, so a server blocked on its stdout cannot
+// hold up the requests.
+type stdioClient struct {
+	writers atomic.Int64 // calls in write, waiting or writing
+	wmu     sync.Mutex   // guards w
+	w       *bufio.Writer
 
-	mu      sync.Mutex
-	pending map[int64]chan response
+	mu      sync.Mutex // guards the fields below
 	nextID  int64
-	closed  bool // the reader has stopped; no response will arrive
-
-	readerDone chan struct{}
-	writerDone chan struct{}
-	exited     chan struct{} // closed once the process has been reaped
-	waitErr    error         // the result of Wait, set before exited is closed
-	stopOnce   sync.Once
-	stopWriter chan struct{}
+	pending map[int64]chan reply
+	ended   error // why no more responses will come
 }
 
-// start spawns argv and starts its reader and writer goroutines. The process
-// is killed when ctx is done. The caller must call close on every path.
-// Server stderr goes to stderr (if not nil) and is also kept for errors.
-func start(ctx context.Context, argv []string, stderr io.Writer) (*session, error) {
-	if len(argv) == 0 {
-		return nil, errors.New("empty server command")
+// newStdioClient starts reading responses from r; w takes the requests.
+func newStdioClient(w io.Writer, r io.Reader) *stdioClient {
+	c := &stdioClient{w: bufio.NewWriterSize(w, 64<<10), pending: map[int64]chan reply{}}
+	go c.read(r)
+	return c
+}
+
+// read delivers responses until r ends, then fails every pending call.
+func (c *stdioClient) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		rep, ok := decodeReply(sc.Bytes())
+		if !ok {
+			continue
+		}
+		c.mu.Lock()
+		ch := c.pending[*rep.ID]
+		delete(c.pending, *rep.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- rep
+		}
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.Cancel = func() error { return killTree(cmd) }
-	cmd.WaitDelay = exitGrace
-	tail := &tailBuffer{max: 4096}
-	if stderr != nil {
-		cmd.Stderr = io.MultiWriter(stderr, tail)
-	} else {
-		cmd.Stderr = tail
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended = errors.New("the server closed its stdout")
+	for id, ch := range c.pending {
+		delete(c.pending, id)
+		close(ch)
 	}
-	// Plain pipes rather than StdinPipe/StdoutPipe, so that Wait never
-	// closes our ends under the reader and writer.
-	inR, inW, err := os.Pipe()
-	if err != nil {
+}
+
+func (c *stdioClient) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	ch := make(chan reply, 1)
+	c.mu.Lock()
+	if c.ended != nil {
+		c.mu.Unlock()
+		return nil, c.ended
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = ch
+	c.mu.Unlock()
+	if err := c.write(frame(id, method, params)); err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	cmd.Stdin = inR
-	cmd.Stdout = outW
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		return nil, fmt.Errorf("start %q: %w", argv[0], err)
-	}
-	s := &session{
-		cmd:        cmd,
-		stdin:      inW,
-		stdout:     outR,
-		out:        make(chan []byte, 1024),
-		stderr:     tail,
-		pending:    make(map[int64]chan response),
-		readerDone: make(chan struct{}),
-		writerDone: make(chan struct{}),
-		exited:     make(chan struct{}),
-		stopWriter: make(chan struct{}),
-	}
-	go s.writeLoop()
-	go s.readLoop(outR)
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.exited)
-	}()
-	return s, nil
-}
-
-// writeLoop writes queued messages to the server's stdin, flushing whenever
-// the queue is momentarily empty so that requests are batched under load
-// but never held back.
-func (s *session) writeLoop() {
-	defer close(s.writerDone)
-	w := bufio.NewWriterSize(s.stdin, 64<<10)
-	for {
-		var msg []byte
-		select {
-		case msg = <-s.out:
-		case <-s.stopWriter:
-			// Send what is already queued, then stop.
-			for {
-				select {
-				case msg = <-s.out:
-					if _, err := w.Write(msg); err != nil {
-						return
-					}
-				default:
-					_ = w.Flush()
-					return
-				}
-			}
-		}
-		if _, err := w.Write(msg); err != nil {
-			return
-		}
-	drain:
-		for {
-			select {
-			case msg = <-s.out:
-				if _, err := w.Write(msg); err != nil {
-					return
-				}
-			default:
-				break drain
-			}
-		}
-		if err := w.Flush(); err != nil {
-			return
-		}
-	}
-}
-
-// readLoop reads newline-delimited messages from the server, delivers
-// responses by id, ignores notifications and answers server-to-client
-// requests with "method not found". When stdout ends it fails every pending
-// call.
-func (s *session) readLoop(stdout io.Reader) {
-	defer close(s.readerDone)
-	defer s.failPending()
-	r := bufio.NewReaderSize(stdout, 256<<10)
-	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long line: collect the rest of it.
-			long := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = r.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			s.dispatch(line)
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// dispatch handles one message from the server.
-func (s *session) dispatch(line []byte) {
-	var m incoming
-	if err := json.Unmarshal(line, &m); err != nil {
-		return // not JSON-RPC; ignore it like a stray log line
-	}
-	if m.Method != "" {
-		if len(m.ID) > 0 && string(m.ID) != "null" {
-			// A request from the server: this client supports none.
-			// Sent from another goroutine: the reader must never wait on
-			// the writer, which may be waiting on the server, which may be
-			// waiting for the reader to drain its stdout.
-			reply := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", m.ID)
-			go s.send(reply)
-		}
-		return // notification
-	}
-	id, err := strconv.ParseInt(string(m.ID), 10, 64)
-	if err != nil {
-		return // not one of ours
-	}
-	now := time.Now()
-	s.mu.Lock()
-	ch, ok := s.pending[id]
-	delete(s.pending, id)
-	s.mu.Unlock()
-	if ok {
-		ch <- response{result: m.Result, err: m.Error, at: now}
-	}
-}
-
-// failPending marks the session closed and fails every waiting call.
-func (s *session) failPending() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	for id, ch := range s.pending {
-		delete(s.pending, id)
-		ch <- response{closed: true}
-	}
-}
-
-// send queues a message for the writer; it drops the message if the writer
-// has stopped.
-func (s *session) send(msg []byte) {
 	select {
-	case s.out <- msg:
-	case <-s.writerDone:
-	case <-s.readerDone:
-	}
-}
-
-// register reserves a new request id whose response will be delivered on ch,
-// which must have room for one value.
-func (s *session) register(ch chan response) (int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return 0, s.closedError()
-	}
-	s.nextID++
-	s.pending[s.nextID] = ch
-	return s.nextID, nil
-}
-
-// forget drops a pending id after a timeout. It reports whether the id was
-// still pending; if not, a response has been or is being delivered on its
-// channel and the caller must receive it before reusing the channel.
-func (s *session) forget(id int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.pending[id]
-	delete(s.pending, id)
-	return ok
-}
-
-// closedError describes why no response can arrive, quoting server stderr.
-// It gives the server a moment to exit first, so that the stderr it wrote
-// before exiting has been collected.
-func (s *session) closedError() error {
-	err := errClosed
-	select {
-	case <-s.exited:
-		if s.waitErr != nil {
-			err = fmt.Errorf("%w (%v)", errClosed, s.waitErr)
-		} else {
-			err = fmt.Errorf("%w (it exited)", errClosed)
+	case r, ok := <-ch:
+		if !ok {
+			return nil, c.ended
 		}
-	case <-time.After(time.Second):
+		return r.outcome()
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	if tail := s.stderr.String(); tail != "" {
-		return fmt.Errorf("%w; server stderr:\n%s", err, tail)
+}
+
+func (c *stdioClient) notify(_ context.Context, method string) error {
+	return c.write(frame(0, method, nil))
+}
+
+// write sends msg, together with those of calls waiting to write: the last
+// writer flushes them all.
+func (c *stdioClient) write(msg []byte) error {
+	c.writers.Add(1)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.w.Write(msg)
+	if c.writers.Add(-1) == 0 && err == nil {
+		err = c.w.Flush()
 	}
 	return err
 }
 
-// call sends one request built by build(id) and waits for its response on
-// ch, at most timeout. timer is the caller's reusable timer (stopped).
-func (s *session) call(ch chan response, timer *time.Timer, timeout time.Duration, build func(id int64) []byte) (response, error) {
-	id, err := s.register(ch)
+// close does nothing: the session ends with the server process.
+func (c *stdioClient) close() {}
+
+// httpClient speaks Streamable HTTP to one session of the server at url.
+type httpClient struct {
+	hc     *http.Client
+	url    string
+	sid    string // set by initialize
+	nextID atomic.Int64
+}
+
+// post sends msg in the session and returns the response, whose body the
+// caller must close.
+func (c *httpClient) post(ctx context.Context, msg []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
 	if err != nil {
-		return response{}, err
+		return nil, err
 	}
-	s.send(build(id))
-	timer.Reset(timeout)
-	select {
-	case r := <-ch:
-		timer.Stop()
-		if r.closed {
-			return r, s.closedError()
-		}
-		return r, nil
-	case <-timer.C:
-		if !s.forget(id) {
-			<-ch // delivered concurrently: drain so ch can be reused
-		}
-		return response{}, errCallTimeout
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	c.sessionHeaders(req)
+	return c.hc.Do(req)
+}
+
+func (c *httpClient) sessionHeaders(req *http.Request) {
+	if c.sid != "" {
+		req.Header.Set("Mcp-Session-Id", c.sid)
+		req.Header.Set("MCP-Protocol-Version", protocolVersion)
 	}
 }
 
-// initialize performs the MCP handshake: the initialize request, then the
-// notifications/initialized notification. It returns when the initialize
-// response has arrived.
-func (s *session) initialize(timeout time.Duration) (time.Time, error) {
-	ch := make(chan response, 1)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	r, err := s.call(ch, timer, timeout, func(id int64) []byte {
-		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"wink-bench-load","version":"0.1.0"}}}`+"\n", id, protocolVersion)
-	})
+// call reads the response from a JSON body or, in an event stream, from
+// the event that carries the request's id.
+func (c *httpClient) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := c.nextID.Add(1)
+	resp, err := c.post(ctx, frame(id, method, params))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("initialize: %w", err)
+		return nil, err
 	}
-	if r.err != nil {
-		return time.Time{}, fmt.Errorf("initialize: error %d: %s", r.err.Code, r.err.Message)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
 	}
-	s.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	return r.at, nil
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: status %d: %.300s", method, resp.StatusCode, body)
+	}
+	if method == "initialize" {
+		c.sid = resp.Header.Get("Mcp-Session-Id")
+	}
+	msgs := [][]byte{body}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		msgs = nil
+		for line := range bytes.Lines(body) {
+			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				msgs = append(msgs, data)
+			}
+		}
+	}
+	for _, m := range msgs {
+		if r, ok := decodeReply(m); ok && *r.ID == id {
+			return r.outcome()
+		}
+	}
+	return nil, fmt.Errorf("%s: no response with id %d in %.300s", method, id, body)
 }
 
-// close ends the session: it sends what is queued, closes the server's
-// stdin, gives the server exitGrace to exit, then kills its process group.
-// It is safe to call more than once and returns once the process has been
-// reaped and the reader and writer have stopped.
-func (s *session) close() {
-	s.stopOnce.Do(func() {
-		close(s.stopWriter)
-		select {
-		case <-s.writerDone:
-		case <-time.After(exitGrace):
-			// The server is not reading its stdin; it is killed below.
-		}
-		_ = s.stdin.Close()
-		select {
-		case <-s.exited:
-		case <-time.After(exitGrace):
-		}
-		// Kill the whole group even if the leader exited, so that nothing
-		// it spawned outlives the measurement.
-		_ = killTree(s.cmd)
-		<-s.exited
-		_ = s.stdout.Close()
-		<-s.readerDone
-		<-s.writerDone
-	})
+func (c *httpClient) notify(ctx context.Context, method string) error {
+	resp, err := c.post(ctx, frame(0, method, nil))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s: status %d", method, resp.StatusCode)
+	}
+	return nil
+}
+
+// close ends the session with DELETE and lets its connections go.
+func (c *httpClient) close() {
+	defer c.hc.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodDelete, c.url, nil)
+	if err != nil || c.sid == "" {
+		return
+	}
+	c.sessionHeaders(req)
+	if resp, err := c.hc.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 }

@@ -1,254 +1,178 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"context"
-	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// buildBare builds bench/bare into a temporary directory of t and returns
-// the binary's path.
-func buildBare(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bare")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	out, err := exec.Command("go", "build", "-o", bin, "../bare").CombinedOutput()
+// bins holds the servers built once for all tests: bench/bare and wink-mcp.
+var bins struct{ bare, wink string }
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bench-load")
 	if err != nil {
-		t.Fatalf("go build ../bare: %v\n%s", err, out)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	return bin
-}
-
-// TestBare measures the bare server, built once for all its subtests.
-func TestBare(t *testing.T) {
-	bare := buildBare(t)
-	t.Run("measure", func(t *testing.T) { testMeasure(t, bare) })
-	t.Run("compare", func(t *testing.T) { testCompare(t, bare) })
-	t.Run("tool errors", func(t *testing.T) { testToolErrors(t, bare) })
-	t.Run("run", func(t *testing.T) { testRun(t, bare) })
-}
-
-// testConfig returns a short measurement of tool on the server bare.
-func testConfig(bare, tool, args string) Config {
-	return Config{
-		Label:       "bare",
-		Cmd:         []string{bare},
-		Tool:        tool,
-		Args:        json.RawMessage(args),
-		InFlight:    []int{1, 4},
-		Calls:       200,
-		Warmup:      20,
-		Cold:        2,
-		CallTimeout: 10 * time.Second,
+	bins.bare, bins.wink = filepath.Join(dir, "bare"), filepath.Join(dir, "wink-mcp")
+	for bin, pkg := range map[string]string{bins.bare: "../bare", bins.wink: "../.."} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
 	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
-// testContext returns a context that bounds one test.
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// short is the flags of a brief run.
+var short = []string{"--calls", "40", "--warmup", "5", "--rounds", "2", "--inflight", "1,4", "--timeout", "1m"}
 
-func testMeasure(t *testing.T, bare string) {
-	for _, tc := range []struct{ tool, args string }{
-		{"echo", `{"text":"hi"}`},
-		{"setup_plan", `{"objective":"bench","initial_steps":["a","b","c"]}`},
+const planArgs = `{"objective":"bench","initial_steps":["a","b","c"]}`
+
+// TestCompare measures bare and wink side by side over each transport,
+// wink also with every lifecycle hook on and off (bench/hooks.yaml and
+// bench/nohooks.yaml).
+func TestCompare(t *testing.T) {
+	hooks, err := filepath.Abs("../hooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nohooks, err := filepath.Abs("../nohooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // the audit file of hooks.yaml goes here
+	for _, tc := range []struct {
+		transport string
+		sessions  string
+	}{
+		{"stdio", "1"},
+		{"http", "1"},
+		{"http", "3"},
 	} {
-		t.Run(tc.tool, func(t *testing.T) {
-			rep, err := measure(testContext(t), testConfig(bare, tc.tool, tc.args))
-			if err != nil {
-				t.Fatal(err)
+		t.Run(tc.transport+"/"+tc.sessions, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"--transport", tc.transport, "--sessions", tc.sessions,
+				"--side", "echo=" + bins.bare, "--tool", "echo", "--args", `{"text":"hi"}`,
+				"--side", "plan=" + bins.bare, "--tool", "setup_plan", "--args", planArgs,
+				"--side", "wink=" + bins.wink, "--tool", "planning_setup_plan",
+				"--side", "hooks=" + bins.wink + " --config " + hooks,
+				"--side", "nohooks=" + bins.wink + " --config " + nohooks,
+			}, short...), &stdout, &stderr)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 			}
-			if rep.Cold == nil || rep.Cold.Runs != 2 || rep.Cold.MedianMS <= 0 || rep.Cold.P90MS < rep.Cold.MedianMS {
-				t.Errorf("cold start = %+v, want 2 runs with positive times", rep.Cold)
-			}
-			if len(rep.Throughput) != 2 {
-				t.Fatalf("got %d throughput runs, want 2", len(rep.Throughput))
-			}
-			for i, th := range rep.Throughput {
-				if want := []int{1, 4}[i]; th.InFlight != want {
-					t.Errorf("run %d: in-flight %d, want %d", i, th.InFlight, want)
+			out := stdout.String()
+			for _, want := range []string{"in-flight 1\n", "in-flight 4\n", " echo ", " plan ", " wink ", " hooks ", " nohooks ", " 1.000 "} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the report lacks %q:\n%s", want, out)
 				}
-				if th.Calls != 200 || th.CallsPerSec <= 0 || th.P50MS <= 0 || th.P99MS < th.P50MS {
-					t.Errorf("run %d: %+v, want 200 calls at a positive rate", i, th)
-				}
-				if th.failed() {
-					t.Errorf("run %d: %d errors, %d isError results, %d timeouts: %s",
-						i, th.Errors, th.ToolErrors, th.Timeouts, th.FirstError)
-				}
-			}
-			if n := rep.Failures(); n != 0 {
-				t.Errorf("Failures() = %d, want 0", n)
 			}
 		})
 	}
+	if _, err := os.Stat("audit.jsonl"); err != nil {
+		t.Errorf("wink with bench/hooks.yaml wrote no audit file: %v", err)
+	}
 }
 
-func testCompare(t *testing.T, bare string) {
-	a := testConfig(bare, "echo", `{"text":"hi"}`)
-	b := testConfig(bare, "setup_plan", `{"objective":"bench","initial_steps":["a"]}`)
-	a.Label, b.Label = "A", "B"
-	rep, err := compare(testContext(t), a, b, Schedule{Rounds: 2, Procs: 2, Slices: 4})
+// TestURL measures a server already running, given by its URL.
+func TestURL(t *testing.T) {
+	addr, err := freeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failures() != 0 {
-		t.Errorf("Failures() = %d, want 0", rep.Failures())
-	}
-	if len(rep.A) != 2 || len(rep.B) != 2 {
-		t.Fatalf("got %d and %d rounds, want 2 each", len(rep.A), len(rep.B))
-	}
-	for _, r := range slices.Concat(rep.A, rep.B) {
-		for _, th := range r.Throughput {
-			if th.Calls != 200 || th.Slices != 4 {
-				t.Errorf("%s in-flight %d: %d calls in %d slices, want 200 in 4", th.Label, th.InFlight, th.Calls, th.Slices)
-			}
-		}
-	}
-	if len(rep.Levels) != 2 {
-		t.Fatalf("got %d levels, want 2", len(rep.Levels))
-	}
-	for _, l := range rep.Levels {
-		if l.ACallsPerSec <= 0 || l.BCallsPerSec <= 0 || l.Ratio <= 0 || len(l.RoundRatios) != 2 {
-			t.Errorf("level %+v: want positive rates and ratio", l)
-		}
-	}
-	if c := rep.Cold; c == nil || c.Runs != 4 || c.Ratio <= 0 {
-		t.Errorf("cold = %+v, want 4 runs per side and a positive ratio", rep.Cold)
-	}
-}
-
-func testToolErrors(t *testing.T, bare string) {
-	cfg := testConfig(bare, "no_such_tool", `{}`)
-	cfg.Cold, cfg.InFlight, cfg.Calls, cfg.Warmup = 0, []int{2}, 10, 0
-	rep, err := measure(testContext(t), cfg)
-	if err != nil {
+	cmd := exec.Command(bins.bare, "--http", addr)
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if got := rep.Throughput[0].Errors; got != 10 {
-		t.Errorf("errors = %d, want 10", got)
-	}
-	if rep.Throughput[0].FirstError == "" {
-		t.Error("FirstError is empty")
-	}
-}
-
-func testRun(t *testing.T, bare string) {
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var stdout, stderr bytes.Buffer
-	code := run([]string{
-		"--cmd", bare, "--tool", "echo", "--args", `{"text":"hi"}`,
-		"--inflight", "1,3", "--calls", "50", "--warmup", "5", "--cold", "1", "--json", "--timeout", "15s",
-	}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
-	}
-	var kinds []string
-	sc := bufio.NewScanner(&stdout)
-	for sc.Scan() {
-		var m struct {
-			Kind   string `json:"kind"`
-			Errors *int   `json:"errors"`
+	args := append([]string{"--transport", "http", "--side", "bare=http://" + addr + "/mcp", "--tool", "echo", "--args", `{"text":"hi"}`}, short...)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		stdout.Reset()
+		stderr.Reset()
+		if run(args, &stdout, &stderr) == 0 {
+			break
 		}
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("line %q: %v", sc.Text(), err)
+		if time.Now().After(deadline) {
+			t.Fatalf("no run against %s: %s", addr, stderr.String())
 		}
-		kinds = append(kinds, m.Kind)
+		time.Sleep(20 * time.Millisecond)
 	}
-	if want := []string{"cold_start", "throughput", "throughput"}; !slices.Equal(kinds, want) {
-		t.Errorf("kinds = %q, want %q", kinds, want)
-	}
-
-	// A failed call makes the exit status 1.
-	stdout.Reset()
-	code = run([]string{"--cmd", bare, "--tool", "nope", "--calls", "5", "--warmup", "0", "--cold", "0", "--inflight", "1"}, &stdout, &stderr)
-	if code != 1 {
-		t.Errorf("exit %d for a missing tool, want 1", code)
-	}
-	if !strings.Contains(stdout.String(), "first failure") {
-		t.Errorf("output does not quote the failure:\n%s", stdout.String())
+	if !strings.Contains(stdout.String(), " bare ") {
+		t.Errorf("the report lacks the side:\n%s", stdout.String())
 	}
 }
 
-func TestServerThatExits(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
+// TestFailure checks that a run fails, saying why, when a call fails or
+// the server does.
+func TestFailure(t *testing.T) {
+	exits := filepath.Join(t.TempDir(), "exits")
+	if err := os.WriteFile(exits, []byte("#!/bin/sh\necho oops >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	cfg := testConfig("sh", "echo", `{}`)
-	cfg.Cmd = []string{"sh", "-c", "echo oops >&2; exit 3"}
-	start := time.Now()
-	_, err := measure(testContext(t), cfg)
-	if err == nil || !strings.Contains(err.Error(), "oops") {
-		t.Errorf("err = %v, want an error quoting the server's stderr", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %v to notice the server exited", d)
-	}
-}
-
-func TestServerThatHangs(t *testing.T) {
-	if _, err := exec.LookPath("sleep"); err != nil {
-		t.Skip("no sleep")
-	}
-	cfg := testConfig("sleep", "echo", `{}`)
-	cfg.Cmd = []string{"sleep", "60"}
-	cfg.CallTimeout = 300 * time.Millisecond
-	start := time.Now()
-	_, err := measure(testContext(t), cfg)
-	if err == nil {
-		t.Fatal("no error from a server that never answers")
-	}
-	// The call times out, then close waits exitGrace for the server to
-	// leave before killing it.
-	if d := time.Since(start); d > cfg.CallTimeout+exitGrace+2*time.Second {
-		t.Errorf("took %v to give up", d)
-	}
-}
-
-func TestSplitCommand(t *testing.T) {
 	for _, tc := range []struct {
-		in   string
-		want []string
+		name string
+		side []string
+		want string
 	}{
-		{"bin/bare", []string{"bin/bare"}},
-		{"  bin/wink --flag  x ", []string{"bin/wink", "--flag", "x"}},
-		{`a 'b c' "d \"e\"" f\ g ''`, []string{"a", "b c", `d "e"`, "f g", ""}},
-		{"", nil},
+		{"no such tool", []string{"--side", "bare=" + bins.bare, "--tool", "nope"}, "nope"},
+		{"isError result", []string{"--side", "wink=" + bins.wink, "--tool", "read_file", "--args", `{"file_path":"missing.txt"}`}, "isError"},
+		{"server exits", []string{"--side", "exits=" + exits, "--tool", "echo"}, "oops"},
 	} {
-		got, err := splitCommand(tc.in)
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("splitCommand(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{`a 'b`, `a "b`, `a\`} {
-		if _, err := splitCommand(bad); err == nil {
-			t.Errorf("splitCommand(%q) succeeded, want an error", bad)
+		for _, transport := range []string{"stdio", "http"} {
+			t.Run(tc.name+"/"+transport, func(t *testing.T) {
+				var stdout, stderr bytes.Buffer
+				code := run(append(append([]string{"--transport", transport}, tc.side...), short...), &stdout, &stderr)
+				if code != 1 || !strings.Contains(stderr.String(), tc.want) {
+					t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr.String(), tc.want)
+				}
+			})
 		}
 	}
 }
 
-func TestPercentiles(t *testing.T) {
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--tool", "echo", "--side", "a=x"},
+		{"--side", "a=x"},
+		{"--side", "=x", "--tool", "echo"},
+		{"--side", "a=http://localhost/mcp", "--tool", "echo"},
+		{"--side", "a=x", "--tool", "echo", "--args", "{"},
+		{"--side", "a=x", "--tool", "echo", "--inflight", "1,0"},
+		{"--side", "a=x", "--tool", "echo", "--transport", "sse"},
+		{"--side", "a=x", "--tool", "echo", "--calls", "0"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 2 {
+			t.Errorf("run(%q) = %d, want 2; stderr:\n%s", args, code, stderr.String())
+		}
+	}
+}
+
+func TestStatistics(t *testing.T) {
 	d := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	if got := percentile(d, 0.5); got != 5 {
-		t.Errorf("p50 = %v, want 5", got)
+	for _, tc := range []struct {
+		p    float64
+		want time.Duration
+	}{{0.5, 5}, {0.9, 9}, {0.99, 10}} {
+		if got := percentile(d, tc.p); got != tc.want {
+			t.Errorf("percentile(%v) = %v, want %v", tc.p, got, tc.want)
+		}
 	}
-	if got := percentile(d, 0.9); got != 9 {
-		t.Errorf("p90 = %v, want 9", got)
+	if got := median([]float64{3, 1, 2}); got != 2 {
+		t.Errorf("median of 3 = %v, want 2", got)
 	}
-	if got := percentile(d, 0.99); got != 10 {
-		t.Errorf("p99 = %v, want 10", got)
-	}
-	if got := median(d); got != 5 {
-		t.Errorf("median = %v, want 5 (5.5 truncated)", got)
+	if got := median([]float64{4, 1, 2, 3}); got != 2.5 {
+		t.Errorf("median of 4 = %v, want 2.5", got)
 	}
 }

@@ -1,30 +1,32 @@
-// Command load measures an MCP server spoken to over stdio: its cold start
-// (spawn to initialize response) and its tools/call throughput and latency
-// at fixed numbers of requests in flight.
+// Command load measures the tools/call throughput of MCP servers end to end,
+// over stdio or Streamable HTTP, and compares them in one run:
 //
-// It speaks newline-delimited JSON-RPC 2.0 on the server's stdin and stdout
-// with its own small client, so that the client adds as little and as
-// predictable overhead as possible.
+//	load --transport stdio|http [--inflight 1,16] [--calls N] [--rounds R] \
+//		--side bare=bin/bare --tool echo --args '{"text":"hi"}' \
+//		--side wink=bin/wink-mcp --tool planning_setup_plan --args '{...}' \
+//		--side before=bin/wink-mcp-before
 //
-// Measure one server:
+// A side is a server with the tool call to make on it: --side NAME=COMMAND,
+// then --tool and --args for that side; a side without them makes the call
+// of the side before it. COMMAND is split at blanks, without quoting. Over
+// stdio the command is the server; over HTTP it is started with
+// "--http 127.0.0.1:PORT" added and spoken to at http://127.0.0.1:PORT/mcp,
+// or --side NAME=URL names a server already running. The first side is the
+// baseline.
 //
-//	load --cmd "bin/bare" --tool echo --args '{"text":"hi"}' \
-//		--inflight 1,16 --calls 20000 --cold 20 [--label NAME] [--json]
+// In each round, at each in-flight level c, each side in turn gets a fresh
+// server: it is started (its cold start is the time to the answer to
+// initialize), warmed up, then given --calls calls with exactly c in flight,
+// over one session (over HTTP, --sessions spreads them over several). The
+// order of the sides reverses from one round to the next, so that drift on
+// the machine falls on all of them alike. For each level and side the
+// report gives the median over rounds of calls/s, the ratio to the baseline
+// (the median of each round's ratio), p50 and p99 latency, the server's CPU
+// time per call and peak resident memory (from /proc, on Linux), and the
+// cold start.
 //
-// Compare two servers in interleaved rounds:
-//
-//	load --compare --cmd "bin/wink-mcp" --tool planning_setup_plan --args '{...}' \
-//		--cmd2 "bin/bare" --tool2 setup_plan --args2 '{...}' --rounds 3
-//
-// In each round of a comparison, the cold starts alternate between A and B,
-// and at each in-flight level both sides' calls are spread over --procs
-// warmed-up processes per side and made in --slices slices that alternate
-// between the sides, so that load from elsewhere on the machine falls on
-// both alike. The reported A/B is the median of ratios of slices adjacent in
-// time; a comparison of a server with itself gives about 1.
-//
-// The exit status is 1 if any call failed (an error response, an isError
-// result or a timeout), 2 if the run could not be completed, 0 otherwise.
+// A failed call (an error response, an isError result, a broken transport)
+// ends the run with exit status 1; bad flags give 2.
 package main
 
 import (
@@ -34,348 +36,318 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"os/signal"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
+
+// side is one server to measure and the call to make on it.
+type side struct {
+	name string
+	argv []string // the command that starts the server
+	url  string   // or the URL of a running server (HTTP only)
+	tool string
+	args json.RawMessage
+}
+
+// config is what to measure.
+type config struct {
+	transport string
+	levels    []int
+	calls     int
+	warmup    int
+	rounds    int
+	sessions  int
+	timeout   time.Duration
+	sides     []*side
+}
+
+// sample is one side's measurement at one level in one round.
+type sample struct {
+	rate     float64       // calls per second
+	p50, p99 time.Duration // latency of a call
+	cpu      time.Duration // the server's CPU time per call; 0 if unknown
+	rss      int64         // the server's peak resident memory in KiB; 0 if unknown
+	cold     time.Duration // from start to the answer to initialize; 0 if not started
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run parses args, runs the measurement and prints it to stdout. It returns
-// the process exit status.
+// run measures what args ask for, prints the report on stdout and returns
+// the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		cmdA     = fs.String("cmd", "", "server command (program and arguments, no shell; quotes group words)")
-		toolA    = fs.String("tool", "", "tool to call")
-		argsA    = fs.String("args", "{}", "tool arguments, a JSON object")
-		labelA   = fs.String("label", "", "name of the server in reports (default: program name)")
-		doCmp    = fs.Bool("compare", false, "compare --cmd (A) with --cmd2 (B) in interleaved rounds")
-		cmdB     = fs.String("cmd2", "", "with --compare: second server command (B)")
-		toolB    = fs.String("tool2", "", "with --compare: tool to call on B (default: --tool)")
-		argsB    = fs.String("args2", "", "with --compare: tool arguments for B (default: --args)")
-		labelB   = fs.String("label2", "", "with --compare: name of B in reports (default: program name)")
-		rounds   = fs.Int("rounds", 3, "with --compare: number of interleaved rounds; each side's median is reported")
-		procs    = fs.Int("procs", 4, "with --compare: server processes per side, level and round; calls are spread over them")
-		slices   = fs.Int("slices", 20, "with --compare: each side's calls per level and round are made in this many slices, alternating between A and B")
-		inflight = fs.String("inflight", "1,16", "comma-separated numbers of requests kept in flight")
-		calls    = fs.Int("calls", 20000, "measured tools/call requests per in-flight level")
-		warmup   = fs.Int("warmup", 500, "unmeasured calls made on each fresh server process before measuring")
-		cold     = fs.Int("cold", 20, "cold starts to time (per round with --compare); 0 skips them")
-		timeout  = fs.Duration("timeout", 5*time.Minute, "bound on the whole run")
-		callTO   = fs.Duration("call-timeout", 30*time.Second, "bound on each request")
-		asJSON   = fs.Bool("json", false, "print one JSON object per measurement instead of tables")
-		quiet    = fs.Bool("quiet", false, "do not pass the servers' stderr through")
-	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "load:", err)
 		return 2
 	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "load: "+format+"\n", a...)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		return usage("unexpected arguments: %q", fs.Args())
-	}
-	levels, err := parseLevels(*inflight)
-	if err != nil {
-		return usage("--inflight: %v", err)
-	}
-	argvA, err := splitCommand(*cmdA)
-	if err != nil {
-		return usage("--cmd: %v", err)
-	}
-	if len(argvA) == 0 {
-		return usage("--cmd: need a server command")
-	}
-	if *toolA == "" {
-		return usage("--tool is required")
-	}
-	var serverStderr io.Writer = stderr
-	if *quiet {
-		serverStderr = nil
-	}
-	a := Config{
-		Label: labelFor(*labelA, argvA), Cmd: argvA, Tool: *toolA, Args: json.RawMessage(*argsA),
-		InFlight: levels, Calls: *calls, Warmup: *warmup, Cold: *cold,
-		CallTimeout: *callTO, Stderr: serverStderr,
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
 	defer cancel()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	if !*doCmp {
-		if *cmdB != "" {
-			return usage("--cmd2 needs --compare")
-		}
-		rep, err := measure(ctx, a)
-		if err != nil {
-			fmt.Fprintf(stderr, "load: %v\n", runError(err, *timeout))
-			return 2
-		}
-		if *asJSON {
-			printJSON(stdout, reportItems(rep)...)
-		} else {
-			printReport(stdout, a, rep)
-		}
-		return failureStatus(stderr, rep.Failures())
-	}
-
-	argvB, err := splitCommand(*cmdB)
+	samples, err := measureAll(ctx, cfg)
 	if err != nil {
-		return usage("--cmd2: %v", err)
-	}
-	if len(argvB) == 0 {
-		return usage("--cmd2: need a second server command with --compare")
-	}
-	b := a
-	b.Label, b.Cmd = labelFor(*labelB, argvB), argvB
-	if *toolB != "" {
-		b.Tool = *toolB
-	}
-	if *argsB != "" {
-		b.Args = json.RawMessage(*argsB)
-	}
-	if a.Label == b.Label {
-		a.Label, b.Label = a.Label+" (A)", b.Label+" (B)"
-	}
-	rep, err := compare(ctx, a, b, Schedule{Rounds: *rounds, Procs: *procs, Slices: *slices})
-	if err != nil {
-		fmt.Fprintf(stderr, "load: %v\n", runError(err, *timeout))
-		return 2
-	}
-	if *asJSON {
-		var items []any
-		for r := range rep.A {
-			items = append(items, reportItems(rep.A[r])...)
-			items = append(items, reportItems(rep.B[r])...)
-		}
-		for _, l := range rep.Levels {
-			items = append(items, l)
-		}
-		if rep.Cold != nil {
-			items = append(items, rep.Cold)
-		}
-		printJSON(stdout, items...)
-	} else {
-		printCompare(stdout, a, b, rep)
-	}
-	return failureStatus(stderr, rep.Failures())
-}
-
-// runError explains err, naming the --timeout flag when the run hit it and
-// saying so when the run was interrupted by a signal.
-func runError(err error, timeout time.Duration) error {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("run exceeded --timeout %v", timeout)
-	case errors.Is(err, context.Canceled):
-		return errors.New("interrupted")
-	}
-	return err
-}
-
-// failureStatus reports failed calls on stderr and returns the exit status.
-func failureStatus(stderr io.Writer, failures int) int {
-	if failures > 0 {
-		fmt.Fprintf(stderr, "load: %d failed calls: the run is not valid\n", failures)
+		fmt.Fprintln(stderr, "load:", err)
 		return 1
 	}
+	report(stdout, cfg, samples)
 	return 0
 }
 
-// labelFor returns label, or the base name of the program if label is empty.
-func labelFor(label string, argv []string) string {
-	if label != "" {
-		return label
+// parseFlags returns the configuration that args give, reporting flag
+// errors and help on stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.transport, "transport", "stdio", "stdio or http")
+	inflight := fs.String("inflight", "1,16", "comma-separated numbers of calls kept in flight")
+	fs.IntVar(&cfg.calls, "calls", 5000, "measured calls per side, level and round")
+	fs.IntVar(&cfg.warmup, "warmup", 200, "unmeasured calls on each fresh server before measuring")
+	fs.IntVar(&cfg.rounds, "rounds", 5, "rounds; each side's median over them is reported")
+	fs.IntVar(&cfg.sessions, "sessions", 1, "over HTTP, sessions the calls in flight are spread over")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "bound on the whole run")
+	last := func(flag string) (*side, error) {
+		if len(cfg.sides) == 0 {
+			return nil, fmt.Errorf("%s before the first --side", flag)
+		}
+		return cfg.sides[len(cfg.sides)-1], nil
 	}
-	return filepath.Base(argv[0])
+	fs.Func("side", "a server to measure, `NAME=COMMAND` or NAME=URL (repeatable; the first is the baseline)", func(v string) error {
+		name, target, _ := strings.Cut(v, "=")
+		if name == "" || strings.TrimSpace(target) == "" {
+			return errors.New("want NAME=COMMAND or NAME=URL")
+		}
+		s := &side{name: name, args: json.RawMessage("{}")}
+		if n := len(cfg.sides); n > 0 {
+			s.tool, s.args = cfg.sides[n-1].tool, cfg.sides[n-1].args
+		}
+		if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+			s.url = target
+		} else {
+			s.argv = strings.Fields(target)
+		}
+		cfg.sides = append(cfg.sides, s)
+		return nil
+	})
+	fs.Func("tool", "the tool the last --side calls", func(v string) error {
+		s, err := last("--tool")
+		if err == nil {
+			s.tool = v
+		}
+		return err
+	})
+	fs.Func("args", "the arguments of the last --side's tool, a JSON object (default {})", func(v string) error {
+		s, err := last("--args")
+		if err == nil {
+			s.args = json.RawMessage(v)
+		}
+		return err
+	})
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	var err error
+	cfg.levels, err = parseLevels(*inflight)
+	switch {
+	case err != nil:
+		return cfg, fmt.Errorf("--inflight: %w", err)
+	case fs.NArg() > 0:
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case cfg.transport != "stdio" && cfg.transport != "http":
+		return cfg, fmt.Errorf("--transport %q: want stdio or http", cfg.transport)
+	case len(cfg.sides) == 0:
+		return cfg, errors.New("no --side to measure")
+	case cfg.calls <= 0 || cfg.rounds <= 0 || cfg.sessions <= 0 || cfg.warmup < 0:
+		return cfg, errors.New("--calls, --rounds and --sessions must be positive, --warmup not negative")
+	}
+	for _, s := range cfg.sides {
+		switch {
+		case s.tool == "":
+			return cfg, fmt.Errorf("side %s: no --tool", s.name)
+		case s.url != "" && cfg.transport == "stdio":
+			return cfg, fmt.Errorf("side %s: a URL needs --transport http", s.name)
+		case !json.Valid(s.args):
+			return cfg, fmt.Errorf("side %s: --args is not JSON", s.name)
+		}
+	}
+	return cfg, nil
 }
 
 // parseLevels parses a comma-separated list of positive integers.
 func parseLevels(s string) ([]int, error) {
 	var levels []int
 	for f := range strings.SplitSeq(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		k, err := strconv.Atoi(f)
+		k, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || k <= 0 {
 			return nil, fmt.Errorf("%q is not a positive integer", f)
 		}
 		levels = append(levels, k)
 	}
-	if len(levels) == 0 {
-		return nil, errors.New("no levels given")
-	}
 	return levels, nil
 }
 
-// splitCommand splits a command line into words the way a POSIX shell
-// would for plain words and quotes: blanks separate words, single quotes
-// keep everything literally, double quotes keep blanks and allow backslash
-// escapes, and a backslash outside quotes escapes the next character. It
-// does no expansion of any kind.
-func splitCommand(s string) ([]string, error) {
-	var (
-		words   []string
-		cur     strings.Builder
-		inWord  bool
-		quote   rune
-		escaped bool
-	)
-	for _, c := range s {
-		switch {
-		case escaped:
-			cur.WriteRune(c)
-			escaped = false
-		case quote == '\'':
-			if c == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(c)
+// measureAll measures every side at every level in every round; the
+// samples are indexed by level, side and round.
+func measureAll(ctx context.Context, cfg config) ([][][]sample, error) {
+	samples := make([][][]sample, len(cfg.levels))
+	for l := range samples {
+		samples[l] = make([][]sample, len(cfg.sides))
+	}
+	order := make([]int, len(cfg.sides))
+	for r := range cfg.rounds {
+		for l, c := range cfg.levels {
+			for i := range order {
+				order[i] = i
 			}
-		case quote == '"':
-			switch c {
-			case '"':
-				quote = 0
-			case '\\':
-				escaped = true
-			default:
-				cur.WriteRune(c)
+			if r%2 == 1 {
+				slices.Reverse(order)
 			}
-		case c == '\\':
-			escaped, inWord = true, true
-		case c == '\'' || c == '"':
-			quote, inWord = c, true
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(c)
-			inWord = true
-		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unterminated %c quote", quote)
-	}
-	if escaped {
-		return nil, errors.New("trailing backslash")
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
-
-// reportItems lists the measurements of rep for JSON output.
-func reportItems(rep Report) []any {
-	var items []any
-	if rep.Cold != nil {
-		items = append(items, rep.Cold)
-	}
-	for _, t := range rep.Throughput {
-		items = append(items, t)
-	}
-	return items
-}
-
-// printJSON writes each item as one line of JSON.
-func printJSON(w io.Writer, items ...any) {
-	enc := json.NewEncoder(w)
-	for _, it := range items {
-		_ = enc.Encode(it)
-	}
-}
-
-// printReport writes the measurements of one server as tables.
-func printReport(w io.Writer, cfg Config, rep Report) {
-	fmt.Fprintf(w, "server %s: %s\ntool %s %s\n\n", cfg.Label, strings.Join(cfg.Cmd, " "), cfg.Tool, cfg.Args)
-	if c := rep.Cold; c != nil {
-		fmt.Fprintf(w, "cold start (%d runs): median %.2f ms, p90 %.2f ms, min %.2f ms, max %.2f ms\n\n",
-			c.Runs, c.MedianMS, c.P90MS, c.MinMS, c.MaxMS)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "in-flight\tcalls\tcalls/s\tp50 ms\tp99 ms\terrors\tisError\ttimeouts\t")
-	for _, t := range rep.Throughput {
-		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.3f\t%.3f\t%d\t%d\t%d\t\n",
-			t.InFlight, t.Calls, t.CallsPerSec, t.P50MS, t.P99MS, t.Errors, t.ToolErrors, t.Timeouts)
-	}
-	_ = tw.Flush()
-	printFirstErrors(w, rep)
-}
-
-// printFirstErrors quotes the first failure of each failed run.
-func printFirstErrors(w io.Writer, reps ...Report) {
-	for _, rep := range reps {
-		for _, t := range rep.Throughput {
-			if t.failed() {
-				fmt.Fprintf(w, "%s, in-flight %d: first failure: %s\n", t.Label, t.InFlight, t.FirstError)
+			for _, i := range order {
+				s, err := measure(ctx, cfg, cfg.sides[i], c)
+				if err != nil {
+					return nil, fmt.Errorf("side %s, in-flight %d, round %d: %w", cfg.sides[i].name, c, r+1, err)
+				}
+				samples[l][i] = append(samples[l][i], s)
 			}
 		}
 	}
+	return samples, nil
 }
 
-// printCompare writes the comparison of two servers as tables.
-func printCompare(w io.Writer, a, b Config, rep CompareReport) {
-	fmt.Fprintf(w, "A  %s: %s\n   tool %s %s\n", a.Label, strings.Join(a.Cmd, " "), a.Tool, a.Args)
-	fmt.Fprintf(w, "B  %s: %s\n   tool %s %s\n", b.Label, strings.Join(b.Cmd, " "), b.Tool, b.Args)
-	sch := rep.Schedule
-	fmt.Fprintf(w, "%d rounds; per round and level, %d calls per side over %d processes in %d alternating slices.\n"+
-		"calls/s: median over rounds of the median slice rate; latencies: median over rounds\n\n",
-		sch.Rounds, a.Calls, sch.Procs, sch.Slices)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "in-flight\tA calls/s\tB calls/s\tA/B\tA p50 ms\tB p50 ms\tA p99 ms\tB p99 ms\t")
-	for i, l := range rep.Levels {
-		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", l.InFlight, l.ACallsPerSec, l.BCallsPerSec, l.Ratio,
-			medianOver(rep.A, i, func(t Throughput) float64 { return t.P50MS }),
-			medianOver(rep.B, i, func(t Throughput) float64 { return t.P50MS }),
-			medianOver(rep.A, i, func(t Throughput) float64 { return t.P99MS }),
-			medianOver(rep.B, i, func(t Throughput) float64 { return t.P99MS }))
+// measure starts a fresh server for s, warms it up and measures cfg.calls
+// calls with c in flight.
+func measure(ctx context.Context, cfg config, s *side, c int) (sample, error) {
+	params, err := json.Marshal(struct {
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"arguments"`
+	}{s.tool, s.args})
+	if err != nil {
+		return sample{}, err
 	}
-	_ = tw.Flush()
-	fmt.Fprintln(w, "A/B: median over rounds of the paired ratio (median over slices of A's rate over the")
-	fmt.Fprintln(w, "rate of the B slice next to it in time); above 1, A is faster")
-	fmt.Fprintln(w, "per round, median slice calls/s (overall calls/s) and paired A/B:")
-	for i, l := range rep.Levels {
-		fmt.Fprintf(w, "  in-flight %d:\n", l.InFlight)
-		for r := range rep.Schedule.Rounds {
-			ta, tb := rep.A[r].Throughput[i], rep.B[r].Throughput[i]
-			fmt.Fprintf(w, "    round %d: A %.0f (%.0f)  B %.0f (%.0f)  A/B %.3f\n", r+1,
-				ta.SliceMedianCallsPerSec, ta.CallsPerSec, tb.SliceMedianCallsPerSec, tb.CallsPerSec, l.RoundRatios[r])
+	srv, err := open(ctx, cfg.transport, s, cfg.sessions)
+	defer srv.close()
+	if err != nil {
+		return sample{}, err
+	}
+	if _, _, err := calls(ctx, srv.clients, params, c, cfg.warmup); err != nil {
+		return sample{}, srv.explain(fmt.Errorf("warmup: %w", err))
+	}
+	cpu0 := srv.cpuTime()
+	lat, elapsed, err := calls(ctx, srv.clients, params, c, cfg.calls)
+	if err != nil {
+		return sample{}, srv.explain(err)
+	}
+	slices.Sort(lat)
+	return sample{
+		rate: float64(cfg.calls) / elapsed.Seconds(),
+		p50:  percentile(lat, 0.50),
+		p99:  percentile(lat, 0.99),
+		cpu:  (srv.cpuTime() - cpu0) / time.Duration(cfg.calls),
+		rss:  srv.peakRSS(),
+		cold: srv.cold,
+	}, nil
+}
+
+// calls makes n calls with params with exactly c in flight: c workers,
+// worker i on clients[i mod len(clients)], each making one call after
+// another. It returns each call's latency and the time all took, or the
+// first failure.
+func calls(ctx context.Context, clients []client, params json.RawMessage, c, n int) ([]time.Duration, time.Duration, error) {
+	lat := make([]time.Duration, n)
+	var next atomic.Int64
+	g, ctx := errgroup.WithContext(ctx)
+	t0 := time.Now()
+	for w := range min(c, n) {
+		cl := clients[w%len(clients)]
+		g.Go(func() error {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				start := time.Now()
+				if err := toolCall(ctx, cl, params); err != nil {
+					return err
+				}
+				lat[i] = time.Since(start)
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	return lat, time.Since(t0), err
+}
+
+// report prints a table per level: each side's medians over rounds.
+func report(w io.Writer, cfg config, samples [][][]sample) {
+	fmt.Fprintf(w, "%s, %d rounds of %d calls per side and level", cfg.transport, cfg.rounds, cfg.calls)
+	if cfg.transport == "http" {
+		fmt.Fprintf(w, " over %d session(s) per server", cfg.sessions)
+	}
+	fmt.Fprintln(w, "; medians over rounds")
+	for l, c := range cfg.levels {
+		fmt.Fprintf(w, "\nin-flight %d\n", c)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "side\tcalls/s\tratio\tratio range\tp50 ms\tp99 ms\tCPU µs/call\tpeak RSS MiB\tstart ms\t")
+		for i, s := range cfg.sides {
+			var ratios []float64
+			for r, smp := range samples[l][i] {
+				ratios = append(ratios, smp.rate/samples[l][0][r].rate)
+			}
+			med := func(f func(sample) float64) float64 {
+				var v []float64
+				for _, smp := range samples[l][i] {
+					v = append(v, f(smp))
+				}
+				return median(v)
+			}
+			fmt.Fprintf(tw, "%s\t%.0f\t%.3f\t%.3f-%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t\n", s.name,
+				med(func(s sample) float64 { return s.rate }),
+				median(ratios), slices.Min(ratios), slices.Max(ratios),
+				med(func(s sample) float64 { return ms(s.p50) }),
+				med(func(s sample) float64 { return ms(s.p99) }),
+				known(med(func(s sample) float64 { return float64(s.cpu) / 1e3 }), "%.1f"),
+				known(med(func(s sample) float64 { return float64(s.rss) / 1024 }), "%.1f"),
+				known(med(func(s sample) float64 { return ms(s.cold) }), "%.2f"))
 		}
+		_ = tw.Flush()
 	}
-	if c := rep.Cold; c != nil {
-		fmt.Fprintf(w, "\ncold start median (%d runs each, alternating A and B): A %.2f ms, B %.2f ms, A/B %.3f\n",
-			c.Runs, c.AMedianMS, c.BMedianMS, c.Ratio)
-		fmt.Fprintln(w, "(cold start A/B above 1: A starts slower)")
-	}
-	printFirstErrors(w, append(rep.A, rep.B...)...)
+	fmt.Fprintln(w, "\nratio: the side's calls/s over the first side's in the same round, median (and range) over rounds")
 }
 
-// medianOver returns the median over rounds of f applied to the i-th
-// throughput run of each report.
-func medianOver(reps []Report, i int, f func(Throughput) float64) float64 {
-	var v []float64
-	for _, r := range reps {
-		v = append(v, f(r.Throughput[i]))
+// known formats v, or "-" for 0, a figure that could not be measured.
+func known(v float64, format string) string {
+	if v == 0 {
+		return "-"
 	}
-	return medianFloat(v)
+	return fmt.Sprintf(format, v)
+}
+
+// percentile returns the nearest-rank p-quantile of sorted values.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// median returns the median of values, the mean of the middle two for an
+// even number.
+func median(values []float64) float64 {
+	s := slices.Sorted(slices.Values(values))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// ms converts a duration to fractional milliseconds.
+func ms(d time.Duration) float64 {
+	return float64(d) / float64(time.Millisecond)
 }
