@@ -32,24 +32,22 @@ type Greeting struct {
 // Render returns the text the model reads after the result's message.
 func (g Greeting) Render() string { return g.Text }
 
-// greetTool returns the greet tool of package tools' example.
-func greetTool() *tools.Tool {
-	return tools.New("greet", "Greet someone by name.",
-		tools.Annotations{Title: "Greet", ReadOnly: true, Idempotent: true},
-		func(ctx *tools.Context, p GreetParams) (tools.Result[Greeting], error) {
-			if strings.TrimSpace(p.Name) == "" {
-				return tools.Fail[Greeting]("Name must not be empty."), nil
-			}
-			greeting := "Hello, " + p.Name + "."
-			if p.Loud {
-				greeting = strings.ToUpper(greeting)
-			}
-			return tools.OK("Greeted "+p.Name+".", Greeting{Text: greeting}), nil
-		})
-}
+// greet is a tool: its input schema is inferred from GreetParams, its
+// output schema from Greeting.
+var greet = tools.New("greet", "Greet someone by name.",
+	tools.Annotations{Title: "Greet", ReadOnly: true, Idempotent: true},
+	func(ctx *tools.Context, p GreetParams) (tools.Result[Greeting], error) {
+		if strings.TrimSpace(p.Name) == "" {
+			return tools.Fail[Greeting]("Name must not be empty."), nil
+		}
+		greeting := "Hello, " + p.Name + "."
+		if p.Loud {
+			greeting = strings.ToUpper(greeting)
+		}
+		return tools.OK("Greeted "+p.Name+".", Greeting{Text: greeting}), nil
+	})
 
 func ExampleNew() {
-	greet := greetTool()
 	section := &sections.Section{
 		Key:      "hello",
 		Title:    "Hello",
@@ -200,7 +198,7 @@ func Example_policy() {
 		Key:      "hello",
 		Title:    "Hello",
 		Guidance: "Greet people with `greet`, quietly.",
-		Tools:    []*tools.Tool{greetTool()},
+		Tools:    []*tools.Tool{greet},
 		Policies: []policy.Policy{quiet{}},
 	}
 	tree, err := sections.NewTree(section)
