@@ -1,0 +1,222 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/wink-mcp/wink-mcp/policy"
+	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// GreetParams are the arguments of the greet tool.
+type GreetParams struct {
+	Name string `json:"name" jsonschema:"Who to greet."`
+	Loud bool   `json:"loud,omitempty" jsonschema:"Shout the greeting."`
+}
+
+// Greeting is the greet tool's result: sent to the client as structured
+// content, and rendered for the model by its Render method.
+type Greeting struct {
+	Text string `json:"text" jsonschema:"The greeting."`
+}
+
+// Render returns the text the model reads after the result's message.
+func (g Greeting) Render() string { return g.Text }
+
+// greet is a tool: its input schema is inferred from GreetParams, its
+// output schema from Greeting.
+var greet = tools.New("greet", "Greet someone by name.",
+	tools.Annotations{Title: "Greet", ReadOnly: true, Idempotent: true},
+	func(ctx *tools.Context, p GreetParams) (tools.Result[Greeting], error) {
+		if strings.TrimSpace(p.Name) == "" {
+			return tools.Fail[Greeting]("Name must not be empty."), nil
+		}
+		greeting := "Hello, " + p.Name + "."
+		if p.Loud {
+			greeting = strings.ToUpper(greeting)
+		}
+		return tools.OK("Greeted "+p.Name+".", Greeting{Text: greeting}), nil
+	})
+
+func ExampleNew() {
+	section := &sections.Section{
+		Key:      "hello",
+		Title:    "Hello",
+		Guidance: "Greet people with `greet`.",
+		Tools:    []*tools.Tool{greet},
+	}
+	tree, err := sections.NewTree(section) // checks names, descriptions, examples, duplicates
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Name: "hello", Version: "1.0.0", Tree: tree})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	c := connect(srv)
+	fmt.Println(call(c, "greet", `{"name": "Ada"}`))
+	fmt.Println(call(c, "greet", `{"name": "  "}`))
+	fmt.Println(call(c, "greet", `{"name": 3, "shout": true}`))
+	// Output:
+	// Greeted Ada.
+	//
+	// Hello, Ada.
+	// (structured: {"text":"Hello, Ada."})
+	// error: Name must not be empty.
+	// error: Invalid arguments: /name: expected string, got number; /shout: unknown field
+}
+
+// connect returns an initialised client of srv in the same process.
+func connect(srv *server.Server) *client.Client {
+	ctx := context.Background()
+	c, err := client.NewInProcessClient(srv.MCP())
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "example", Version: "1.0.0"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		log.Fatal(err)
+	}
+	return c
+}
+
+// call calls a tool with arguments given as JSON and returns the text the
+// model reads, marked when the result is an error.
+func call(c *client.Client, name, args string) string {
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = json.RawMessage(args)
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		return "protocol error: " + err.Error()
+	}
+	var b strings.Builder
+	if res.IsError {
+		b.WriteString("error: ")
+	}
+	for _, ct := range res.Content {
+		if t, ok := ct.(mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	if res.StructuredContent != nil {
+		sc, _ := json.Marshal(res.StructuredContent)
+		fmt.Fprintf(&b, "\n(structured: %s)", sc)
+	}
+	return b.String()
+}
+
+// total is the session's running total: a STATE slice, which a failed call
+// restores with the rest of the session.
+var total = session.NewKey[int]("tally.total")
+
+// Added is the event that adds N to the total.
+type Added struct{ N int }
+
+// AddParams are the arguments of tally_add.
+type AddParams struct {
+	N int `json:"n" jsonschema:"The number to add."`
+}
+
+func Example_state() {
+	add := tools.New("tally_add", "Add n to the session's total, which must stay at most 10.",
+		tools.Annotations{Title: "Add to the total"},
+		func(ctx *tools.Context, p AddParams) (tools.Result[any], error) {
+			if err := ctx.Dispatch(Added{N: p.N}); err != nil {
+				return tools.Result[any]{}, err
+			}
+			sum, _ := session.Get(ctx.Session, total)
+			if sum > 10 {
+				return tools.Failf[any]("The total would be %d, over 10.", sum), nil
+			}
+			return tools.OK[any](fmt.Sprintf("The total is %d.", sum), nil), nil
+		})
+	section := &sections.Section{
+		Key:      "tally",
+		Title:    "Tally",
+		Guidance: "Keep a running total with `tally_add`.",
+		Tools:    []*tools.Tool{add},
+		Setup: func(r *session.Registry) {
+			session.On(r, total, func(old int, _ bool, ev Added) (int, error) {
+				return old + ev.N, nil
+			})
+		},
+	}
+	tree, err := sections.NewTree(section)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Name: "tally", Version: "1.0.0", Tree: tree})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	c := connect(srv)
+	for _, n := range []int{4, 5, 3, 1} {
+		fmt.Println(call(c, "tally_add", fmt.Sprintf(`{"n": %d}`, n)))
+	}
+	// Output:
+	// The total is 4.
+	// The total is 9.
+	// error: The total would be 12, over 10.
+	// The total is 10.
+}
+
+// quiet is a policy: it refuses loud greetings.
+type quiet struct{}
+
+func (quiet) Name() string { return "quiet" }
+
+// Check runs after validation, so the call's Params hold the tool's typed
+// arguments.
+func (quiet) Check(call *tools.Call) error {
+	if p, ok := call.Params.(GreetParams); ok && p.Loud {
+		return policy.Deny("quiet", "Greetings here are quiet; leave out loud.")
+	}
+	return nil
+}
+
+func (quiet) OnResult(*tools.Call, *tools.Outcome) error { return nil }
+
+func Example_policy() {
+	section := &sections.Section{
+		Key:      "hello",
+		Title:    "Hello",
+		Guidance: "Greet people with `greet`, quietly.",
+		Tools:    []*tools.Tool{greet},
+		Policies: []policy.Policy{quiet{}},
+	}
+	tree, err := sections.NewTree(section)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Name: "hello", Version: "1.0.0", Tree: tree})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	c := connect(srv)
+	fmt.Println(call(c, "greet", `{"name": "Ada", "loud": true}`))
+	fmt.Println(call(c, "greet", `{"name": "Ada"}`))
+	// Output:
+	// error: Greetings here are quiet; leave out loud.
+	// Greeted Ada.
+	//
+	// Hello, Ada.
+	// (structured: {"text":"Hello, Ada."})
+}
