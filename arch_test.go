@@ -20,7 +20,7 @@ const module = "github.com/wink-mcp/wink-mcp/"
 var allowedImports = map[string][]string{
 	"session":     {},
 	"schema":      {},
-	"config":      {},
+	"config":      {"hooks", "planning"},
 	"identity":    {},
 	"tools":       {"session", "schema"},
 	"policy":      {"tools", "session"},

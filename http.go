@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/wink-mcp/wink-mcp/config"
 	"github.com/wink-mcp/wink-mcp/server"
@@ -55,7 +54,7 @@ func applyHTTPFlags(f *flags, cfg *config.Config) {
 		h.MaxBodyBytes = f.maxBodyBytes
 	}
 	if f.set["session-ttl"] {
-		h.SessionTTL = config.Duration(f.sessionTTL)
+		h.SessionTTL = f.sessionTTL
 	}
 }
 
@@ -163,9 +162,9 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logg
 	}
 	ht, err := transport.NewHTTP(srv.MCP(), transport.HTTPOptions{
 		Logger:       logger,
-		SessionTTL:   time.Duration(h.SessionTTL),
-		DrainTimeout: time.Duration(h.DrainTimeout),
-		SSERetry:     time.Duration(h.SSERetry),
+		SessionTTL:   h.SessionTTL,
+		DrainTimeout: h.DrainTimeout,
+		SSERetry:     h.SSERetry,
 		BasePath:     h.BasePath,
 		Security:     sec,
 		Handlers:     srv.Handlers(),

@@ -201,13 +201,13 @@ func loadConfig(f *flags) (*config.Config, error) {
 // releases the workspace backend and closes the audit file.
 func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Server, func(), error) {
 	if f.strategy != "" {
-		cfg.Planning.Strategy = f.strategy
+		cfg.Planning.Strategy = planning.Strategy(f.strategy)
 	}
 	if f.workspace != "" {
 		cfg.Workspace.Backend, cfg.Workspace.Root = "disk", f.workspace
 	}
 	cfg.Workspace.Mounts = append(cfg.Workspace.Mounts, f.mounts...)
-	strategy, err := planning.ParseStrategy(cfg.Planning.Strategy)
+	strategy, err := planning.ParseStrategy(string(cfg.Planning.Strategy))
 	if err != nil {
 		if f.strategy != "" {
 			return nil, nil, fmt.Errorf("--strategy: %w", err)
@@ -306,7 +306,7 @@ func (b *builder) workspace() (*sections.Section, error) {
 		mounts[i] = workspace.Mount{Host: m.Host, Path: m.Path, Include: m.Include, Exclude: m.Exclude, FollowSymlinks: m.FollowSymlinks}
 	}
 	backend, err := workspace.Open(workspace.Config{
-		Backend:      w.Backend,
+		Backend:      string(w.Backend),
 		Root:         w.Root,
 		Mounts:       mounts,
 		AllowedRoots: w.AllowedRoots,

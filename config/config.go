@@ -6,34 +6,30 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/hooks"
+	"github.com/wink-mcp/wink-mcp/planning"
 )
 
 // Config is the server's configuration. Default returns the configuration
 // used when there is no file; Parse and Load start from it and override
 // the keys the file sets.
 //
-// Each field that comes from the file carries a json tag naming its key,
-// and schema.json describes that key. To add a key, add it to both.
+// Each field is one key of the file: its json tag names the key, its
+// jsonschema tag describes it, and its schema tag holds the JSON Schema
+// keywords that constrain it (see the package documentation). The file's
+// hooks section is hooks.Config itself.
 type Config struct {
-	// Sections lists the built-in sections that are on, in this order.
-	// It is nil when the file does not say, and the caller picks the
+	// Sections is nil when the file does not say, and the caller picks the
 	// default set; an empty list turns every section off.
-	Sections []string `json:"sections"`
-	// Planning holds the settings of the planning section.
-	Planning Planning `json:"planning"`
-	// Policies holds the server-wide tool call policies.
-	Policies Policies `json:"policies"`
-	// Deadline is the deadline of a single tool call; it is always > 0
-	// after Parse. In the file it is a Go duration string such as "30s".
-	Deadline time.Duration `json:"-"` // decoded through file.Deadline
-	// Workspace says where the files the tools work on are kept.
-	Workspace Workspace `json:"workspace"`
-	// Hooks configures the lifecycle stages around every tool call.
-	Hooks Hooks `json:"hooks"`
-	// HTTP configures serving remote clients over Streamable HTTP and SSE.
-	HTTP HTTP `json:"http"`
+	Sections  []string      `json:"sections" jsonschema:"The built-in sections that are on, in the order they are offered. When absent, the server's default set is used; an empty list turns every section off." schema:"uniqueItems,minLength=1"`
+	Planning  Planning      `json:"planning" jsonschema:"Settings of the planning section."`
+	Policies  Policies      `json:"policies" jsonschema:"Server-wide rules about the order and kind of tool calls."`
+	Deadline  time.Duration `json:"deadline" jsonschema:"The deadline of a single tool call; greater than zero." schema:"format=positive-go-duration"`
+	Workspace Workspace     `json:"workspace" jsonschema:"Where the files the tools work on are kept."`
+	Hooks     hooks.Config  `json:"hooks" jsonschema:"The lifecycle stages around every tool call. Off by default except metrics, audit to the log, the output cap and the server-wide concurrency limit."`
+	HTTP      HTTP          `json:"http" jsonschema:"Serving remote clients over Streamable HTTP (/mcp) and the legacy SSE transport (/sse and /message). Command-line flags override these keys."`
 
 	name  string         // the file name given to Parse
 	lines map[string]int // key path -> line
@@ -41,157 +37,88 @@ type Config struct {
 
 // Planning holds the settings of the planning section.
 type Planning struct {
-	// Strategy is one of react, plan_act_reflect and
-	// goal_decompose_route_synthesise, or "" when the file does not say.
-	Strategy string `json:"strategy"`
+	// Strategy is "" when the file does not say.
+	Strategy planning.Strategy `json:"strategy" jsonschema:"The planning strategy the server suggests to the model."`
 }
 
 // Policies holds the server-wide tool call policies.
 type Policies struct {
-	// SequentialDependency maps a tool name to the tools that must have
-	// succeeded before it may be called. Each list is non-empty and has
-	// no duplicates.
-	SequentialDependency map[string][]string `json:"sequential_dependency"`
-	// ReadBeforeWrite says whether a file must have been read before it
-	// may be overwritten. It defaults to true.
-	ReadBeforeWrite bool `json:"read_before_write"`
+	SequentialDependency map[string][]string `json:"sequential_dependency" jsonschema:"Maps a tool name to the tools that must have succeeded before it may be called." schema:"minItems=1,uniqueItems,minLength=1"`
+	ReadBeforeWrite      bool                `json:"read_before_write" jsonschema:"Whether a file must have been read before it may be overwritten."`
 }
 
 // Workspace says where the files the tools work on are kept.
 type Workspace struct {
-	// Backend is "memory" (the default) or "disk".
-	Backend string `json:"backend"`
-	// Root is the directory of a disk workspace. It is set exactly when
-	// Backend is "disk".
-	Root string `json:"root"`
-	// Mounts lists the host directories copied into the workspace.
-	Mounts []Mount `json:"mounts"`
-	// MaxBytes is the total number of bytes mounts may bring in,
-	// 64 MiB by default.
-	MaxBytes int64 `json:"max_bytes"`
-	// AllowedRoots, when not empty, are the only host directories mounts
-	// may read from.
-	AllowedRoots []string `json:"allowed_roots"`
-	// MaxFileBytes is the largest file the workspace tools write, read
-	// or search, 32 MiB by default.
-	MaxFileBytes int64 `json:"max_file_bytes"`
+	Backend      Backend  `json:"backend" jsonschema:"The storage of the workspace: memory keeps files in the server process, disk keeps them under root."`
+	Root         string   `json:"root" jsonschema:"The directory that holds the workspace. Required when backend is disk, not allowed otherwise." schema:"minLength=1"`
+	Mounts       []Mount  `json:"mounts" jsonschema:"Host directories copied into the workspace."`
+	MaxBytes     int64    `json:"max_bytes" jsonschema:"The total number of bytes that mounts may bring into the workspace." schema:"minimum=0"`
+	AllowedRoots []string `json:"allowed_roots" jsonschema:"When set, the only host directories mounts may read from: each mount's directory, symbolic links resolved, must lie under one of them." schema:"uniqueItems,minLength=1"`
+	MaxFileBytes int64    `json:"max_file_bytes" jsonschema:"The largest file, in bytes, that the workspace tools write, read or search." schema:"minimum=1"`
+}
+
+// Backend is the storage of the workspace.
+type Backend string
+
+// Enum lists the backends.
+func (Backend) Enum() []string { return []string{"memory", "disk"} }
+
+// Mount is a host directory copied into the workspace.
+type Mount struct {
+	Host           string   `json:"host" jsonschema:"The directory on the host to copy from." schema:"required,minLength=1"`
+	Path           string   `json:"path" jsonschema:"Where the directory appears in the workspace; the workspace root when absent."`
+	Include        []string `json:"include" jsonschema:"Only files matching one of these patterns (*, ? and [...] wildcards, matched against slash-separated paths) are copied; all files when absent." schema:"minLength=1,format=glob"`
+	Exclude        []string `json:"exclude" jsonschema:"Files and directories matching one of these patterns are not copied, even when included." schema:"minLength=1,format=glob"`
+	FollowSymlinks bool     `json:"follow_symlinks" jsonschema:"Copy what symbolic links point to, as long as it stays within the allowed roots (or the mount's directory); otherwise links are skipped."`
 }
 
 // HTTP configures the HTTP transports (Streamable HTTP at /mcp, SSE at
-// /sse and /message). Command-line flags override these keys.
+// /sse and /message).
 type HTTP struct {
-	// Addr is the listen address ("127.0.0.1:8080"); "" serves stdio.
-	Addr string `json:"addr"`
-	// Insecure allows a non-loopback address without authentication.
-	Insecure bool `json:"insecure"`
-	// AllowedOrigins lists the browser origins allowed to call the server
-	// ("*" for any); loopback origins are allowed on a loopback address.
-	AllowedOrigins []string `json:"allowed_origins"`
-	// AllowedHosts lists the Host names the server answers to besides
-	// loopback names.
-	AllowedHosts []string `json:"allowed_hosts"`
-	// MaxBodyBytes bounds request bodies; 4 MiB by default.
-	MaxBodyBytes int64 `json:"max_body_bytes"`
-	// SessionTTL ends sessions idle for this long; 30m by default.
-	SessionTTL Duration `json:"session_ttl"`
-	// DrainTimeout bounds how long in-flight calls may run at shutdown;
-	// 30s by default.
-	DrainTimeout Duration `json:"drain_timeout"`
-	// SSERetry is the reconnection delay announced on SSE streams; 1s by
-	// default.
-	SSERetry Duration `json:"sse_retry"`
-	// BasePath is the path prefix a reverse proxy serves the server under.
-	BasePath string `json:"base_path"`
-	// PublicURL is the public URL of the /mcp endpoint, the resource named
-	// in the OAuth protected-resource metadata.
-	PublicURL string `json:"public_url"`
-	// Auth says how clients authenticate.
-	Auth HTTPAuth `json:"auth"`
+	// Addr is "" to serve stdio.
+	Addr           string        `json:"addr" jsonschema:"The address to listen on, such as 127.0.0.1:8080. When absent the server speaks stdio." schema:"minLength=1"`
+	Insecure       bool          `json:"insecure" jsonschema:"Allow a non-loopback address without authentication; logged as a warning."`
+	AllowedOrigins []string      `json:"allowed_origins" jsonschema:"Browser origins allowed to call the server, such as https://app.example; * allows any. Loopback origins are always allowed on a loopback address." schema:"uniqueItems,minLength=1"`
+	AllowedHosts   []string      `json:"allowed_hosts" jsonschema:"Host header names the server answers to besides loopback names (DNS-rebinding protection)." schema:"uniqueItems,minLength=1"`
+	MaxBodyBytes   int64         `json:"max_body_bytes" jsonschema:"The largest request body accepted; larger ones get 413." schema:"minimum=1"`
+	SessionTTL     time.Duration `json:"session_ttl" jsonschema:"Sessions idle for this long end; greater than zero." schema:"format=positive-go-duration"`
+	DrainTimeout   time.Duration `json:"drain_timeout" jsonschema:"At shutdown, how long in-flight calls may run before they are cancelled; greater than zero." schema:"format=positive-go-duration"`
+	SSERetry       time.Duration `json:"sse_retry" jsonschema:"The reconnection delay announced on SSE response streams; greater than zero." schema:"format=positive-go-duration"`
+	BasePath       string        `json:"base_path" jsonschema:"The path prefix under which a reverse proxy serves the server, such as /wink; used in the endpoint the SSE transport announces."`
+	PublicURL      string        `json:"public_url" jsonschema:"The public URL of the /mcp endpoint, named as the resource in the OAuth protected-resource metadata; derived from each request when absent." schema:"minLength=1"`
+	Auth           HTTPAuth      `json:"auth" jsonschema:"How clients authenticate. With neither key, requests are not authenticated, which a non-loopback address allows only with insecure."`
 }
 
 // HTTPAuth says how HTTP clients authenticate: static bearer tokens, JWTs
 // from an authorization server, or both.
 type HTTPAuth struct {
-	// BearerTokenFile holds static bearer tokens, one per line.
-	BearerTokenFile string `json:"bearer_token_file"`
-	// JWT configures validation of JWT access tokens; nil when off.
-	JWT *JWT `json:"jwt"`
+	BearerTokenFile string `json:"bearer_token_file" jsonschema:"A file of static bearer tokens, one per line; blank lines and lines starting with # are ignored." schema:"minLength=1"`
+	// JWT is nil when off.
+	JWT *JWT `json:"jwt" jsonschema:"Validation of JWT access tokens issued by an OAuth authorization server."`
 }
 
 // JWT configures validation of JWT access tokens against the signing keys
-// of an OAuth authorization server. It is on when JWKSURL is set.
+// of an OAuth authorization server.
 type JWT struct {
-	JWKSURL  string   `json:"jwks_url"`
-	Issuer   string   `json:"issuer"`
-	Audience string   `json:"audience"`
-	Scopes   []string `json:"scopes"`
+	JWKSURL  string   `json:"jwks_url" jsonschema:"The URL of the authorization server's JSON Web Key Set." schema:"required,minLength=1"`
+	Issuer   string   `json:"issuer" jsonschema:"The required iss claim: the authorization server." schema:"required,minLength=1"`
+	Audience string   `json:"audience" jsonschema:"The required aud claim: this server." schema:"required,minLength=1"`
+	Scopes   []string `json:"scopes" jsonschema:"Scopes listed as supported in the protected-resource metadata." schema:"minLength=1"`
 }
 
-// Duration is a time.Duration written in the file as a Go duration string
-// such as "30s" or "1m30s".
-type Duration time.Duration
-
-// MarshalJSON writes d as a duration string.
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
-}
-
-// UnmarshalJSON reads a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// Mount is a host directory copied into the workspace.
-type Mount struct {
-	// Host is the directory on the host; it is never empty.
-	Host string `json:"host"`
-	// Path is where the directory appears in the workspace; "" means the
-	// workspace root.
-	Path string `json:"path"`
-	// Include lists glob patterns of the files to copy; nil means all
-	// files. Parse checks each pattern's syntax with path.Match.
-	Include []string `json:"include"`
-	// Exclude lists glob patterns of files not to copy, even if included.
-	Exclude []string `json:"exclude"`
-	// FollowSymlinks copies what symbolic links point to (within the
-	// allowed roots) instead of skipping them.
-	FollowSymlinks bool `json:"follow_symlinks"`
-}
-
-// Default values of the keys that have one. They match the "default"
-// annotations in schema.json.
-const (
-	defaultDeadline = 30 * time.Second
-	defaultMaxBytes = 64 << 20
-	// defaultMaxFileBytes is the default of workspace.max_file_bytes.
-	defaultMaxFileBytes = 32 << 20
-	defaultMaxBodyBytes = 4 << 20
-	defaultSessionTTL   = 30 * time.Minute
-	defaultDrainTimeout = 30 * time.Second
-	defaultSSERetry     = time.Second
-)
-
-// Default returns the configuration used when no file is given.
+// Default returns the configuration used when no file is given. The
+// defaults the schema states are read from it.
 func Default() *Config {
 	return &Config{
 		Policies:  Policies{ReadBeforeWrite: true},
-		Deadline:  defaultDeadline,
-		Workspace: Workspace{Backend: "memory", MaxBytes: defaultMaxBytes, MaxFileBytes: defaultMaxFileBytes},
-		Hooks:     defaultHooks(),
+		Deadline:  30 * time.Second,
+		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
+		Hooks:     hooks.Defaults(),
 		HTTP: HTTP{
-			MaxBodyBytes: defaultMaxBodyBytes,
-			SessionTTL:   Duration(defaultSessionTTL),
-			DrainTimeout: Duration(defaultDrainTimeout),
-			SSERetry:     Duration(defaultSSERetry),
+			MaxBodyBytes: 4 << 20,
+			SessionTTL:   30 * time.Minute,
+			DrainTimeout: 30 * time.Second,
+			SSERetry:     time.Second,
 		},
 	}
 }
@@ -220,17 +147,20 @@ func Parse(name string, data []byte) (*Config, error) {
 	if t.root == nil {
 		return c, nil
 	}
-	errs, err := t.validate()
+	s, err := loadSchema()
 	if err != nil {
 		return nil, err
 	}
-	for _, check := range checks {
-		errs = append(errs, check(t)...)
+	errs, err := t.validate(s)
+	if err != nil {
+		return nil, err
 	}
+	errs = append(errs, t.checkFormats(s.doc)...)
+	errs = append(errs, t.checkRoot()...)
 	if err := joinErrors(errs); err != nil {
 		return nil, err
 	}
-	if err := t.decode(c); err != nil {
+	if err := t.decode(s.doc, c); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -252,109 +182,29 @@ func (c *Config) Errorf(key, format string, args ...any) *KeyError {
 	return &KeyError{File: c.name, Key: key, Line: c.Line(key), Msg: fmt.Sprintf(format, args...)}
 }
 
-// file is what the configuration file decodes into: the fields of Config,
-// except that the deadline is still the string the file holds.
-type file struct {
-	*Config
-	Deadline string `json:"deadline"`
-}
-
 // decode stores the values of a validated tree in c, leaving the defaults
-// of the keys the tree does not have.
-func (t *tree) decode(c *Config) error {
-	data, err := json.Marshal(t.root)
+// of the keys the tree does not have. Durations, strings in the file, are
+// decoded as the integers a time.Duration holds.
+func (t *tree) decode(doc any, c *Config) error {
+	root := mapFormats(doc, t.root, nil, func(format string, v any, _ []any) any {
+		s, _ := v.(string)
+		if d, err := time.ParseDuration(s); err == nil && (format == "go-duration" || format == "positive-go-duration") {
+			return int64(d)
+		}
+		return v
+	})
+	data, err := json.Marshal(root)
 	if err != nil {
 		return fmt.Errorf("config: %s: %w", t.file, err)
 	}
-	f := file{Config: c}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields() // catches a key in schema.json but not in Config
-	if err := dec.Decode(&f); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(c); err != nil {
+		// The schema holds every value to its field's type; what remains is
+		// a number too large for it.
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return &KeyError{File: t.file, Key: te.Field, Line: t.lines[te.Field], Msg: fmt.Sprintf("cannot use %s here", te.Value)}
+			return &KeyError{File: t.file, Key: te.Field, Line: t.lines[te.Field], Msg: te.Value + " is out of range"}
 		}
 		return fmt.Errorf("config: %s: %w", t.file, err)
 	}
-	if f.Deadline != "" {
-		d, err := time.ParseDuration(f.Deadline)
-		if err != nil { // checked by checkDeadline already
-			return fmt.Errorf("config: %s: deadline: %w", t.file, err)
-		}
-		c.Deadline = d
-	}
 	return nil
-}
-
-// checks are the rules schema.json cannot express. They run after schema
-// validation, even when it failed, so each must look only at values of the
-// type it expects.
-var checks = []func(*tree) []*KeyError{
-	checkDeadline,
-	checkGlobs,
-	checkDefs,
-	checkHTTPDurations,
-}
-
-// checkHTTPDurations checks that the durations under http are Go durations
-// greater than zero.
-func checkHTTPDurations(t *tree) []*KeyError {
-	var errs []*KeyError
-	for _, key := range []string{"session_ttl", "drain_timeout", "sse_retry"} {
-		s, ok := get(t.root, "http", key).(string)
-		if !ok {
-			continue
-		}
-		d, err := time.ParseDuration(s)
-		switch {
-		case err != nil:
-			errs = append(errs, t.keyError([]any{"http", key}, "invalid duration %q (use a Go duration such as \"30s\" or \"1m30s\")", s))
-		case d <= 0:
-			errs = append(errs, t.keyError([]any{"http", key}, "must be greater than 0, got %q", s))
-		}
-	}
-	return errs
-}
-
-// checkDeadline checks that deadline is a Go duration greater than zero.
-func checkDeadline(t *tree) []*KeyError {
-	s, ok := get(t.root, "deadline").(string)
-	if !ok {
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	switch {
-	case err != nil:
-		return []*KeyError{t.keyError([]any{"deadline"}, "invalid duration %q (use a Go duration such as \"30s\" or \"1m30s\")", s)}
-	case d <= 0:
-		return []*KeyError{t.keyError([]any{"deadline"}, "must be greater than 0, got %q", s)}
-	}
-	return nil
-}
-
-// checkGlobs checks the syntax of the include and exclude patterns of mounts.
-func checkGlobs(t *tree) []*KeyError {
-	var errs []*KeyError
-	mounts, _ := get(t.root, "workspace", "mounts").([]any)
-	for i := range mounts {
-		for _, key := range []string{"include", "exclude"} {
-			globs, _ := get(mounts[i], key).([]any)
-			for j, g := range globs {
-				s, ok := g.(string)
-				if !ok {
-					continue
-				}
-				if _, err := path.Match(s, ""); err != nil {
-					errs = append(errs, t.keyError([]any{"workspace", "mounts", i, key, j}, "invalid glob pattern %q", s))
-				}
-			}
-		}
-	}
-	return errs
-}
-
-// keyError returns a KeyError at path with the path's line.
-func (t *tree) keyError(path []any, format string, args ...any) *KeyError {
-	k := formatPath(path)
-	return &KeyError{File: t.file, Key: k, Line: t.lines[k], Msg: fmt.Sprintf(format, args...)}
 }

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io/fs"
 	"math"
 	"os"
@@ -13,6 +15,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/wink-mcp/wink-mcp/hooks"
 )
 
 const briefExample = `sections: [planning]            # which built-in sections are on, in this order
@@ -63,7 +69,7 @@ func TestParse(t *testing.T) {
 		{"float that is an integer", "workspace:\n  max_bytes: 1e3\n", func(c *Config) { c.Workspace.MaxBytes = 1000 }},
 		{"http", "http:\n  addr: 127.0.0.1:9\n  session_ttl: 5m\n  auth:\n    bearer_token_file: /t\n", func(c *Config) {
 			c.HTTP.Addr = "127.0.0.1:9"
-			c.HTTP.SessionTTL = Duration(5 * time.Minute)
+			c.HTTP.SessionTTL = 5 * time.Minute
 			c.HTTP.Auth.BearerTokenFile = "/t"
 		}},
 		{"json", `{"deadline": "5s", "sections": ["a", "b"]}`, func(c *Config) {
@@ -91,19 +97,12 @@ func TestDefault(t *testing.T) {
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
 		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
-		Hooks: Hooks{
-			Concurrency: Concurrency{MaxInFlight: 64},
-			Cache:       Cache{MaxEntries: 256},
-			Retry:       Retry{MaxAttempts: 3, BaseDelay: Duration(100 * time.Millisecond), MaxDelay: Duration(2 * time.Second)},
-			Output:      Output{MaxTextBytes: 100 << 10},
-			Audit:       Audit{Log: true, Fsync: "interval"},
-			Metrics:     Metrics{Enabled: true},
-		},
+		Hooks:     hooks.Defaults(),
 		HTTP: HTTP{
 			MaxBodyBytes: 4 << 20,
-			SessionTTL:   Duration(30 * time.Minute),
-			DrainTimeout: Duration(30 * time.Second),
-			SSERetry:     Duration(time.Second),
+			SessionTTL:   30 * time.Minute,
+			DrainTimeout: 30 * time.Second,
+			SSERetry:     time.Second,
 		},
 	}
 	if got := exported(Default()); !reflect.DeepEqual(got, want) {
@@ -232,8 +231,8 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name: "huge max_bytes",
-			in:   "workspace:\n  max_bytes: 99999999999999999999\n",
-			want: "config.yaml:2: workspace.max_bytes: must be at most 9223372036854775807, got 1e+20",
+			in:   "workspace:\n  max_bytes: 1e20\n",
+			want: "config.yaml:2: workspace.max_bytes: number 100000000000000000000 is out of range",
 			key:  "workspace.max_bytes", line: 2,
 		},
 		{
@@ -502,9 +501,9 @@ func TestExampleFile(t *testing.T) {
 			AllowedOrigins: []string{"https://app.example.com"},
 			AllowedHosts:   []string{"mcp.example.com"},
 			MaxBodyBytes:   8 << 20,
-			SessionTTL:     Duration(time.Hour),
-			DrainTimeout:   Duration(10 * time.Second),
-			SSERetry:       Duration(2 * time.Second),
+			SessionTTL:     time.Hour,
+			DrainTimeout:   10 * time.Second,
+			SSERetry:       2 * time.Second,
 			BasePath:       "/wink",
 			PublicURL:      "https://mcp.example.com/wink/mcp",
 			Auth: HTTPAuth{
@@ -527,7 +526,7 @@ func TestExampleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range schemaKeys(cs.doc, cs.doc, "") {
+	for _, key := range schemaKeys(cs.doc, "") {
 		if c.Line(key) == 0 {
 			t.Errorf("example.yaml does not show %s", key)
 		}
@@ -536,15 +535,11 @@ func TestExampleFile(t *testing.T) {
 
 // schemaKeys lists the dotted paths of the fixed properties in the schema,
 // with list items as [0].
-func schemaKeys(doc, s any, prefix string) []string {
+func schemaKeys(s any, prefix string) []string {
 	m, _ := s.(map[string]any)
-	if ref, ok := m["$ref"].(string); ok {
-		v, _ := lookup(doc, splitPointer(strings.TrimPrefix(ref, "#")))
-		return schemaKeys(doc, v, prefix)
-	}
 	var keys []string
 	if items, ok := m["items"]; ok {
-		keys = append(keys, schemaKeys(doc, items, prefix+"[0]")...)
+		keys = append(keys, schemaKeys(items, prefix+"[0]")...)
 	}
 	props, _ := m["properties"].(map[string]any)
 	for name, p := range props {
@@ -553,15 +548,38 @@ func schemaKeys(doc, s any, prefix string) []string {
 			key = prefix + "." + name
 		}
 		keys = append(keys, key)
-		keys = append(keys, schemaKeys(doc, p, key)...)
+		keys = append(keys, schemaKeys(p, key)...)
 	}
 	return keys
 }
 
-// TestSchemaConventions checks the rules schema.json follows: every object
-// says what to do with unknown keys, objects with fixed keys reject unknown
-// ones, and every property has a description.
-func TestSchemaConventions(t *testing.T) {
+var update = flag.Bool("update", false, "write schema.json from the Config type")
+
+// TestSchemaFile checks that schema.json, the schema for editors, is the
+// one generated from the Config type; go test -run TestSchemaFile -update
+// writes it.
+func TestSchemaFile(t *testing.T) {
+	cs, err := loadSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile("schema.json", cs.json, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file, err := os.ReadFile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(file, cs.json) {
+		t.Error("schema.json is not the schema of the Config type; run go test ./config -run TestSchemaFile -update")
+	}
+}
+
+// TestSchemaRules checks what the schema's generation cannot see: every
+// key has a description, and every format a check.
+func TestSchemaRules(t *testing.T) {
 	cs, err := loadSchema()
 	if err != nil {
 		t.Fatal(err)
@@ -572,152 +590,68 @@ func TestSchemaConventions(t *testing.T) {
 		if !ok {
 			return
 		}
-		if m["type"] == "object" {
-			if _, ok := m["additionalProperties"]; !ok {
-				t.Errorf("%s: object without additionalProperties", path)
-			}
-			if _, ok := m["properties"]; ok && m["additionalProperties"] != false {
-				t.Errorf("%s: object with properties must have additionalProperties: false", path)
-			}
+		if f, ok := m["format"].(string); ok && formatCheck(f) == nil {
+			t.Errorf("%s: format %q has no check", path, f)
 		}
-		if props, ok := m["properties"].(map[string]any); ok && path != "" && !strings.HasSuffix(path, "/if") && !strings.HasSuffix(path, "/else") {
-			for name, p := range props {
-				if d, _ := p.(map[string]any)["description"].(string); d == "" {
-					t.Errorf("%s/properties/%s: no description", path, name)
-				}
-			}
-		}
-		for k, v := range m {
-			switch v := v.(type) {
-			case map[string]any:
-				if k == "properties" || k == "$defs" {
-					for name, p := range v {
-						walk(path+"/"+k+"/"+name, p)
-					}
-				} else {
-					walk(path+"/"+k, v)
-				}
-			}
-		}
-	}
-	walk("#", cs.doc)
-}
-
-// TestSchemaMatchesStruct checks that the schema's properties and the json
-// tags of Config (through file) name the same keys, all the way down.
-func TestSchemaMatchesStruct(t *testing.T) {
-	cs, err := loadSchema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var walk func(path string, s any, typ reflect.Type)
-	walk = func(path string, s any, typ reflect.Type) {
-		m, _ := s.(map[string]any)
-		if ref, ok := m["$ref"].(string); ok {
-			s, _ = lookup(cs.doc, splitPointer(strings.TrimPrefix(ref, "#")))
-			m, _ = s.(map[string]any)
-		}
-		for typ.Kind() == reflect.Pointer {
-			typ = typ.Elem()
-		}
-		switch typ.Kind() {
-		case reflect.Struct:
-			fields := jsonFields(typ)
-			props, _ := m["properties"].(map[string]any)
-			for name := range props {
-				if _, ok := fields[name]; !ok {
-					t.Errorf("%s: schema key %q has no field in %s", path, name, typ)
-				}
-			}
-			for name, ft := range fields {
-				p, ok := props[name]
-				if !ok {
-					t.Errorf("%s: field %q of %s is not in the schema", path, name, typ)
-					continue
-				}
-				walk(path+"."+name, p, ft)
-			}
-		case reflect.Slice:
-			walk(path+"[]", m["items"], typ.Elem())
-		case reflect.Map:
-			walk(path+"{}", m["additionalProperties"], typ.Elem())
-		}
-	}
-	walk("", cs.doc, reflect.TypeFor[file]())
-}
-
-// jsonFields returns the json names of the fields of a struct type, with
-// shallower fields hiding the fields of embedded structs.
-func jsonFields(typ reflect.Type) map[string]reflect.Type {
-	fields := map[string]reflect.Type{}
-	var embedded []reflect.Type
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		if f.Anonymous {
-			embedded = append(embedded, f.Type)
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" {
-			continue
-		}
-		fields[name] = f.Type
-	}
-	for _, e := range embedded {
-		for e.Kind() == reflect.Pointer {
-			e = e.Elem()
-		}
-		for name, ft := range jsonFields(e) {
-			if _, ok := fields[name]; !ok {
-				fields[name] = ft
-			}
-		}
-	}
-	return fields
-}
-
-// TestSchemaDefaults checks that the schema's "default" annotations agree
-// with Default.
-func TestSchemaDefaults(t *testing.T) {
-	cs, err := loadSchema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := map[string]any{}
-	var walk func(s any, into map[string]any)
-	walk = func(s any, into map[string]any) {
-		props, _ := s.(map[string]any)["properties"].(map[string]any)
+		props, _ := m["properties"].(map[string]any)
 		for name, p := range props {
-			pm, _ := p.(map[string]any)
-			if d, ok := pm["default"]; ok {
-				into[name] = d
-			} else if pm["type"] == "object" {
-				sub := map[string]any{}
-				walk(p, sub)
-				if len(sub) > 0 {
-					into[name] = sub
-				}
+			if d, _ := p.(map[string]any)["description"].(string); d == "" {
+				t.Errorf("%s.%s: no description (add a jsonschema tag)", path, name)
 			}
+			walk(path+"."+name, p)
 		}
+		walk(path+"[]", m["items"])
+		walk(path+"{}", m["additionalProperties"])
 	}
-	walk(cs.doc, root)
-	data, err := json.Marshal(root)
+	walk("", cs.doc)
+}
+
+func TestSchemaTags(t *testing.T) {
+	type list struct {
+		L []string `json:"l" jsonschema:"A list." schema:"minItems=1,minLength=2,required"`
+	}
+	type bad struct {
+		N int `json:"n" jsonschema:"A number." schema:"minLength=1"`
+	}
+	type unknown struct {
+		N int `json:"n" jsonschema:"A number." schema:"multipleOf=2"`
+	}
+	s, err := jsonschema.For[list](nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Parse("defaults.json", data)
-	if err != nil {
-		t.Fatalf("Parse(%s): %v", data, err)
+	if err := annotate(reflect.TypeFor[list](), reflect.Value{}, s); err != nil {
+		t.Fatal(err)
 	}
-	if got, want := exported(c), exported(Default()); !reflect.DeepEqual(got, want) {
-		t.Errorf("schema defaults %s give\n %+v\nwant %+v", data, got, want)
+	l := s.Properties["l"]
+	if *l.MinItems != 1 || *l.Items.MinLength != 2 || !slices.Equal(s.Required, []string{"l"}) {
+		t.Errorf("schema %+v", s)
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[bad](), reflect.TypeFor[unknown]()} {
+		s, err := jsonschema.ForType(typ, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := annotate(typ, reflect.Value{}, s); err == nil {
+			t.Errorf("%s: annotated", typ)
+		}
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 30 * time.Second: "30s", 30 * time.Minute: "30m", time.Hour: "1h", 90 * time.Minute: "1h30m", 100 * time.Millisecond: "100ms", 61 * time.Second: "1m1s",
+	} {
+		if got := formatDuration(d); got != want {
+			t.Errorf("formatDuration(%v) = %s, want %s", d, got, want)
+		}
 	}
 }
 
 // encode writes c back as a file (JSON, which is YAML too), leaving out
 // nil lists and maps and empty strings, which stand for absent keys.
 func encode(t testing.TB, c *Config) []byte {
-	data, err := json.Marshal(file{Config: c, Deadline: c.Deadline.String()})
+	data, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -725,6 +659,16 @@ func encode(t testing.TB, c *Config) []byte {
 	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatal(err)
 	}
+	cs, err := loadSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v = mapFormats(cs.doc, v, nil, func(format string, v any, _ []any) any {
+		if n, ok := v.(float64); ok && strings.HasSuffix(format, "go-duration") {
+			return time.Duration(n).String()
+		}
+		return v
+	})
 	data, err = json.Marshal(dropNulls(v))
 	if err != nil {
 		t.Fatal(err)

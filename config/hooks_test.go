@@ -5,33 +5,35 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/hooks"
 )
 
 func ptr[T any](v T) *T { return &v }
 
-// exampleHooks is the hooks group of example.yaml.
-var exampleHooks = Hooks{
-	Authorise:   Authorise{Allow: []string{"scope:wink.read", "subject:me"}, Deny: []string{"subject:intruder"}},
-	RateLimit:   RateLimit{Rate: 10, Burst: 20, Quota: 10000, MaxWait: Duration(500 * time.Millisecond)},
-	Concurrency: Concurrency{MaxInFlight: 32},
-	Cache:       Cache{Enabled: true, MaxEntries: 128, TTL: Duration(5 * time.Minute)},
-	Retry:       Retry{Enabled: true, MaxAttempts: 4, BaseDelay: Duration(200 * time.Millisecond), MaxDelay: Duration(5 * time.Second)},
-	Output:      Output{Redact: []string{`sk-[A-Za-z0-9]{20,}`, `ghp_[A-Za-z0-9]{36}`}, Validate: true, MaxTextBytes: 65536},
-	Audit:       Audit{Log: true, File: "/var/log/wink/audit.jsonl", Fsync: "always"},
-	Metrics:     Metrics{Enabled: true},
-	Secrets:     map[string]Secret{"github_token": {Env: "GITHUB_TOKEN"}, "signing_key": {File: "/etc/wink/signing.key"}},
-	Tools: map[string]ToolHooks{
+// exampleHooks is the hooks section of example.yaml.
+var exampleHooks = hooks.Config{
+	Authorise:   hooks.AuthoriseConfig{Allow: []string{"scope:wink.read", "subject:me"}, Deny: []string{"subject:intruder"}},
+	RateLimit:   hooks.RateLimitConfig{Rate: 10, Burst: 20, Quota: 10000, MaxWait: 500 * time.Millisecond},
+	Concurrency: hooks.ConcurrencyConfig{MaxInFlight: 32},
+	Cache:       hooks.CacheConfig{Enabled: true, MaxEntries: 128, TTL: 5 * time.Minute},
+	Retry:       hooks.RetryConfig{Enabled: true, MaxAttempts: 4, BaseDelay: 200 * time.Millisecond, MaxDelay: 5 * time.Second},
+	Output:      hooks.OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{20,}`, `ghp_[A-Za-z0-9]{36}`}, Validate: true, MaxTextBytes: 65536},
+	Audit:       hooks.AuditConfig{Log: true, File: "/var/log/wink/audit.jsonl", Fsync: hooks.FsyncAlways},
+	Metrics:     hooks.MetricsConfig{Enabled: true},
+	Secrets:     map[string]hooks.SecretSource{"github_token": {Env: "GITHUB_TOKEN"}, "signing_key": {File: "/etc/wink/signing.key"}},
+	Tools: map[string]hooks.ToolConfig{
 		"planning_setup_plan": {
-			Input:       &ToolInput{Trim: true},
-			Authorise:   &Authorise{Allow: []string{"scope:wink.write"}, Deny: []string{"scope:guest"}},
-			RateLimit:   &ToolRateLimit{Rate: 0.5, Burst: 1, Quota: 100},
-			Concurrency: &Concurrency{MaxInFlight: 4},
-			Retry:       &ToolRetry{Enabled: ptr(false)},
-			Output:      &ToolOutput{Redact: []string{`password=\S+`}, Validate: ptr(false), MaxTextBytes: ptr(0)},
+			Input:       &hooks.ToolInputConfig{Trim: true},
+			Authorise:   &hooks.AuthoriseConfig{Allow: []string{"scope:wink.write"}, Deny: []string{"scope:guest"}},
+			RateLimit:   &hooks.ToolRateLimitConfig{Rate: 0.5, Burst: 1, Quota: 100},
+			Concurrency: &hooks.ConcurrencyConfig{MaxInFlight: 4},
+			Retry:       &hooks.ToolRetryConfig{Enabled: ptr(false)},
+			Output:      &hooks.ToolOutputConfig{Redact: []string{`password=\S+`}, Validate: ptr(false), MaxTextBytes: ptr(0)},
 		},
-		"planning_read_plan": {Cache: &ToolCache{Enabled: ptr(true)}},
-		"planning_update_step": {Retry: &ToolRetry{
-			Enabled: ptr(true), MaxAttempts: ptr(2), BaseDelay: ptr(Duration(50 * time.Millisecond)), MaxDelay: ptr(Duration(time.Second)),
+		"planning_read_plan": {Cache: &hooks.ToolCacheConfig{Enabled: ptr(true)}},
+		"planning_update_step": {Retry: &hooks.ToolRetryConfig{
+			Enabled: ptr(true), MaxAttempts: ptr(2), BaseDelay: ptr(50 * time.Millisecond), MaxDelay: ptr(time.Second),
 		}},
 	},
 }
@@ -44,7 +46,7 @@ func TestParseHooks(t *testing.T) {
 	want := Default().Hooks
 	want.Retry.Enabled = true
 	want.Audit.File = "a.jsonl"
-	want.Tools = map[string]ToolHooks{"t1": {Cache: &ToolCache{Enabled: ptr(false)}}}
+	want.Tools = map[string]hooks.ToolConfig{"t1": {Cache: &hooks.ToolCacheConfig{Enabled: ptr(false)}}}
 	if !reflect.DeepEqual(c.Hooks, want) {
 		t.Errorf("got %+v\nwant %+v", c.Hooks, want)
 	}
@@ -71,7 +73,7 @@ func TestHooksErrors(t *testing.T) {
 		{"empty allow", "hooks:\n  authorise:\n    allow: []\n",
 			"c.yaml:3: hooks.authorise.allow: must not be empty"},
 		{"bad duration", "hooks:\n  retry:\n    base_delay: soon\n",
-			`c.yaml:3: hooks.retry.base_delay: invalid duration "soon" (use a Go duration such as "100ms" or "1m30s")`},
+			`c.yaml:3: hooks.retry.base_delay: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")`},
 		{"negative duration", "hooks:\n  cache:\n    ttl: -1s\n",
 			`c.yaml:3: hooks.cache.ttl: must not be negative, got "-1s"`},
 		{"negative tool duration", "hooks:\n  tools:\n    t:\n      retry: {max_delay: -5ms}\n",
@@ -98,24 +100,5 @@ func TestHooksErrors(t *testing.T) {
 				t.Errorf("%T is not a KeyError", err)
 			}
 		})
-	}
-}
-
-func TestKey(t *testing.T) {
-	if got := Key("hooks", "tools", "a.b", "cache", 0); got != `hooks.tools["a.b"].cache[0]` {
-		t.Errorf("Key = %s", got)
-	}
-}
-
-func TestDurationJSON(t *testing.T) {
-	var d Duration
-	if err := d.UnmarshalJSON([]byte(`"1m30s"`)); err != nil || time.Duration(d) != 90*time.Second {
-		t.Errorf("got %v, %v", d, err)
-	}
-	if b, _ := d.MarshalJSON(); string(b) != `"1m30s"` {
-		t.Errorf("marshal %s", b)
-	}
-	if err := d.UnmarshalJSON([]byte(`90`)); err == nil {
-		t.Error("a number accepted")
 	}
 }

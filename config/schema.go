@@ -2,39 +2,34 @@ package config
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// schemaJSON is the JSON Schema of the configuration file. It is the one
-// place that says which keys exist and what values they take; the Go side
-// of each key is a json-tagged field of Config (see file).
-//
-//go:embed schema.json
-var schemaJSON []byte
-
-const schemaURL = "https://github.com/wink-mcp/wink-mcp/config/schema.json"
-
-// compiledSchema is the compiled schema together with its plain JSON form,
-// which error messages consult for enum values, known keys and the like.
+// compiledSchema is the configuration's schema: as schema.json holds it,
+// compiled, and in its plain JSON form, which error messages consult for
+// enum values, known keys and the like.
 type compiledSchema struct {
+	json   []byte
 	schema *jsonschema.Schema
 	doc    any
 }
 
 var loadSchema = sync.OnceValues(func() (*compiledSchema, error) {
+	data, err := generate()
+	if err != nil {
+		return nil, err
+	}
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
-	if err := c.AddResource(schemaURL, bytes.NewReader(schemaJSON)); err != nil {
+	if err := c.AddResource(schemaURL, bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("config: loading schema: %w", err)
 	}
 	s, err := c.Compile(schemaURL)
@@ -42,21 +37,17 @@ var loadSchema = sync.OnceValues(func() (*compiledSchema, error) {
 		return nil, fmt.Errorf("config: compiling schema: %w", err)
 	}
 	var doc any
-	dec := json.NewDecoder(bytes.NewReader(schemaJSON))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // so that limits print as written
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("config: reading schema: %w", err)
 	}
-	return &compiledSchema{schema: s, doc: doc}, nil
+	return &compiledSchema{json: data, schema: s, doc: doc}, nil
 })
 
 // validate checks the tree against the schema and returns every problem.
-func (t *tree) validate() ([]*KeyError, error) {
-	cs, err := loadSchema()
-	if err != nil {
-		return nil, err
-	}
-	err = cs.schema.Validate(t.root)
+func (t *tree) validate(cs *compiledSchema) ([]*KeyError, error) {
+	err := cs.schema.Validate(t.root)
 	if err == nil {
 		return nil, nil
 	}
@@ -81,40 +72,16 @@ func (t *tree) validate() ([]*KeyError, error) {
 
 // explain turns one leaf validation error into KeyErrors with plain-English
 // messages. The schema keyword that failed is the last element of the
-// error's absolute keyword location, which points into the schema document
-// after any $ref has been followed.
+// error's keyword location.
 func (t *tree) explain(doc any, e *jsonschema.ValidationError) []*KeyError {
-	_, frag, _ := strings.Cut(e.AbsoluteKeywordLocation, "#")
-	segs := splitPointer(frag)
+	segs := splitPointer(e.KeywordLocation)
 	value, path := pointer(t.root, e.InstanceLocation)
 	if len(segs) == 0 {
 		return []*KeyError{t.keyError(path, "%s", e.Message)}
 	}
 	keyword := segs[len(segs)-1]
-	rule, _ := lookup(doc, segs)
-	parent, _ := lookup(doc, segs[:len(segs)-1])
-	schema, _ := parent.(map[string]any)
-	prefix := ""
-	if slices.Contains(splitPointer(e.KeywordLocation), "propertyNames") {
-		// The instance is a key, not its value. (Empty keys, which the
-		// validator leaves out of instance locations, never get here.)
-		if len(path) > 0 {
-			value = path[len(path)-1]
-		}
-		prefix = "key "
-	}
-	branch, cond := condition(doc, segs)
-
-	if rule == false && keyword != "additionalProperties" {
-		// A "false" schema under properties: the key may not be present.
-		switch branch {
-		case "then":
-			return []*KeyError{t.keyError(path, "not allowed when %s", cond)}
-		case "else":
-			return []*KeyError{t.keyError(path, "not allowed unless %s", cond)}
-		}
-		return []*KeyError{t.keyError(path, "not allowed")}
-	}
+	rule := lookup(doc, segs)
+	schema, _ := lookup(doc, segs[:len(segs)-1]).(map[string]any)
 
 	switch keyword {
 	case "additionalProperties":
@@ -123,13 +90,8 @@ func (t *tree) explain(doc any, e *jsonschema.ValidationError) []*KeyError {
 		known := slices.Sorted(maps.Keys(props))
 		var errs []*KeyError
 		for name := range m {
-			if _, ok := props[name]; ok {
-				continue
-			}
-			p := append(path[:len(path):len(path)], name)
-			if len(known) == 0 {
-				errs = append(errs, t.keyError(p, "unknown key"))
-			} else {
+			if _, ok := props[name]; !ok {
+				p := append(path[:len(path):len(path)], name)
 				errs = append(errs, t.keyError(p, "unknown key (known keys: %s)", strings.Join(known, ", ")))
 			}
 		}
@@ -140,59 +102,28 @@ func (t *tree) explain(doc any, e *jsonschema.ValidationError) []*KeyError {
 		var errs []*KeyError
 		for _, r := range req {
 			name, _ := r.(string)
-			if _, ok := m[name]; ok {
-				continue
-			}
-			if branch == "then" {
-				errs = append(errs, t.keyError(path, "missing required key %q (required when %s)", name, cond))
-			} else {
+			if _, ok := m[name]; !ok {
 				errs = append(errs, t.keyError(path, "missing required key %q", name))
 			}
 		}
 		return errs
 	case "type":
-		var want []string
-		switch r := rule.(type) {
-		case string:
-			want = []string{jsonTypeName(r)}
-		case []any:
-			for _, x := range r {
-				s, _ := x.(string)
-				want = append(want, jsonTypeName(s))
-			}
-		}
-		return []*KeyError{t.keyError(path, "%sexpected %s, got %s", prefix, strings.Join(want, " or "), typeName(value))}
+		return []*KeyError{t.keyError(path, "expected %s, got %s", jsonTypeName(rule), typeName(value))}
 	case "enum":
 		list, _ := rule.([]any)
 		words := make([]string, len(list))
 		for i, x := range list {
 			words[i] = fmt.Sprint(x)
 		}
-		return []*KeyError{t.keyError(path, "%smust be one of: %s", prefix, strings.Join(words, ", "))}
-	case "const":
-		return []*KeyError{t.keyError(path, "%smust be %v", prefix, rule)}
+		return []*KeyError{t.keyError(path, "must be one of: %s", strings.Join(words, ", "))}
 	case "minimum":
-		return []*KeyError{t.keyError(path, "%smust be at least %v, got %v", prefix, rule, value)}
+		return []*KeyError{t.keyError(path, "must be at least %v, got %v", rule, value)}
 	case "maximum":
-		return []*KeyError{t.keyError(path, "%smust be at most %v, got %v", prefix, rule, value)}
-	case "exclusiveMinimum":
-		return []*KeyError{t.keyError(path, "%smust be greater than %v, got %v", prefix, rule, value)}
-	case "exclusiveMaximum":
-		return []*KeyError{t.keyError(path, "%smust be less than %v, got %v", prefix, rule, value)}
-	case "minLength":
-		if fmt.Sprint(rule) == "1" {
-			return []*KeyError{t.keyError(path, "%smust not be empty", prefix)}
-		}
-		return []*KeyError{t.keyError(path, "%smust be at least %v characters long", prefix, rule)}
-	case "maxLength":
-		return []*KeyError{t.keyError(path, "%smust be at most %v characters long", prefix, rule)}
-	case "minItems":
+		return []*KeyError{t.keyError(path, "must be at most %v, got %v", rule, value)}
+	case "minLength", "minItems":
 		if fmt.Sprint(rule) == "1" {
 			return []*KeyError{t.keyError(path, "must not be empty")}
 		}
-		return []*KeyError{t.keyError(path, "must have at least %v items", rule)}
-	case "maxItems":
-		return []*KeyError{t.keyError(path, "must have at most %v items", rule)}
 	case "uniqueItems":
 		list, _ := value.([]any)
 		var errs []*KeyError
@@ -206,47 +137,19 @@ func (t *tree) explain(doc any, e *jsonschema.ValidationError) []*KeyError {
 			}
 		}
 		return errs
-	case "pattern":
-		return []*KeyError{t.keyError(path, "%smust match the pattern %v", prefix, rule)}
 	}
-	return []*KeyError{t.keyError(path, "%s%s", prefix, e.Message)}
+	return []*KeyError{t.keyError(path, "%s", e.Message)}
 }
 
-// condition finds the innermost then or else branch among the schema path
-// segs and describes its if-schema in words, such as "backend is disk".
-func condition(doc any, segs []string) (branch, cond string) {
-	for i := len(segs) - 1; i > 0; i-- {
-		if segs[i] != "then" && segs[i] != "else" {
-			continue
-		}
-		parent, _ := lookup(doc, segs[:i])
-		m, _ := parent.(map[string]any)
-		ifSchema, ok := m["if"].(map[string]any)
-		if !ok {
-			continue
-		}
-		props, _ := ifSchema["properties"].(map[string]any)
-		var parts []string
-		for _, name := range slices.Sorted(maps.Keys(props)) {
-			p, _ := props[name].(map[string]any)
-			if c, ok := p["const"]; ok {
-				parts = append(parts, fmt.Sprintf("%s is %v", name, c))
-			}
-		}
-		return segs[i], strings.Join(parts, " and ")
-	}
-	return "", ""
-}
-
-// jsonTypeName returns the word error messages use for a JSON Schema type.
-func jsonTypeName(t string) string {
+// jsonTypeName returns the words error messages use for a JSON Schema type.
+func jsonTypeName(t any) string {
 	switch t {
 	case "object":
 		return "mapping"
 	case "array":
 		return "list"
 	}
-	return t
+	return fmt.Sprint(t)
 }
 
 // quoteValue renders a plain value for an error message.
@@ -286,25 +189,12 @@ func splitPointer(ptr string) []string {
 	return segs
 }
 
-// lookup returns the value at the schema path segs within doc.
-func lookup(doc any, segs []string) (any, bool) {
+// lookup returns the value at the schema path segs within doc, or nil.
+func lookup(doc any, segs []string) any {
 	v := doc
 	for _, s := range segs {
-		switch c := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = c[s]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(s)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			v = c[i]
-		default:
-			return nil, false
-		}
+		m, _ := v.(map[string]any)
+		v = m[s]
 	}
-	return v, true
+	return v
 }

@@ -74,6 +74,12 @@ func (t *tree) errorf(path []any, line int, format string, args ...any) {
 	t.errs = append(t.errs, &KeyError{File: t.file, Key: formatPath(path), Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
+// keyError returns a KeyError at path with the path's line.
+func (t *tree) keyError(path []any, format string, args ...any) *KeyError {
+	k := formatPath(path)
+	return &KeyError{File: t.file, Key: k, Line: t.lines[k], Msg: fmt.Sprintf(format, args...)}
+}
+
 // convert turns the node at path into a plain value, recording problems.
 func (t *tree) convert(n *yaml.Node, path []any) any {
 	if n.Kind == yaml.AliasNode {
@@ -283,11 +289,7 @@ func get(v any, path ...any) any {
 // returning the value and the path to it in the form formatPath takes.
 func pointer(v any, ptr string) (any, []any) {
 	var path []any
-	if ptr == "" {
-		return v, path
-	}
-	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+	for _, tok := range splitPointer(ptr) {
 		switch c := v.(type) {
 		case []any:
 			i, err := strconv.Atoi(tok)

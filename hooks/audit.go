@@ -11,6 +11,37 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
+// AuditConfig configures the audit sinks.
+type AuditConfig struct {
+	Log  bool   `json:"log" jsonschema:"Whether every call is logged at info level."`
+	File string `json:"file" jsonschema:"A JSON-lines file every call is appended to, one whole record per line." schema:"minLength=1"`
+	// Fsync is FsyncInterval when "".
+	Fsync Fsync `json:"fsync" jsonschema:"When the audit file is synced to disk: after every record, before the call returns (always); once a second (interval); or only when closed (never). Without always, records are written in batches within 2 ms of their calls."`
+}
+
+// Fsync says when the audit file is synced to stable storage, and so what a
+// crash loses. With FsyncAlways every record is written and synced before
+// its call returns. Otherwise records are written in batches, within 2 ms
+// of their calls: a crash of the server loses at most those last records,
+// and fsync says what a crash of the machine loses.
+type Fsync string
+
+const (
+	// FsyncAlways syncs after every record, before the call's result is
+	// returned.
+	FsyncAlways Fsync = "always"
+	// FsyncInterval syncs once a second when records were written, and on
+	// Close.
+	FsyncInterval Fsync = "interval"
+	// FsyncNever leaves syncing to the operating system (and Close).
+	FsyncNever Fsync = "never"
+)
+
+// Enum lists the values of Fsync.
+func (Fsync) Enum() []string {
+	return []string{string(FsyncAlways), string(FsyncInterval), string(FsyncNever)}
+}
+
 // AuditRecord is one line of the audit: the call's ToolInvoked event, as
 // the session's log holds it (redacted by the output stage: the arguments,
 // and the outcome as the client saw it), and who made it.

@@ -9,6 +9,15 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
+// AuthoriseConfig says who may call a tool. A principal is "*" (anyone,
+// anonymous included), "subject:NAME" (the identity's subject) or
+// "scope:NAME" (an identity granted that scope).
+type AuthoriseConfig struct {
+	// Allow is nil when everyone may call; it is never empty.
+	Allow []string `json:"allow" jsonschema:"Principals that may call: * (anyone), subject:NAME or scope:NAME. When absent, everyone may. Per tool, it replaces the server-wide list." schema:"minItems=1,uniqueItems,format=principal"`
+	Deny  []string `json:"deny" jsonschema:"Principals refused even when allowed. Per tool, they add to the server-wide list." schema:"uniqueItems,format=principal"`
+}
+
 // Authorise returns the authorise stage: it refuses a call when the
 // client's identity (package identity: the bearer token's subject and
 // scopes on HTTP, the local user on stdio) matches a deny entry of the
@@ -73,9 +82,9 @@ func principals(key string, entries []string, bad func(key, format string, args 
 	}
 	var out []principal
 	for i, e := range entries {
-		p, ok := parsePrincipal(e)
-		if !ok {
-			bad(fmt.Sprintf("%s[%d]", key, i), `invalid principal %q (want "*", "subject:NAME" or "scope:NAME")`, e)
+		p, why := parsePrincipal(e)
+		if why != "" {
+			bad(fmt.Sprintf("%s[%d]", key, i), "%s", why)
 			continue
 		}
 		out = append(out, p)
@@ -83,21 +92,22 @@ func principals(key string, entries []string, bad func(key, format string, args 
 	return out
 }
 
-func parsePrincipal(s string) (principal, bool) {
+// parsePrincipal parses an entry of an allow or deny list, or says what is
+// wrong with it.
+func parsePrincipal(s string) (principal, string) {
 	if s == "*" {
-		return principal{anyone: true}, true
+		return principal{anyone: true}, ""
 	}
 	kind, name, ok := strings.Cut(s, ":")
-	if !ok || name == "" || strings.TrimSpace(name) != name {
-		return principal{}, false
+	if ok && name != "" && strings.TrimSpace(name) == name {
+		switch kind {
+		case "subject":
+			return principal{subject: name}, ""
+		case "scope":
+			return principal{scope: name}, ""
+		}
 	}
-	switch kind {
-	case "subject":
-		return principal{subject: name}, true
-	case "scope":
-		return principal{scope: name}, true
-	}
-	return principal{}, false
+	return principal{}, fmt.Sprintf(`invalid principal %q (want "*", "subject:NAME" or "scope:NAME")`, s)
 }
 
 func (p principal) matches(id identity.Identity) bool {

@@ -12,6 +12,20 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
+// CacheConfig configures the per-session result cache, which only ever
+// holds results of tools annotated read-only and idempotent.
+type CacheConfig struct {
+	Enabled bool `json:"enabled" jsonschema:"Whether results of every read-only, idempotent tool are cached."`
+	// MaxEntries is 256 when 0.
+	MaxEntries int           `json:"max_entries" jsonschema:"The most results a session's cache holds; the least recently used go first." schema:"minimum=1"`
+	TTL        time.Duration `json:"ttl" jsonschema:"How long a result is served; 0s means until a state-changing call of the session."`
+}
+
+// ToolCacheConfig turns the cache on or off for one tool.
+type ToolCacheConfig struct {
+	Enabled *bool `json:"enabled" jsonschema:"Whether this tool's results are cached."`
+}
+
 // Cache returns the cache stage. For a tool annotated read-only and
 // idempotent whose cache is on, a successful result is kept in the
 // session's cache, keyed by the tool and its arguments (as JSON with sorted

@@ -10,6 +10,12 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
+// ConcurrencyConfig bounds the calls in flight: server-wide, or per tool
+// in ToolConfig, on top.
+type ConcurrencyConfig struct {
+	MaxInFlight int `json:"max_in_flight" jsonschema:"The most calls in flight at once; 0 means no limit." schema:"minimum=0"`
+}
+
 // Concurrency returns the concurrency stage: at most MaxInFlight calls of
 // a tool, and at most MaxInFlight calls of all tools, run at once
 // (golang.org/x/sync/semaphore). A call waits for a slot until its

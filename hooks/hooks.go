@@ -20,187 +20,61 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
-// Config configures the lifecycle stages. The zero Config turns every stage
-// off; Defaults returns the server's defaults. Settings under Tools apply to
-// one tool each, on top of (or instead of, where said) the server-wide ones.
+// Config configures the lifecycle stages: the server-wide settings of each
+// stage, the secrets, and per-tool settings under Tools. It is the hooks
+// section of the configuration file as it stands: each setting's json tag
+// names its key, its jsonschema tag describes it and its schema tag holds
+// the JSON Schema keywords that constrain it (package config generates the
+// file's schema from them). The zero Config turns every stage off;
+// Defaults returns the server's defaults.
 type Config struct {
-	Authorise   AuthoriseConfig
-	RateLimit   RateLimitConfig
-	Concurrency ConcurrencyConfig
-	Cache       CacheConfig
-	Retry       RetryConfig
-	Output      OutputConfig
-	Audit       AuditConfig
-	Metrics     MetricsConfig
-	// Tools holds per-tool settings by tool name.
-	Tools map[string]ToolConfig
+	Authorise   AuthoriseConfig   `json:"authorise" jsonschema:"Who may call the tools, by the caller's identity (the bearer token's subject and scopes on HTTP, the local user on stdio). Tools a client may not call are hidden from its tools/list."`
+	RateLimit   RateLimitConfig   `json:"rate_limit" jsonschema:"Token buckets (golang.org/x/time/rate) and quotas per session. A refused call is told when to retry."`
+	Concurrency ConcurrencyConfig `json:"concurrency" jsonschema:"Calls in flight server-wide; a call waits for a slot until its deadline."`
+	Cache       CacheConfig       `json:"cache" jsonschema:"A per-session cache of the results of tools annotated read-only and idempotent, emptied by any successful state-changing call of the session."`
+	Retry       RetryConfig       `json:"retry" jsonschema:"Retries of tools annotated idempotent, on errors the tool marks transient, with exponential backoff and jitter within the call's deadline. Each attempt runs in its own transaction."`
+	Output      OutputConfig      `json:"output" jsonschema:"What the model sees of a result."`
+	Audit       AuditConfig       `json:"audit" jsonschema:"Where a record of every call goes (the arguments redacted)."`
+	Metrics     MetricsConfig     `json:"metrics" jsonschema:"Prometheus metrics of the calls, served on /metrics in HTTP mode."`
 	// Secrets are values handlers get with Secret, by name.
-	Secrets map[string]SecretSource
+	Secrets map[string]SecretSource `json:"secrets" jsonschema:"Values tools get from the server, never through the model's arguments, by name: each from an environment variable or a file. Their values are redacted from what the model sees and from what is logged."`
+	// Tools holds per-tool settings by tool name.
+	Tools map[string]ToolConfig `json:"tools" jsonschema:"Settings of single tools, by tool name; absent keys take the server-wide values."`
 
 	// Logger receives the audit log and the stages' own logs; nil means
 	// slog.Default().
-	Logger *slog.Logger
+	Logger *slog.Logger `json:"-"`
 	// Now is the clock of the token buckets, cache expiry and audit
 	// records; nil means time.Now. (Deadlines are wall-clock times.)
-	Now func() time.Time
-}
-
-// AuthoriseConfig says who may call a tool. A principal is "*" (anyone,
-// anonymous included), "subject:NAME" (the identity's subject) or
-// "scope:NAME" (an identity granted that scope).
-type AuthoriseConfig struct {
-	// Allow lists the principals that may call; nil allows everyone.
-	// Per tool, a non-nil Allow replaces the server-wide one.
-	Allow []string
-	// Deny lists principals refused even when allowed. Per tool, it adds
-	// to the server-wide list.
-	Deny []string
-}
-
-// RateLimitConfig limits how fast and how much a session calls.
-type RateLimitConfig struct {
-	// Rate is the sustained calls per second of one session (a token
-	// bucket per session, shared by its tools); 0 means no limit.
-	Rate float64
-	// Burst is how many calls may come at once; 0 means Rate rounded up,
-	// at least 1.
-	Burst int
-	// Quota is the number of successful calls a session may make; 0
-	// means no quota. A call that fails, for any reason, gives its unit
-	// back, as it gives back its state changes.
-	Quota int64
-	// MaxWait is how long a call may wait for a token (never past its
-	// deadline) before it is refused with a retry-after; 0 refuses at
-	// once.
-	MaxWait time.Duration
-}
-
-// ToolRateLimitConfig limits one tool, per session, on top of the
-// server-wide limits.
-type ToolRateLimitConfig struct {
-	Rate  float64
-	Burst int
-	Quota int64
-}
-
-// ConcurrencyConfig bounds the calls in flight.
-type ConcurrencyConfig struct {
-	// MaxInFlight is the number of calls in flight server-wide (per tool
-	// in ToolConfig, on top); 0 means no limit. A call waits for a slot
-	// until its deadline.
-	MaxInFlight int
-}
-
-// CacheConfig configures the per-session result cache, which only ever
-// holds results of tools annotated read-only and idempotent.
-type CacheConfig struct {
-	// Enabled turns the cache on for every read-only, idempotent tool.
-	Enabled bool
-	// MaxEntries bounds each session's cache (least recently used
-	// entries go first); 0 means 256.
-	MaxEntries int
-	// TTL bounds how long an entry is served; 0 means until a
-	// state-changing call of the session invalidates it.
-	TTL time.Duration
-}
-
-// RetryConfig configures retries of idempotent tools on transient errors
-// (see tools.Transient).
-type RetryConfig struct {
-	Enabled bool
-	// MaxAttempts counts the first attempt too; 0 means 3.
-	MaxAttempts int
-	// BaseDelay is the wait before the second attempt; each further wait
-	// doubles, up to MaxDelay, with jitter. 0 means 100ms and 2s.
-	BaseDelay, MaxDelay time.Duration
-}
-
-// OutputConfig configures the output stages.
-type OutputConfig struct {
-	// Redact lists regular expressions (RE2 syntax) whose matches are
-	// replaced by [REDACTED] in what the model sees and in what is
-	// logged and audited. Per tool, the lists add up.
-	Redact []string
-	// Validate checks structured content against the tool's output
-	// schema; a mismatch fails the call (a bug in the tool, logged).
-	Validate bool
-	// MaxTextBytes caps the text the model reads, with a visible marker;
-	// 0 means no cap.
-	MaxTextBytes int
-}
-
-// AuditConfig configures the audit sinks.
-type AuditConfig struct {
-	// Log writes a record of every call to the logger, at info level.
-	Log bool
-	// File, when set, appends every record to this JSON-lines file.
-	File string
-	// Fsync says when the file is synced to disk; "" means FsyncInterval.
-	Fsync Fsync
-}
-
-// Fsync says when the audit file is synced to stable storage, and so what a
-// crash loses. With FsyncAlways every record is written and synced before
-// its call returns. Otherwise records are written in batches, within 2 ms
-// of their calls: a crash of the server loses at most those last records,
-// and fsync says what a crash of the machine loses.
-type Fsync string
-
-const (
-	// FsyncAlways syncs after every record, before the call's result is
-	// returned.
-	FsyncAlways Fsync = "always"
-	// FsyncInterval syncs once a second when records were written, and on
-	// Close.
-	FsyncInterval Fsync = "interval"
-	// FsyncNever leaves syncing to the operating system (and Close).
-	FsyncNever Fsync = "never"
-)
-
-// MetricsConfig configures the Prometheus metrics.
-type MetricsConfig struct {
-	Enabled bool
+	Now func() time.Time `json:"-"`
 }
 
 // ToolConfig holds the settings of one tool. Nil fields inherit the
 // server-wide setting.
 type ToolConfig struct {
-	Input       *ToolInputConfig
-	Authorise   *AuthoriseConfig
-	RateLimit   *ToolRateLimitConfig
-	Concurrency *ConcurrencyConfig
-	Cache       *ToolCacheConfig
-	Retry       *ToolRetryConfig
-	Output      *ToolOutputConfig
+	Input       *ToolInputConfig     `json:"input" jsonschema:"How this tool's arguments are normalised before validation."`
+	Authorise   *AuthoriseConfig     `json:"authorise" jsonschema:"Who may call this tool: allow replaces the server-wide list, deny adds to it. Tools a client may not call are hidden from its tools/list."`
+	RateLimit   *ToolRateLimitConfig `json:"rate_limit" jsonschema:"A token bucket and quota of this tool's own in each session, on top of the server-wide ones."`
+	Concurrency *ConcurrencyConfig   `json:"concurrency" jsonschema:"Calls in flight of this tool, server-wide, on top of the server-wide limit; a call waits for a slot until its deadline."`
+	Cache       *ToolCacheConfig     `json:"cache" jsonschema:"Whether this tool's results are cached; only a read-only, idempotent tool may turn it on."`
+	Retry       *ToolRetryConfig     `json:"retry" jsonschema:"This tool's retry settings; only an idempotent tool may turn retries on. Absent keys take the server-wide values."`
+	Output      *ToolOutputConfig    `json:"output" jsonschema:"What the model sees of this tool's results: redact adds to the server-wide patterns, the other keys replace the server-wide values."`
 }
 
-// ToolInputConfig asks for the tool's arguments to be normalised before
-// validation.
-type ToolInputConfig struct {
-	// Trim trims the white space around every string in the arguments.
-	Trim bool
-}
-
-// ToolCacheConfig turns the cache on or off for one tool; only a read-only,
-// idempotent tool may turn it on.
-type ToolCacheConfig struct {
-	Enabled *bool
-}
-
-// ToolRetryConfig overrides the retry settings for one tool; only an
-// idempotent tool may turn retries on.
-type ToolRetryConfig struct {
-	Enabled             *bool
-	MaxAttempts         *int
-	BaseDelay, MaxDelay *time.Duration
+// OutputConfig configures the output stages: CapOutput, Redact and
+// ValidateOutput.
+type OutputConfig struct {
+	Redact       []string `json:"redact" jsonschema:"Regular expressions (RE2 syntax) whose matches are replaced by [REDACTED] in what the model sees and in what is logged and audited." schema:"uniqueItems,format=regexp"`
+	Validate     bool     `json:"validate" jsonschema:"Whether structured content is checked against the tool's output schema; a mismatch fails the call (a bug in the tool, logged)."`
+	MaxTextBytes int      `json:"max_text_bytes" jsonschema:"The most bytes of text the model reads from one result; longer text is cut with a visible marker. 0 means no cap." schema:"minimum=0"`
 }
 
 // ToolOutputConfig adds redaction patterns and overrides the output
 // settings for one tool.
 type ToolOutputConfig struct {
-	Redact       []string
-	Validate     *bool
-	MaxTextBytes *int
+	Redact       []string `json:"redact" jsonschema:"Regular expressions (RE2 syntax) whose matches are replaced by [REDACTED], added to the server-wide ones." schema:"uniqueItems,format=regexp"`
+	Validate     *bool    `json:"validate" jsonschema:"Whether structured content is checked against the tool's output schema; a mismatch fails the call."`
+	MaxTextBytes *int     `json:"max_text_bytes" jsonschema:"The most bytes of text the model reads from one result; 0 means no cap." schema:"minimum=0"`
 }
 
 // Default settings.
@@ -225,6 +99,22 @@ func Defaults() Config {
 		Audit:       AuditConfig{Log: true, Fsync: FsyncInterval},
 		Metrics:     MetricsConfig{Enabled: true},
 	}
+}
+
+// Formats holds the checks of the string formats that settings name in
+// their schema tags (format=NAME), for what a JSON Schema cannot say. Each
+// returns what is wrong with a value, or "" when nothing is. New makes the
+// same checks; package config runs these on the file, so that a problem is
+// reported with its line, together with the file's other problems.
+var Formats = map[string]func(string) string{
+	"principal": func(s string) string {
+		_, why := parsePrincipal(s)
+		return why
+	},
+	"regexp": func(s string) string {
+		_, why := compilePattern(s)
+		return why
+	},
 }
 
 // ConfigError is a problem with one setting. Key is its path in the
@@ -575,17 +465,13 @@ func (h *Hooks) plan(t *tools.Tool) *plan {
 	return p
 }
 
-// compile compiles the regular expressions at key.
+// compile compiles the redaction patterns at key.
 func compile(key string, exprs []string, bad func(key, format string, args ...any)) []*regexp.Regexp {
 	var out []*regexp.Regexp
 	for i, e := range exprs {
-		re, err := regexp.Compile(e)
-		if err != nil {
-			bad(fmt.Sprintf("%s[%d]", key, i), "invalid regular expression %q: %s", e, unwrapRegexpError(err))
-			continue
-		}
-		if re.MatchString("") {
-			bad(fmt.Sprintf("%s[%d]", key, i), "regular expression %q matches the empty string", e)
+		re, why := compilePattern(e)
+		if why != "" {
+			bad(fmt.Sprintf("%s[%d]", key, i), "%s", why)
 			continue
 		}
 		out = append(out, re)
@@ -593,14 +479,22 @@ func compile(key string, exprs []string, bad func(key, format string, args ...an
 	return out
 }
 
-// unwrapRegexpError returns what is wrong with an expression, without the
-// expression (the key's message quotes it already).
-func unwrapRegexpError(err error) string {
-	var se *syntax.Error
-	if errors.As(err, &se) {
-		return string(se.Code)
+// compilePattern compiles a redaction pattern, or says what is wrong with
+// it: a pattern must compile and must not match the empty string.
+func compilePattern(expr string) (*regexp.Regexp, string) {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		msg := err.Error()
+		var se *syntax.Error
+		if errors.As(err, &se) {
+			msg = string(se.Code) // without the expression, quoted already
+		}
+		return nil, fmt.Sprintf("invalid regular expression %q: %s", expr, msg)
 	}
-	return err.Error()
+	if re.MatchString("") {
+		return nil, fmt.Sprintf("regular expression %q matches the empty string", expr)
+	}
+	return re, ""
 }
 
 // Visible reports whether the client of ctx may call t, for hiding the

@@ -13,6 +13,11 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
+// MetricsConfig configures the Prometheus metrics.
+type MetricsConfig struct {
+	Enabled bool `json:"enabled" jsonschema:"Whether metrics are collected."`
+}
+
 // Outcome labels of the call metrics.
 const (
 	OutcomeSuccess = "success"

@@ -9,6 +9,12 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
+// ToolInputConfig asks for one tool's arguments to be normalised before
+// validation.
+type ToolInputConfig struct {
+	Trim bool `json:"trim" jsonschema:"Trim the white space around every string in the arguments."`
+}
+
 // Normalise returns the input normalisation stage, which runs just before
 // validation for the tools whose input.trim setting is on: it trims the
 // white space around every string in the arguments (at any depth), so

@@ -13,6 +13,22 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
+// RateLimitConfig limits how fast and how much each session calls.
+type RateLimitConfig struct {
+	Rate    float64       `json:"rate" jsonschema:"Sustained calls per second of each session, shared by its tools (a token bucket per session); 0 means no limit." schema:"minimum=0"`
+	Burst   int           `json:"burst" jsonschema:"How many calls may come at once; 0 means the rate rounded up, at least 1." schema:"minimum=0"`
+	Quota   int64         `json:"quota" jsonschema:"Successful calls a session may make; 0 means no quota. A call that fails, for any reason, gives its unit back." schema:"minimum=0"`
+	MaxWait time.Duration `json:"max_wait" jsonschema:"How long a call may wait for a token, never past its deadline, before it is refused with a retry-after; 0s refuses at once."`
+}
+
+// ToolRateLimitConfig limits one tool, per session, on top of the
+// server-wide limits.
+type ToolRateLimitConfig struct {
+	Rate  float64 `json:"rate" jsonschema:"Sustained calls per second of this tool in each session; 0 means no limit." schema:"minimum=0"`
+	Burst int     `json:"burst" jsonschema:"How many calls may come at once; 0 means the rate rounded up, at least 1." schema:"minimum=0"`
+	Quota int64   `json:"quota" jsonschema:"Successful calls of this tool a session may make; 0 means no quota. A failed call gives its unit back." schema:"minimum=0"`
+}
+
 // RateLimit returns the rate limit stage. Each session has a token bucket
 // (golang.org/x/time/rate) shared by its calls, and one per tool that has
 // its own rate; a call takes a token from each. When one is empty the call

@@ -8,6 +8,25 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
+// RetryConfig configures retries of idempotent tools on transient errors
+// (see tools.Transient).
+type RetryConfig struct {
+	Enabled bool `json:"enabled" jsonschema:"Whether every idempotent tool is retried."`
+	// MaxAttempts is 3 when 0.
+	MaxAttempts int `json:"max_attempts" jsonschema:"Attempts in all, the first included." schema:"minimum=1,maximum=100"`
+	// BaseDelay and MaxDelay are 100ms and 2s when 0.
+	BaseDelay time.Duration `json:"base_delay" jsonschema:"The wait before the second attempt; each further wait doubles, with jitter."`
+	MaxDelay  time.Duration `json:"max_delay" jsonschema:"The longest wait between attempts."`
+}
+
+// ToolRetryConfig overrides the retry settings for one tool.
+type ToolRetryConfig struct {
+	Enabled     *bool          `json:"enabled" jsonschema:"Whether this tool is retried."`
+	MaxAttempts *int           `json:"max_attempts" jsonschema:"Attempts in all, the first included." schema:"minimum=1,maximum=100"`
+	BaseDelay   *time.Duration `json:"base_delay" jsonschema:"The wait before the second attempt."`
+	MaxDelay    *time.Duration `json:"max_delay" jsonschema:"The longest wait between attempts."`
+}
+
 // Retry returns the retry stage. It sits inside the session lock, between
 // the policies and the transaction, so each attempt runs in its own
 // transaction: a failed attempt is restored before the next begins. Only a

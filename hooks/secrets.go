@@ -14,8 +14,8 @@ import (
 // variable or a file (whose content is trimmed of surrounding white space).
 // Exactly one is set.
 type SecretSource struct {
-	Env  string
-	File string
+	Env  string `json:"env" jsonschema:"The environment variable that holds the value." schema:"minLength=1"`
+	File string `json:"file" jsonschema:"The file that holds the value (white space around it is trimmed)." schema:"minLength=1"`
 }
 
 // secretsKey is the shared resource that holds the secrets.

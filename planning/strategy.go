@@ -24,6 +24,15 @@ const (
 // Strategies lists every strategy, the default first.
 func Strategies() []Strategy { return []Strategy{React, PlanActReflect, GoalDecomposeRouteSynthesise} }
 
+// Enum lists the names of the strategies, for the configuration's schema.
+func (Strategy) Enum() []string {
+	var names []string
+	for _, s := range Strategies() {
+		names = append(names, string(s))
+	}
+	return names
+}
+
 // ParseStrategy returns the strategy called name; "" is React.
 func ParseStrategy(name string) (Strategy, error) {
 	if name == "" {
