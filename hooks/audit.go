@@ -31,11 +31,11 @@ type AuditRecord struct {
 // Audit returns the audit stage. It runs outside the server's record stage
 // and the output stages, so it sees what the client sees: on the way out it
 // takes the ToolInvoked event the call recorded in the session's log
-// (redacted by the output stage) and hands it to the auditor, which writes
-// it to the log (at info level, when Log is on) before the call returns,
-// and to the JSON-lines file (when File is set) shortly after, or before
-// the call returns with FsyncAlways. A sink that fails is logged; the call's result is
-// unchanged. Nil when both sinks are off.
+// (redacted by the output stage) and writes it, with who made the call, to
+// the log (at info level, when Log is on) and to the JSON-lines file (when
+// File is set; see Fsync for when a line reaches the disk). A sink that
+// fails is logged; the call's result is unchanged. Nil when both sinks are
+// off.
 func (h *Hooks) Audit() tools.Middleware {
 	if h.audit == nil {
 		return nil
@@ -50,12 +50,14 @@ func (h *Hooks) Audit() tools.Middleware {
 }
 
 func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Outcome) {
-	e := auditEntry{ctx: ctx, time: h.now(), session: call.Session.ID(), inv: call.Invocation}
 	r := h.plan(call.Tool).redactor
-	if e.inv == nil {
+	rec := AuditRecord{Time: h.now(), Session: call.Session.ID()}
+	if call.Invocation != nil {
+		rec.ToolInvoked = *call.Invocation
+	} else {
 		// Not recorded (a pipeline without the record stage): say what
 		// is known.
-		e.inv = &session.ToolInvoked{
+		rec.ToolInvoked = session.ToolInvoked{
 			CallID: call.ID, Tool: call.Tool.Name(), Args: r.JSON(call.Args),
 			Success: out.Success, Message: out.Message, Text: out.Text(), Value: out.Value,
 			Started: call.Started, Duration: time.Since(call.Started),
@@ -63,15 +65,12 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 		}
 	}
 	if id, ok := identity.From(ctx); ok {
-		e.subject, e.scopes = id.Subject, id.Scopes
+		rec.Subject, rec.Scopes = id.Subject, id.Scopes
 	}
 	if out.Err != nil {
-		e.err = r.String(out.Err.Error())
+		rec.Error = r.String(out.Err.Error())
 	}
-	if b, ok := out.EncodedValue(); ok {
-		e.value = b
-	}
-	h.audit.take(e)
+	h.audit.take(ctx, &rec)
 }
 
 // auditLogArgs is how many bytes of a call's arguments its audit log line

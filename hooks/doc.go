@@ -63,27 +63,22 @@
 // # Audit file
 //
 // The audit file holds one JSON object per line (AuditRecord), in the
-// order of the calls. A call writes its audit log line itself, as any log
-// line, and hands its file record to the auditor, which writes the file
-// lines a batch at a time, off the call's path, within 2 ms, with one write
-// call on a file opened with O_APPEND: a crash of the server loses at most
-// those last records, and calls never wait for the disk. With Fsync
-// "always" a call instead writes its record and syncs the file before its
-// result is returned. Fsync says when the file is synced to disk: after
-// every record (always), once a second (interval, the default) or when it
-// is closed (never). A partial last line, left by
-// a crash of the machine, is cut off when the file is opened again and
-// skipped by ReadAudit; the records before it are never touched. Close
-// writes what is pending.
+// order of the calls, written by log/slog's JSON handler into a 64 KiB
+// buffer over a file opened with O_APPEND. A call writes its audit log
+// line and its file line itself; the file gets whole lines only, as the
+// buffer is flushed before a line that does not fit. A ticker flushes the
+// buffer once a second, and Close (on exit) flushes it, syncs and closes
+// the file. What a crash loses, by Fsync:
 //
-// # Cost
+//	always    nothing: a call's line is written and synced before its result is returned
+//	interval  a kill of the server (SIGKILL) loses the lines still buffered: those of
+//	          the last second at most, and at most 64 KiB of them; a crash of the
+//	          machine loses those of the last second (a tick flushes, then syncs)
+//	never     a kill loses what it does with interval; a crash of the machine loses
+//	          what the operating system had not yet written to the disk
 //
-// TestHooksOverhead compares the server with every stage on (none refusing,
-// caching or retrying) against the server without any, as ratios of
-// wall-clock and CPU time per call measured in alternating rounds of one
-// run; bench/hooks.sh compares the binaries over stdio; the README has the
-// figures. Most of the cost is the audit sinks' formatting: the log line's
-// on the call's path, the file line's off it. The output stages look at a result's Go value: the output
-// schema check tells from its type what the schema asks, and redaction
-// encodes it only when a pattern may match one of its strings.
+// The lines lost are always the last ones, never an earlier one, and never
+// part of a line: a partial last line, left by a crash of the machine, is
+// cut off when the file is opened again and skipped by ReadAudit; the
+// records before it are never touched.
 package hooks

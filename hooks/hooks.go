@@ -141,17 +141,17 @@ type AuditConfig struct {
 
 // Fsync says when the audit file is synced to stable storage, and so what a
 // crash loses. With FsyncAlways every record is written and synced before
-// its call returns. Otherwise records are written in batches, within 2 ms
-// of their calls: a crash of the server loses at most those last records,
-// and fsync says what a crash of the machine loses.
+// its call returns. Otherwise records are buffered and written once a
+// second: a kill of the server loses the records of the last second at
+// most, and fsync says what a crash of the machine loses.
 type Fsync string
 
 const (
 	// FsyncAlways syncs after every record, before the call's result is
 	// returned.
 	FsyncAlways Fsync = "always"
-	// FsyncInterval syncs once a second when records were written, and on
-	// Close.
+	// FsyncInterval syncs once a second, when the buffer is written, if
+	// records were written since the last sync, and on Close.
 	FsyncInterval Fsync = "interval"
 	// FsyncNever leaves syncing to the operating system (and Close).
 	FsyncNever Fsync = "never"

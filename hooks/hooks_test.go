@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -112,8 +113,13 @@ func TestAuditFileError(t *testing.T) {
 
 // TestStagesSlots: every slot name Stages uses is one of the server's.
 func TestStagesSlots(t *testing.T) {
-	cfg := allOn(t.TempDir())
-	cfg.Tools = nil
+	cfg := Defaults()
+	cfg.Authorise = AuthoriseConfig{Allow: []string{"scope:plan"}}
+	cfg.RateLimit = RateLimitConfig{Rate: 1e9}
+	cfg.Cache = CacheConfig{Enabled: true}
+	cfg.Retry = RetryConfig{Enabled: true}
+	cfg.Output = OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{20,}`}, Validate: true, MaxTextBytes: 100 << 10}
+	cfg.Audit = AuditConfig{Log: true, File: filepath.Join(t.TempDir(), "audit.jsonl")}
 	h, err := New(cfg, probeTools(t).Tools())
 	if err != nil {
 		t.Fatal(err)
