@@ -72,6 +72,20 @@ type liar struct {
 
 func (liar) MarshalJSON() ([]byte, error) { return []byte(`{"n":"not a number"}`), nil }
 
+// owner is embedded in card: encoding/json promotes its fields, and the
+// output schema lists them as card's own.
+type owner struct {
+	Name  string `json:"name" jsonschema:"The owner."`
+	Email string `json:"email,omitempty" jsonschema:"The owner's address."`
+}
+
+// card is a struct result with an embedded struct.
+type card struct {
+	owner
+	Token string `json:"token" jsonschema:"The card's token."`
+	Uses  int    `json:"uses" jsonschema:"How often it was used."`
+}
+
 // probe is a section of tools for exercising the stages. Its counters
 // say how often each tool's handler ran.
 type probe struct {
@@ -163,6 +177,10 @@ func (pr *probe) section() *sections.Section {
 						return tools.Result[liar]{}, err
 					}
 					return tools.OK("Lied.", liar{N: 1}), nil
+				}),
+			tools.New("p_embed", "Return a struct with an embedded one.", tools.Annotations{Title: "Embed", ReadOnly: true},
+				func(ctx *tools.Context, _ noParams) (tools.Result[card], error) {
+					return tools.OK("Issued.", card{owner: owner{Name: "sk-ABCDEFGHIJKLMNOP", Email: "a@example.com"}, Token: "t", Uses: 2}), nil
 				}),
 			tools.New("p_text", "Return text only.", tools.Annotations{Title: "Text", ReadOnly: true},
 				func(ctx *tools.Context, _ noParams) (tools.Result[string], error) {

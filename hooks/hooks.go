@@ -543,7 +543,7 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 		}
 	}
 	if len(patterns) > 0 {
-		p.redactor = newRedactor(patterns)
+		p.redactor = &Redactor{patterns: patterns}
 	}
 	if validate && t.OutputSchema() != nil {
 		v, err := schema.Compile(t.OutputSchema())

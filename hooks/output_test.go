@@ -34,6 +34,27 @@ func TestRedactOutput(t *testing.T) {
 	}
 }
 
+// TestOutputEmbeddedStruct: a result with an embedded struct is checked
+// and redacted in its JSON form, where encoding/json has promoted the
+// embedded struct's fields: it matches the output schema, and a secret in
+// a promoted field is redacted from the text, the structured content and
+// the session's log.
+func TestOutputEmbeddedStruct(t *testing.T) {
+	h := newHarness(t, Config{Output: OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{16}`}, Validate: true}})
+	cs := newClientSession("s1")
+	r := h.call(context.Background(), cs, "p_embed", map[string]any{})
+	want := "Issued.\n\n" + `{"name":"[REDACTED]","email":"a@example.com","token":"t","uses":2}`
+	if r.IsError || r.text() != want {
+		t.Fatalf("got %q (error %v), want %q", r.text(), r.IsError, want)
+	}
+	if sc := r.StructuredContent; sc["name"] != Redacted || sc["email"] != "a@example.com" || sc["uses"] != 2.0 || len(sc) != 4 {
+		t.Errorf("structured content %v", sc)
+	}
+	if ev := h.last(cs); strings.Contains(mustJSON(t, ev.Value), "sk-") || strings.Contains(ev.Text, "sk-") {
+		t.Errorf("the session log holds the secret: %+v", ev)
+	}
+}
+
 func TestRedactorJSON(t *testing.T) {
 	r, err := NewRedactor(`secret\d`, `a"b`)
 	if err != nil {

@@ -65,7 +65,6 @@ type Tool struct {
 
 	input     json.RawMessage
 	output    json.RawMessage
-	conform   *conformer // for the output schema, or nil
 	validator *schema.Validator
 	defaults  []byte // JSON object of top-level defaults, or nil
 	decode    func(args []byte) (any, error)
@@ -176,16 +175,6 @@ func (t *Tool) InputSchema() json.RawMessage { return t.input }
 // OutputSchema returns the output schema, or nil when the result type is not
 // a struct.
 func (t *Tool) OutputSchema() json.RawMessage { return t.output }
-
-// Conforms reports whether v, a result value of the tool, certainly matches
-// its output schema, telling from v's Go type and the few things the type
-// leaves open (an Enum's value, a finite float, a map that is not nil),
-// without encoding it. False means that v must be checked in its JSON
-// form: it does not match, or its type is one whose encoding the schema
-// does not follow field by field (a custom marshaler, []byte, an
-// interface, an embedded struct), or it is not of the result type (a
-// stage replaced it).
-func (t *Tool) Conforms(v any) bool { return t.conform.conforms(v) }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 
@@ -365,9 +354,8 @@ func (t *Tool) explicitInput(pt reflect.Type) error {
 
 // output is what is inferred from a result type.
 type output struct {
-	schema  json.RawMessage // nil when the type is not a struct
-	conform *conformer
-	err     error
+	schema json.RawMessage // nil when the type is not a struct
+	err    error
 }
 
 // outputs caches the output of each result type met, as tools often share
@@ -381,7 +369,7 @@ func (t *Tool) inferOutput(result reflect.Type) error {
 		o, _ = outputs.LoadOrStore(result, newOutput(result))
 	}
 	out := o.(*output)
-	t.output, t.conform = out.schema, out.conform
+	t.output = out.schema
 	return out.err
 }
 
@@ -402,7 +390,7 @@ func newOutput(result reflect.Type) *output {
 	if err != nil {
 		return &output{err: fmt.Errorf("output schema: %w", err)}
 	}
-	return &output{schema: raw, conform: newConformer(result)}
+	return &output{schema: raw}
 }
 
 // objectSchema marshals s, making sure an object schema lists its
