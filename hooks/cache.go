@@ -125,7 +125,6 @@ func (c *resultCache) generation() uint64 {
 // put stores a copy of out under key, unless the cache was invalidated
 // since generation gen was read.
 func (c *resultCache) put(key string, gen uint64, out *tools.Outcome, now time.Time) {
-	out.Text() // render once, so that copies share the text
 	stored := out.Clone()
 	c.mu.Lock()
 	defer c.mu.Unlock()

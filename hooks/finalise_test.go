@@ -129,7 +129,7 @@ func TestNothingLeaks(t *testing.T) {
 		t.Error("server-wide semaphore slots leaked")
 	}
 	for _, name := range []string{"p_block", "p_write"} {
-		p := h.hooks.byName[name]
+		p := h.hooks.plans[name]
 		if !p.toolSem.TryAcquire(int64(p.toolSemN)) {
 			t.Errorf("%s: semaphore slots leaked", name)
 		}

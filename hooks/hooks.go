@@ -255,8 +255,7 @@ type Hooks struct {
 	cfg    Config
 	logger *slog.Logger
 	now    func() time.Time
-	plans  map[*tools.Tool]*plan
-	byName map[string]*plan
+	plans  map[string]*plan // by tool name
 
 	// The server-wide settings, for tools New was not told about.
 	allow, deny []principal
@@ -268,7 +267,6 @@ type Hooks struct {
 	secrets                            secrets
 	serverSem                          *semaphore.Weighted
 	serverSemN                         int
-	serverRelease                      func(*tools.Outcome)
 	concurrency                        bool
 	sessionQuota                       bool
 
@@ -278,20 +276,17 @@ type Hooks struct {
 
 // plan is what the stages do for one tool, resolved once by New.
 type plan struct {
-	tool *tools.Tool
-
 	allow, deny []principal
 	allowed     bool // allow is not nil
 
-	rate        RateLimitConfig
-	toolRate    ToolRateLimitConfig
-	toolSem     *semaphore.Weighted
-	toolSemN    int
-	toolRelease func(*tools.Outcome)
-	trim        bool
-	cacheable   bool
-	retry       RetryConfig
-	retryable   bool
+	rate      RateLimitConfig
+	toolRate  ToolRateLimitConfig
+	toolSem   *semaphore.Weighted
+	toolSemN  int
+	trim      bool
+	cacheable bool
+	retry     RetryConfig
+	retryable bool
 
 	redactor  *Redactor
 	validator *schema.Validator
@@ -307,8 +302,7 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		cfg:    cfg,
 		logger: cfg.Logger,
 		now:    cfg.Now,
-		plans:  map[*tools.Tool]*plan{},
-		byName: map[string]*plan{},
+		plans:  map[string]*plan{},
 	}
 	if h.logger == nil {
 		h.logger = slog.Default()
@@ -342,7 +336,7 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.plans[t], h.byName[t.Name()] = p, p
+		h.plans[t.Name()] = p
 	}
 	if len(errs) > 0 {
 		slices.SortStableFunc(errs, func(a, b *ConfigError) int { return strings.Compare(a.Key, b.Key) })
@@ -351,7 +345,6 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 
 	if n := cfg.Concurrency.MaxInFlight; n > 0 {
 		h.serverSem, h.serverSemN, h.concurrency = semaphore.NewWeighted(int64(n)), n, true
-		h.serverRelease = releaser(h.serverSem)
 	}
 	h.sessionQuota = cfg.RateLimit.Quota > 0
 	if cfg.Authorise.Allow != nil || len(cfg.Authorise.Deny) > 0 {
@@ -370,12 +363,6 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		h.validate = h.validate || p.validator != nil
 		h.capText = h.capText || p.maxText > 0
 		h.normalise = h.normalise || p.trim
-	}
-	if !h.authorise {
-		// Nobody is refused anything: skip the per-call check.
-		for _, p := range h.plans {
-			p.allow, p.deny, p.allowed = nil, nil, false
-		}
 	}
 	if cfg.Metrics.Enabled {
 		h.metrics = newMetrics()
@@ -453,7 +440,6 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 	key := "tools." + t.Name() + "."
 	ann := t.Annotations()
 	p := &plan{
-		tool:    t,
 		allow:   allow,
 		allowed: h.cfg.Authorise.Allow != nil,
 		deny:    deny,
@@ -483,7 +469,6 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 			bad(key+"concurrency.max_in_flight", "must not be negative, got %d", c.MaxInFlight)
 		} else if c.MaxInFlight > 0 {
 			p.toolSem, p.toolSemN = semaphore.NewWeighted(int64(c.MaxInFlight)), c.MaxInFlight
-			p.toolRelease = releaser(p.toolSem)
 		}
 	}
 	eligible := ann.ReadOnly && ann.Idempotent
@@ -558,19 +543,13 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 // plan returns what the stages do for t. A tool New was not told about
 // gets the server-wide settings.
 func (h *Hooks) plan(t *tools.Tool) *plan {
-	if p, ok := h.plans[t]; ok {
-		return p
-	}
-	if p, ok := h.byName[t.Name()]; ok {
+	if p, ok := h.plans[t.Name()]; ok {
 		return p
 	}
 	p, err := h.newPlan(t, ToolConfig{}, h.allow, h.deny, h.patterns, func(string, string, ...any) {})
 	if err != nil {
 		h.logger.Error("hooks: settings for an unknown tool", "tool", t.Name(), "err", err)
-		return &plan{tool: t}
-	}
-	if !h.authorise {
-		p.allow, p.deny, p.allowed = nil, nil, false
+		return &plan{}
 	}
 	return p
 }

@@ -48,8 +48,8 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s is on by default", stage)
 		}
 	}
-	if h.serverSemN != 64 || h.byName["p_read"].maxText != 100<<10 {
-		t.Errorf("defaults: %d slots, cap %d", h.serverSemN, h.byName["p_read"].maxText)
+	if h.serverSemN != 64 || h.plans["p_read"].maxText != 100<<10 {
+		t.Errorf("defaults: %d slots, cap %d", h.serverSemN, h.plans["p_read"].maxText)
 	}
 	// The zero Config turns everything off.
 	h0, err := New(Config{}, probeTools(t).Tools())

@@ -181,7 +181,7 @@ func (h *Hooks) Redact() tools.Middleware {
 				call.LoggedArgs = args
 			}
 			if v, changed := r.Value(out.Value); changed {
-				out.SetValue(v)
+				out.Value = v
 			}
 			if len(out.Content) > 0 {
 				content := make([]mcp.Content, len(out.Content))

@@ -108,10 +108,7 @@ func (s *Server) pipeline(opts Options) (tools.Handler, error) {
 // contained wraps a stage so that a panic in it becomes an internal-error
 // outcome where it happens: the stages outside see a failed call, like any
 // other, and still run their way out. (Finalise and record recover too, as
-// a last resort.) It is not inlined, so that every stage shares one copy of
-// the wrapper's code.
-//
-//go:noinline
+// a last resort.)
 func contained(mw tools.Middleware) tools.Middleware {
 	return func(next tools.Handler) tools.Handler {
 		h := mw(next)

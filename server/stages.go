@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
 
@@ -51,16 +50,14 @@ func record(next tools.Handler) tools.Handler {
 				call.Logger.Error("recording the call failed", "err", err)
 			}
 			call.Invocation = &ev
-			if call.Logger.Enabled(ctx, slog.LevelDebug) {
-				attrs := []any{"duration", ev.Duration, "success", out.Success}
-				if !out.Success {
-					attrs = append(attrs, "class", out.Class, "message", out.Message)
-				}
-				if out.Err != nil {
-					attrs = append(attrs, "err", out.Err)
-				}
-				call.Logger.Debug("tool call", attrs...)
+			attrs := []any{"duration", ev.Duration, "success", out.Success}
+			if !out.Success {
+				attrs = append(attrs, "class", out.Class, "message", out.Message)
 			}
+			if out.Err != nil {
+				attrs = append(attrs, "err", out.Err)
+			}
+			call.Logger.Debug("tool call", attrs...)
 		}()
 		return next(ctx, call)
 	}

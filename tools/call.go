@@ -70,19 +70,12 @@ type Call struct {
 
 	commitHooks []func(*Outcome) error
 	finalisers  []func(*Outcome)
-	// The first hooks and finalisers are kept here, so that registering
-	// them allocates nothing.
-	commitBuf [2]func(*Outcome) error
-	finalBuf  [4]func(*Outcome)
 }
 
 // OnCommit registers fn to run after the handler succeeds, inside the
 // transaction and before it commits. An error from fn fails the call and
 // rolls the transaction back. Policies use it for their OnResult step.
 func (c *Call) OnCommit(fn func(*Outcome) error) {
-	if c.commitHooks == nil {
-		c.commitHooks = c.commitBuf[:0]
-	}
 	c.commitHooks = append(c.commitHooks, fn)
 }
 
@@ -103,9 +96,6 @@ func (c *Call) RunCommitHooks(o *Outcome) error {
 // outcome the client receives. Stages use it to release what they took (a
 // semaphore slot, a quota unit); Finalise runs them.
 func (c *Call) Finally(fn func(*Outcome)) {
-	if c.finalisers == nil {
-		c.finalisers = c.finalBuf[:0]
-	}
 	c.finalisers = append(c.finalisers, fn)
 }
 

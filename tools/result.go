@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,8 +86,7 @@ const MetaRetryAfterMs = "io.wink-mcp/retryAfterMs"
 // pipeline.
 type Outcome struct {
 	Message string
-	// Value is the result's value. Once stages may have read ValueJSON,
-	// change it with SetValue.
+	// Value is the result's value.
 	Value   any
 	Success bool
 	Exclude bool
@@ -102,10 +100,6 @@ type Outcome struct {
 
 	text     string
 	rendered bool
-
-	valueJSON []byte // the encoding of Value, once ValueJSON ran
-	valueErr  error
-	encoded   bool
 }
 
 // Failure returns a failed outcome of the given class. A stage that returns
@@ -123,32 +117,6 @@ func RetryAfter(class ErrorClass, message string, delay time.Duration) *Outcome 
 	ms := (delay + time.Millisecond - 1) / time.Millisecond
 	o.Meta = map[string]any{MetaRetryAfterMs: int64(ms)}
 	return o
-}
-
-// ValueJSON returns Value encoded as JSON (with <, > and & as themselves),
-// encoding it once for every stage that needs it.
-func (o *Outcome) ValueJSON() ([]byte, error) {
-	if !o.encoded {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		o.valueErr = enc.Encode(o.Value)
-		o.valueJSON = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-		o.encoded = true
-	}
-	return o.valueJSON, o.valueErr
-}
-
-// EncodedValue returns the encoding of Value if ValueJSON has made it
-// (without error), for a sink that would otherwise encode it again.
-func (o *Outcome) EncodedValue() ([]byte, bool) {
-	return o.valueJSON, o.encoded && o.valueErr == nil
-}
-
-// SetValue replaces Value (and forgets its encoding).
-func (o *Outcome) SetValue(v any) {
-	o.Value = v
-	o.valueJSON, o.valueErr, o.encoded = nil, nil, false
 }
 
 // SetText replaces the text block the model reads, for stages that

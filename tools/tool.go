@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -352,45 +351,23 @@ func (t *Tool) explicitInput(pt reflect.Type) error {
 	return nil
 }
 
-// output is what is inferred from a result type.
-type output struct {
-	schema json.RawMessage // nil when the type is not a struct
-	err    error
-}
-
-// outputs caches the output of each result type met, as tools often share
-// one (every planning tool returns the plan). The schemas are never
-// changed once made.
-var outputs sync.Map // reflect.Type -> *output
-
+// inferOutput infers the output schema of a result type: a struct, or a
+// pointer to one, has one; other types have none.
 func (t *Tool) inferOutput(result reflect.Type) error {
-	o, ok := outputs.Load(result)
-	if !ok {
-		o, _ = outputs.LoadOrStore(result, newOutput(result))
+	for result.Kind() == reflect.Pointer {
+		result = result.Elem()
 	}
-	out := o.(*output)
-	t.output = out.schema
-	return out.err
-}
-
-// newOutput infers the output schema of a result type.
-func newOutput(result reflect.Type) *output {
-	rt := result
-	for rt.Kind() == reflect.Pointer {
-		rt = rt.Elem()
+	if result.Kind() != reflect.Struct {
+		return nil
 	}
-	if rt.Kind() != reflect.Struct {
-		return &output{}
-	}
-	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: enumSchemas(rt)})
+	s, err := jsonschema.ForType(result, &jsonschema.ForOptions{TypeSchemas: enumSchemas(result)})
 	if err != nil {
-		return &output{err: fmt.Errorf("output schema: %w", err)}
+		return fmt.Errorf("output schema: %w", err)
 	}
-	raw, err := objectSchema(s)
-	if err != nil {
-		return &output{err: fmt.Errorf("output schema: %w", err)}
+	if t.output, err = objectSchema(s); err != nil {
+		return fmt.Errorf("output schema: %w", err)
 	}
-	return &output{schema: raw}
+	return nil
 }
 
 // objectSchema marshals s, making sure an object schema lists its
