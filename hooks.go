@@ -13,8 +13,6 @@ import (
 	"github.com/wink-mcp/wink-mcp/hooks"
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/sections"
-	"github.com/wink-mcp/wink-mcp/server"
-	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 // newHooks builds the lifecycle stages the configuration's hooks group
@@ -100,15 +98,6 @@ func durationPtr(d *config.Duration) *time.Duration {
 	}
 	v := time.Duration(*d)
 	return &v
-}
-
-// hookStages puts the lifecycle stages into the server's pipeline slots.
-func hookStages(h *hooks.Hooks) map[server.Slot][]tools.Middleware {
-	stages := map[server.Slot][]tools.Middleware{}
-	for slot, mws := range h.Stages() {
-		stages[server.Slot(slot)] = mws
-	}
-	return stages
 }
 
 // hookHandlers are the HTTP handlers of the lifecycle stages: /metrics,

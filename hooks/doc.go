@@ -1,6 +1,7 @@
 // Package hooks holds the lifecycle stages that run around every tool call,
 // each a tools.Middleware with one job. The server composes them into its
-// pipeline through named slots (server.Options.Stages); outermost first:
+// pipeline, each in its slot (tools.Slot, through server.Options.Stages);
+// outermost first:
 //
 //	finalise     (the server's tools.Finalise) runs what stages registered with call.Finally
 //	metrics      Metrics: calls, errors, latency, in-flight gauges (Prometheus)
@@ -35,7 +36,7 @@
 // problem as a ConfigError naming its key. Each accessor (Metrics, Audit,
 // Output, Authorise, RateLimit, Concurrency, Cache, Normalise, Retry)
 // returns its stage, or nil when the configuration leaves it off; Stages
-// returns those that are on by the name of their server slot. Defaults turns on
+// returns those that are on by their slot. Defaults turns on
 // the metrics, the audit to the log, the output cap (100 KiB of text) and a
 // server-wide limit of 64 calls in flight; the rest is off.
 //

@@ -221,7 +221,7 @@ func (h *harness) logged() string { return h.logs.String() }
 
 // options tweak a harness.
 type options struct {
-	extra    map[server.Slot][]tools.Middleware
+	extra    map[tools.Slot][]tools.Middleware
 	policies []policy.Policy
 	deadline time.Duration
 }
@@ -246,7 +246,7 @@ func newHarness(t testing.TB, cfg Config, opts ...func(*options)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	stages := wire(h)
+	stages := h.Stages()
 	for slot, mws := range o.extra {
 		stages[slot] = append(stages[slot], mws...)
 	}
@@ -259,15 +259,6 @@ func newHarness(t testing.TB, cfg Config, opts ...func(*options)) *harness {
 		t.Fatal(err)
 	}
 	return &harness{t: t, probe: pr, hooks: h, srv: srv, logs: logs}
-}
-
-// wire puts the stages of h into the server's slots, as main does.
-func wire(h *Hooks) map[server.Slot][]tools.Middleware {
-	stages := map[server.Slot][]tools.Middleware{}
-	for slot, mws := range h.Stages() {
-		stages[server.Slot(slot)] = mws
-	}
-	return stages
 }
 
 // result is a tools/call result, decoded loosely.

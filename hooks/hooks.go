@@ -624,27 +624,25 @@ func (h *Hooks) Output() []tools.Middleware {
 	return out
 }
 
-// Stages returns the stages that are on, by the name of the server's
-// pipeline slot each belongs in (the values of server.Slot: "metrics",
-// "audit", "output", "authorise", "rate_limit", "concurrency", "cache",
-// "retry"). The server refuses a slot name it does not know.
-func (h *Hooks) Stages() map[string][]tools.Middleware {
-	out := map[string][]tools.Middleware{}
-	add := func(slot string, mws ...tools.Middleware) {
+// Stages returns the stages that are on, by the pipeline slot each
+// belongs in, for server.Options.Stages.
+func (h *Hooks) Stages() map[tools.Slot][]tools.Middleware {
+	out := map[tools.Slot][]tools.Middleware{}
+	add := func(slot tools.Slot, mws ...tools.Middleware) {
 		for _, mw := range mws {
 			if mw != nil {
 				out[slot] = append(out[slot], mw)
 			}
 		}
 	}
-	add("metrics", h.Metrics())
-	add("audit", h.Audit())
-	add("output", h.Output()...)
-	add("authorise", h.Authorise())
-	add("rate_limit", h.RateLimit())
-	add("concurrency", h.Concurrency())
-	add("cache", h.Cache())
-	add("input", h.Normalise())
-	add("retry", h.Retry())
+	add(tools.SlotMetrics, h.Metrics())
+	add(tools.SlotAudit, h.Audit())
+	add(tools.SlotOutput, h.Output()...)
+	add(tools.SlotAuthorise, h.Authorise())
+	add(tools.SlotRateLimit, h.RateLimit())
+	add(tools.SlotConcurrency, h.Concurrency())
+	add(tools.SlotCache, h.Cache())
+	add(tools.SlotInput, h.Normalise())
+	add(tools.SlotRetry, h.Retry())
 	return out
 }

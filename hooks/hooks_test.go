@@ -3,12 +3,11 @@ package hooks
 import (
 	"errors"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/sections"
-	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 func probeTools(t *testing.T) *sections.Tree {
@@ -111,7 +110,8 @@ func TestAuditFileError(t *testing.T) {
 	}
 }
 
-// TestStagesSlots: every slot name Stages uses is one of the server's.
+// TestStagesSlots: every stage that is on is in its slot, the output slot
+// holding the cap, redaction and validation.
 func TestStagesSlots(t *testing.T) {
 	cfg := Defaults()
 	cfg.Authorise = AuthoriseConfig{Allow: []string{"scope:plan"}}
@@ -126,12 +126,12 @@ func TestStagesSlots(t *testing.T) {
 	}
 	defer h.Close()
 	stages := h.Stages()
-	if len(stages) != 8 || len(stages["output"]) != 3 {
-		t.Errorf("stages %v", stages)
-	}
-	for slot := range stages {
-		if !slices.Contains(server.Slots, server.Slot(slot)) {
-			t.Errorf("unknown slot %q", slot)
+	for _, slot := range []tools.Slot{tools.SlotMetrics, tools.SlotAudit, tools.SlotAuthorise, tools.SlotRateLimit, tools.SlotConcurrency, tools.SlotCache, tools.SlotRetry} {
+		if len(stages[slot]) != 1 {
+			t.Errorf("%v: %d stages, want 1", slot, len(stages[slot]))
 		}
+	}
+	if len(stages) != 8 || len(stages[tools.SlotOutput]) != 3 {
+		t.Errorf("stages %v", stages)
 	}
 }

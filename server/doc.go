@@ -4,7 +4,7 @@
 // session state as resources.
 //
 // Every tools/call passes these stages, each a tools.Middleware, in this
-// order (the first is outermost); the slots between them (see Slot) hold
+// order (the first is outermost); the slots between them (see tools.Slot) hold
 // the lifecycle stages of package hooks and any stage a user of the Go API
 // adds through Options.Stages:
 //

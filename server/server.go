@@ -38,11 +38,11 @@ type Options struct {
 	// Deadline bounds each call; zero means DefaultDeadline.
 	Deadline time.Duration
 	// Stages are extra stages by the slot of the pipeline they run in
-	// (see Slot); within a slot the first is outermost. A nil middleware
-	// is skipped, so that a disabled stage can be left in place.
-	Stages map[Slot][]tools.Middleware
+	// (see tools.Slot); within a slot the first is outermost. A nil
+	// middleware is skipped, so that a disabled stage can be left in place.
+	Stages map[tools.Slot][]tools.Middleware
 	// Middleware are extra stages run just before validate, after those
-	// of Stages[SlotInput]; first outermost.
+	// of Stages[tools.SlotInput]; first outermost.
 	Middleware []tools.Middleware
 	// ToolFilter, when set, hides from a client's tools/list every tool
 	// it reports false for; ctx is the request's (it carries the
