@@ -52,8 +52,8 @@ func (h *Hooks) Audit() tools.Middleware {
 func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Outcome) {
 	r := h.plan(call.Tool).redactor
 	rec := AuditRecord{Time: h.now(), Session: call.Session.ID()}
-	if call.Invocation != nil {
-		rec.ToolInvoked = *call.Invocation
+	if out.Invocation != nil {
+		rec.ToolInvoked = *out.Invocation
 	} else {
 		// Not recorded (a pipeline without the record stage): say what
 		// is known.
@@ -61,7 +61,7 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 			CallID: call.ID, Tool: call.Tool.Name(), Args: r.JSON(call.Args),
 			Success: out.Success, Message: out.Message, Text: out.Text(), Value: out.Value,
 			Started: call.Started, Duration: time.Since(call.Started),
-			ErrorClass: string(out.Class), Cached: call.Cached, Retries: max(0, call.Attempts-1),
+			ErrorClass: string(out.Class), Cached: out.Cached, Retries: out.Retries,
 		}
 	}
 	if id, ok := identity.From(ctx); ok {

@@ -16,8 +16,8 @@ import (
 // idempotent whose cache is on, a successful result is kept in the
 // session's cache, keyed by the tool and its arguments (as JSON with sorted
 // keys), and a later call with the same arguments is answered from it
-// without running the tool (call.Cached is set: its ToolInvoked event is
-// marked cached). Any successful call of a tool that is not read-only
+// without running the tool (the outcome is marked Cached, and so is its
+// ToolInvoked event). Any successful call of a tool that is not read-only
 // empties the session's cache. Nil when no tool's cache is on.
 func (h *Hooks) Cache() tools.Middleware {
 	if !h.cache {
@@ -41,7 +41,7 @@ func (h *Hooks) Cache() tools.Middleware {
 			c := session.Attach(call.Session, cacheKey, func() *resultCache { return newResultCache(h.cfg.Cache.MaxEntries) })
 			now := h.now()
 			if out, ok := c.get(key, now, h.cfg.Cache.TTL); ok {
-				call.Cached = true
+				out.Cached, out.Retries = true, 0
 				return out
 			}
 			gen := c.generation()

@@ -20,8 +20,8 @@
 // # Control signals
 //
 // A stage controls the call by what it returns. It responds by returning an
-// outcome without calling the next stage (the cache, on a hit, with
-// call.Cached set). It aborts by returning tools.Failure with a class and a
+// outcome without calling the next stage (the cache, on a hit, with the
+// outcome's Cached set). It aborts by returning tools.Failure with a class and a
 // reason (authorise, quota). It asks the client to retry after a delay by
 // returning tools.RetryAfter, which puts the delay in the result's _meta as
 // well as in the text (rate limit). Whatever it took on the way in (a

@@ -138,6 +138,13 @@ func (pr *probe) section() *sections.Section {
 					}
 					return tools.OK("Done.", reading{Count: current(ctx)}), nil
 				}),
+			tools.New("p_lookup", "Read the count; fail transiently at first.", ro,
+				func(ctx *tools.Context, _ noParams) (tools.Result[reading], error) {
+					if pr.flaky.Add(1) <= pr.failFirst.Load() {
+						return tools.Result[reading]{}, tools.Transient(errors.New("upstream timed out"))
+					}
+					return tools.OK("Read.", reading{Count: current(ctx)}), nil
+				}),
 			tools.New("p_broken", "Fail with a permanent error.", tools.Annotations{Title: "Broken", Idempotent: true},
 				func(ctx *tools.Context, _ noParams) (tools.Result[reading], error) {
 					pr.flaky.Add(1)

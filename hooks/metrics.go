@@ -81,7 +81,7 @@ func (h *Hooks) Metrics() tools.Middleware {
 				m.inFlight.WithLabelValues(name).Dec()
 				outcome := OutcomeSuccess
 				switch {
-				case out.Success && call.Cached:
+				case out.Success && out.Cached:
 					outcome = OutcomeCached
 				case !out.Success:
 					outcome = OutcomeError

@@ -161,7 +161,7 @@ func marshalPlain(v any) ([]byte, error) {
 // matches of the tool's patterns in the text the model reads, the message,
 // the value (in its JSON form, and so the structured content) and extra
 // text blocks, and in the arguments as the session's log and the audit
-// record them (call.LoggedArgs; the handler got them as sent). What the
+// record them (the outcome's LoggedArgs; the handler got them as sent). What the
 // model sees is also what the session's log and the audit sinks keep. Nil
 // when no pattern is set.
 func (h *Hooks) Redact() tools.Middleware {
@@ -178,7 +178,7 @@ func (h *Hooks) Redact() tools.Middleware {
 			out.SetText(r.String(out.Text()))
 			out.Message = r.String(out.Message)
 			if args, changed := r.json(call.Args); changed {
-				call.LoggedArgs = args
+				out.LoggedArgs = args
 			}
 			if v, changed := r.Value(out.Value); changed {
 				out.Value = v

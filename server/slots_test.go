@@ -107,8 +107,7 @@ func TestStageControlSignals(t *testing.T) {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 			switch string(call.Args) {
 			case `{"by":1}`:
-				call.Cached = true
-				return &tools.Outcome{Message: "From the stage.", Success: true}
+				return &tools.Outcome{Message: "From the stage.", Success: true, Cached: true}
 			case `{"by":2}`:
 				return tools.Failure("custom", "Not now.")
 			case `{"by":3}`:

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // Result is what a typed handler returns: a message for the model, a typed
@@ -83,7 +85,7 @@ const (
 const MetaRetryAfterMs = "io.wink-mcp/retryAfterMs"
 
 // Outcome is the untyped result of a call as it travels back through the
-// pipeline.
+// pipeline: the result out, and what the stages report about the call.
 type Outcome struct {
 	Message string
 	// Value is the result's value.
@@ -97,6 +99,21 @@ type Outcome struct {
 	Err error
 	// Meta is sent as the result's _meta object.
 	Meta map[string]any
+
+	// Cached marks an outcome answered from a cache without running the
+	// tool (set by the cache stage).
+	Cached bool
+	// Retries counts the runs of the tool's handler after the first, when
+	// the retry stage ran it again after transient errors.
+	Retries int
+	// LoggedArgs, when set, replace the call's arguments in the session's
+	// log and the audit: the arguments with secrets redacted (set by the
+	// redaction stage; the handler ran with the call's own).
+	LoggedArgs json.RawMessage
+	// Invocation is the event the record stage appended to the session's
+	// log for the call; the stages outside it (audit) read it on their
+	// way out.
+	Invocation *session.ToolInvoked
 
 	text     string
 	rendered bool
