@@ -17,7 +17,7 @@
 //	serialise   one call per session from here to the commit or restore
 //	policies    the tool's section's policies, then the server-wide ones
 //	steps       lets a handler that acts for other tools (apply_edits) have
-//	            each step checked by that tool's policies (Call.Authorize)
+//	            each step checked by that tool's policies (Call.Authorise)
 //	[retry]
 //	transaction snapshot, run the handler, commit or restore
 //	[execute]

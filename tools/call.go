@@ -49,14 +49,14 @@ type Call struct {
 	// Tx is the call's transaction (set by the transaction stage; each
 	// attempt of a retried call has its own).
 	Tx *session.Tx
-	// Authorize, when set (by the server's policy stage), asks whether the
-	// policies that govern the named tool allow a call of it with params
-	// (a value of that tool's params type). A handler that acts for other
+	// Authorise, when set (by the server's steps stage, policy.Steps), asks
+	// whether the policies that govern the named tool allow a call of it
+	// with params (a value of that tool's params type). A handler that acts for other
 	// tools, one step at a time (apply_edits), calls it before each step:
 	// an error is the denial. When allowed, it returns done, which the
 	// handler calls once the step has succeeded, with the step's outcome,
 	// to run the policies' OnResult for it inside this call's transaction.
-	Authorize func(tool string, params any) (done func(*Outcome) error, err error)
+	Authorise func(tool string, params any) (done func(*Outcome) error, err error)
 
 	commitHooks []func(*Outcome) error
 	finalisers  []func(*Outcome)
