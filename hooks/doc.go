@@ -1,33 +1,48 @@
 // Package hooks holds the lifecycle stages that run around every tool call,
-// each a tools.Middleware with one job. The server composes them into its
-// pipeline, each in its slot (tools.Slot, through server.Options.Stages);
-// outermost first:
+// each a tools.Middleware with one job. Stages returns those the
+// configuration turns on, keyed by the pipeline slot each belongs in
+// (tools.Slot), for server.Options.Stages. Outermost first, with the
+// server's own stages between them:
 //
-//	finalise     (the server's tools.Finalise) runs what stages registered with call.Finally
-//	metrics      Metrics: calls, errors, latency, in-flight gauges (Prometheus)
-//	audit        Audit: every ToolInvoked, redacted, to the log and a JSON-lines file
-//	record       (the server's) ToolInvoked to the session's log
-//	output       CapOutput, Redact, ValidateOutput: what the model sees
-//	authorise    Authorise: allow and deny lists by identity; hidden tools (Visible)
-//	rate_limit   RateLimit: token buckets per session and tool, quotas
-//	concurrency  Concurrency: slots per tool and server-wide
-//	cache        Cache: per-session results of read-only, idempotent tools
-//	input        Normalise: trim argument strings, for the tools that ask
-//	validate, deadline, serialise, policies (the server's)
-//	retry        Retry: transient errors of idempotent tools, each attempt its own transaction
-//	transaction, handler (the server's)
+//	(server)         finalise: run the finalisers stages registered with call.Finally
+//	SlotMetrics      Metrics: calls, errors, latency, in-flight gauges (Prometheus)
+//	SlotAudit        Audit: every call's ToolInvoked event, redacted, to the log and a JSON-lines file
+//	(server)         record: append ToolInvoked to the session's log
+//	SlotOutput       CapOutput, Redact, ValidateOutput: what the model sees
+//	SlotAuthorise    Authorise: allow and deny lists by identity; hidden tools (Visible)
+//	SlotRateLimit    RateLimit: token buckets per session and tool, quotas
+//	SlotConcurrency  Concurrency: slots per tool and server-wide
+//	SlotCache        Cache: per-session results of read-only, idempotent tools
+//	SlotInput        Normalise: trim argument strings, for the tools that ask
+//	(server)         validate, deadline, serialise, policies, steps
+//	SlotRetry        Retry: transient errors of idempotent tools, each attempt its own transaction
+//	(server)         transaction, the handler
 //
 // # Control signals
 //
 // A stage controls the call by what it returns. It responds by returning an
-// outcome without calling the next stage (the cache, on a hit, with the
-// outcome's Cached set). It aborts by returning tools.Failure with a class and a
-// reason (authorise, quota). It asks the client to retry after a delay by
+// outcome without calling the next stage (the cache, on a hit, marks it
+// Cached). It aborts by returning tools.Failure with a class and a reason
+// (authorise, quota). It asks the client to retry after a delay by
 // returning tools.RetryAfter, which puts the delay in the result's _meta as
 // well as in the text (rate limit). Whatever it took on the way in (a
-// semaphore slot, a quota unit) it releases in a finaliser
-// (call.Finally), which the server runs once the call is over, on every
-// path, panics included. OnError and Finally wrap a function as a stage.
+// semaphore slot, a quota unit) it releases in a finaliser (call.Finally),
+// which the server runs once the call is over, on every path, panics
+// included. What a stage reports about the call goes on the outcome it
+// returns: Cached (cache), Retries (retry), LoggedArgs (redaction); the
+// audit reads the Invocation the server's record stage left there. OnError
+// and Finally wrap a function as a stage.
+//
+// # Output
+//
+// The output stages work on what the client gets. Redaction replaces the
+// matches of the patterns in the text, the message, extra text blocks and
+// the value, in the value's JSON form (decoded, its strings and keys
+// redacted; a changed value is kept in that generic form), and in the
+// arguments as logged. Output validation marshals the value and validates
+// it against the tool's output schema, inside the call's transaction, so a
+// result that does not match fails the call and restores its state. The
+// cap cuts the text last, so that its marker is never redacted.
 //
 // # Configuration
 //

@@ -161,9 +161,9 @@ func marshalPlain(v any) ([]byte, error) {
 // matches of the tool's patterns in the text the model reads, the message,
 // the value (in its JSON form, and so the structured content) and extra
 // text blocks, and in the arguments as the session's log and the audit
-// record them (the outcome's LoggedArgs; the handler got them as sent). What the
-// model sees is also what the session's log and the audit sinks keep. Nil
-// when no pattern is set.
+// record them (the outcome's LoggedArgs; the handler got them as sent).
+// What the model sees is also what the session's log and the audit sinks
+// keep. Nil when no pattern is set.
 func (h *Hooks) Redact() tools.Middleware {
 	if !h.redact {
 		return nil

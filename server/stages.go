@@ -20,9 +20,9 @@ const (
 
 // record appends a ToolInvoked event to the session's log once the rest of
 // the pipeline has run, and logs the call at debug level. The event is left
-// on the outcome (Invocation) for the stages outside (audit). A panic in a stage
-// inside is recorded as an internal error, so every call that got past
-// lookup is recorded.
+// on the outcome (Invocation) for the stages outside (audit). A panic in a
+// stage inside is recorded as an internal error, so every call that got
+// past lookup is recorded.
 func record(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
 		defer func() {

@@ -51,9 +51,9 @@ type Call struct {
 	Tx *session.Tx
 	// Authorise, when set (by the server's steps stage, policy.Steps), asks
 	// whether the policies that govern the named tool allow a call of it
-	// with params (a value of that tool's params type). A handler that acts for other
-	// tools, one step at a time (apply_edits), calls it before each step:
-	// an error is the denial. When allowed, it returns done, which the
+	// with params (a value of that tool's params type). A handler that
+	// acts for other tools, one step at a time (apply_edits), calls it
+	// before each step: an error is the denial. When allowed, it returns done, which the
 	// handler calls once the step has succeeded, with the step's outcome,
 	// to run the policies' OnResult for it inside this call's transaction.
 	Authorise func(tool string, params any) (done func(*Outcome) error, err error)
