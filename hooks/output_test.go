@@ -55,20 +55,28 @@ func TestOutputEmbeddedStruct(t *testing.T) {
 	}
 }
 
+// TestRedactorJSON: matches are replaced inside the strings and keys of a
+// JSON document, each string on its own (so a pattern anchored at the
+// start matches at the start of every string), and in a value's JSON form.
 func TestRedactorJSON(t *testing.T) {
-	r, err := NewRedactor(`secret\d`, `a"b`)
+	r, err := NewRedactor(`secret\d`, `a"b`, `^begin`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for in, want := range map[string]string{
 		`{"x":"secret1","y":[1,"secret2x"],"secret3":true}`: `{"[REDACTED]":true,"x":"[REDACTED]","y":[1,"[REDACTED]x"]}`,
-		`{"q":"a\"b"}`:           `{"q":"[REDACTED]"}`,
-		`{"n":1.50,"s":"plain"}`: `{"n":1.50,"s":"plain"}`,
-		`not json secret9`:       `not json [REDACTED]`,
+		`{"q":"a\"b"}`:                `{"q":"[REDACTED]"}`,
+		`{"n":1.50,"s":"plain"}`:      `{"n":1.50,"s":"plain"}`,
+		`{"a":"begin begin","b":"x"}`: `{"a":"[REDACTED] begin","b":"x"}`,
+		`not json secret9`:            `not json [REDACTED]`,
 	} {
 		if got := string(r.JSON(json.RawMessage(in))); got != want {
 			t.Errorf("JSON(%s) = %s, want %s", in, got, want)
 		}
+	}
+	v, changed := r.Value(card{owner: owner{Name: "begin here"}, Token: "secret7"})
+	if got := mustJSON(t, v); !changed || got != `{"name":"[REDACTED] here","token":"[REDACTED]","uses":0}` {
+		t.Errorf("Value = %s (changed %v)", got, changed)
 	}
 }
 
