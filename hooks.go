@@ -10,8 +10,6 @@ import (
 	"github.com/wink-mcp/wink-mcp/hooks"
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/sections"
-	"github.com/wink-mcp/wink-mcp/server"
-	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 // newHooks builds the lifecycle stages of the configuration's hooks
@@ -33,15 +31,6 @@ func newHooks(cfg *config.Config, tree *sections.Tree, logger *slog.Logger) (*ho
 		return nil, errs[0]
 	}
 	return nil, errs
-}
-
-// hookStages puts the lifecycle stages into the server's pipeline slots.
-func hookStages(h *hooks.Hooks) map[server.Slot][]tools.Middleware {
-	stages := map[server.Slot][]tools.Middleware{}
-	for slot, mws := range h.Stages() {
-		stages[server.Slot(slot)] = mws
-	}
-	return stages
 }
 
 // hookHandlers are the HTTP handlers of the lifecycle stages: /metrics,

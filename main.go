@@ -248,7 +248,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		Policies:   policies,
 		Deadline:   cfg.Deadline,
 		Logger:     logger,
-		Stages:     hookStages(lifecycle),
+		Stages:     lifecycle.Stages(),
 		ToolFilter: lifecycle.Visible,
 		Setup:      lifecycle.Setup,
 		Handlers:   hookHandlers(lifecycle),

@@ -16,22 +16,22 @@ type AuditConfig struct {
 	Log  bool   `json:"log" jsonschema:"Whether every call is logged at info level."`
 	File string `json:"file" jsonschema:"A JSON-lines file every call is appended to, one whole record per line." schema:"minLength=1"`
 	// Fsync is FsyncInterval when "".
-	Fsync Fsync `json:"fsync" jsonschema:"When the audit file is synced to disk: after every record, before the call returns (always); once a second (interval); or only when closed (never). Without always, records are written in batches within 2 ms of their calls."`
+	Fsync Fsync `json:"fsync" jsonschema:"When the audit file is synced to disk: after every record, before the call returns (always); once a second (interval); or only when closed (never). Without always, a killed server loses the records of its last second at most."`
 }
 
 // Fsync says when the audit file is synced to stable storage, and so what a
 // crash loses. With FsyncAlways every record is written and synced before
-// its call returns. Otherwise records are written in batches, within 2 ms
-// of their calls: a crash of the server loses at most those last records,
-// and fsync says what a crash of the machine loses.
+// its call returns. Otherwise records are buffered and written once a
+// second: a kill of the server loses the records of the last second at
+// most, and fsync says what a crash of the machine loses.
 type Fsync string
 
 const (
 	// FsyncAlways syncs after every record, before the call's result is
 	// returned.
 	FsyncAlways Fsync = "always"
-	// FsyncInterval syncs once a second when records were written, and on
-	// Close.
+	// FsyncInterval syncs once a second, when the buffer is written, if
+	// records were written since the last sync, and on Close.
 	FsyncInterval Fsync = "interval"
 	// FsyncNever leaves syncing to the operating system (and Close).
 	FsyncNever Fsync = "never"
@@ -62,11 +62,11 @@ type AuditRecord struct {
 // Audit returns the audit stage. It runs outside the server's record stage
 // and the output stages, so it sees what the client sees: on the way out it
 // takes the ToolInvoked event the call recorded in the session's log
-// (redacted by the output stage) and hands it to the auditor, which writes
-// it to the log (at info level, when Log is on) before the call returns,
-// and to the JSON-lines file (when File is set) shortly after, or before
-// the call returns with FsyncAlways. A sink that fails is logged; the call's result is
-// unchanged. Nil when both sinks are off.
+// (redacted by the output stage) and writes it, with who made the call, to
+// the log (at info level, when Log is on) and to the JSON-lines file (when
+// File is set; see Fsync for when a line reaches the disk). A sink that
+// fails is logged; the call's result is unchanged. Nil when both sinks are
+// off.
 func (h *Hooks) Audit() tools.Middleware {
 	if h.audit == nil {
 		return nil
@@ -81,28 +81,27 @@ func (h *Hooks) Audit() tools.Middleware {
 }
 
 func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Outcome) {
-	e := auditEntry{ctx: ctx, time: h.now(), session: call.Session.ID(), inv: call.Invocation}
 	r := h.plan(call.Tool).redactor
-	if e.inv == nil {
+	rec := AuditRecord{Time: h.now(), Session: call.Session.ID()}
+	if out.Invocation != nil {
+		rec.ToolInvoked = *out.Invocation
+	} else {
 		// Not recorded (a pipeline without the record stage): say what
 		// is known.
-		e.inv = &session.ToolInvoked{
+		rec.ToolInvoked = session.ToolInvoked{
 			CallID: call.ID, Tool: call.Tool.Name(), Args: r.JSON(call.Args),
 			Success: out.Success, Message: out.Message, Text: out.Text(), Value: out.Value,
 			Started: call.Started, Duration: time.Since(call.Started),
-			ErrorClass: string(out.Class), Cached: call.Cached, Retries: max(0, call.Attempts-1),
+			ErrorClass: string(out.Class), Cached: out.Cached, Retries: out.Retries,
 		}
 	}
 	if id, ok := identity.From(ctx); ok {
-		e.subject, e.scopes = id.Subject, id.Scopes
+		rec.Subject, rec.Scopes = id.Subject, id.Scopes
 	}
 	if out.Err != nil {
-		e.err = r.String(out.Err.Error())
+		rec.Error = r.String(out.Err.Error())
 	}
-	if b, ok := out.EncodedValue(); ok {
-		e.value = b
-	}
-	h.audit.take(e)
+	h.audit.take(ctx, &rec)
 }
 
 // auditLogArgs is how many bytes of a call's arguments its audit log line

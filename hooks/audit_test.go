@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,12 +167,12 @@ func TestAuditOff(t *testing.T) {
 	}
 }
 
-// TestAuditFileBatched: without FsyncAlways, records reach the file soon
-// after their calls without waiting for Close, in the order taken (when
-// the writer falls behind, calls write batches themselves), and Close
-// writes what is still pending; a record taken after Close is dropped
+// TestAuditFileBuffered: without FsyncAlways, records reach the file
+// within a tick of their calls without waiting for Close, whole lines
+// only and in the order taken, even when they overflow the buffer; Close
+// writes what is still buffered; a record taken after Close is dropped
 // with an error in the log.
-func TestAuditFileBatched(t *testing.T) {
+func TestAuditFileBuffered(t *testing.T) {
 	for _, fsync := range []Fsync{FsyncInterval, FsyncNever} {
 		t.Run(string(fsync), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -181,46 +182,114 @@ func TestAuditFileBatched(t *testing.T) {
 				t.Fatal(err)
 			}
 			args := json.RawMessage(`{"text":"` + strings.Repeat("x", 500) + `"}`)
-			entry := func(i int) auditEntry {
-				return auditEntry{ctx: context.Background(), session: "s", inv: &session.ToolInvoked{CallID: strconv.Itoa(i), Tool: "t", Args: args}}
+			take := func(i int) {
+				a.take(context.Background(), &AuditRecord{Session: "s", ToolInvoked: session.ToolInvoked{CallID: strconv.Itoa(i), Tool: "t", Args: args}})
 			}
-			a.take(entry(0))
-			// Written by the writer, not by Close.
-			for deadline := time.Now().Add(10 * time.Second); ; {
-				recs, err := ReadAuditFile(path)
-				if err == nil && len(recs) == 1 {
-					break
+			// inOrder checks that the file holds whole lines, the
+			// records of calls 0 to n-1 or a prefix of them.
+			inOrder := func(n int, whole bool) int {
+				t.Helper()
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
 				}
+				if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+					t.Fatalf("the file ends in a partial line: %q", data[max(0, len(data)-80):])
+				}
+				recs, err := ReadAudit(bytes.NewReader(data))
+				if err != nil || len(recs) > n || whole && len(recs) != n {
+					t.Fatalf("%d records, want %d; err %v", len(recs), n, err)
+				}
+				for i, r := range recs {
+					if r.CallID != strconv.Itoa(i) {
+						t.Fatalf("record %d is call %s", i, r.CallID)
+					}
+				}
+				return len(recs)
+			}
+			take(0)
+			// Written by the ticker, not by Close.
+			for deadline := time.Now().Add(10 * auditTick); inOrder(1, false) == 0; time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
-					t.Fatalf("the record was not written: %d records, err %v", len(recs), err)
+					t.Fatal("the record was not written")
 				}
-				time.Sleep(time.Millisecond)
 			}
-			// More records than maxPending at once.
-			const n = 3 * maxPending
+			// Four buffers' worth of records: the buffer flushes on its
+			// own, whole lines at a time.
+			n := 1 + 4*auditBuffer/len(args)
 			for i := 1; i < n; i++ {
-				a.take(entry(i))
+				take(i)
+			}
+			if inOrder(n, false) < 2*auditBuffer/len(args) {
+				t.Error("the full buffer was not written")
 			}
 			if err := a.close(); err != nil {
 				t.Fatal(err)
 			}
-			recs, err := ReadAuditFile(path)
-			if err != nil || len(recs) != n {
-				t.Fatalf("%d records, want %d; err %v", len(recs), n, err)
-			}
-			for i, r := range recs {
-				if r.CallID != strconv.Itoa(i) {
-					t.Fatalf("record %d is call %s", i, r.CallID)
-				}
-			}
-			a.take(entry(n))
+			inOrder(n, true)
+			take(n)
 			if !strings.Contains(logs.String(), "after the audit was closed") {
 				t.Errorf("a record after close was not reported: %s", logs.String())
 			}
-			if recs, _ := ReadAuditFile(path); len(recs) != n {
-				t.Errorf("%d records after a late one, want %d", len(recs), n)
-			}
+			inOrder(n, true)
 		})
+	}
+}
+
+// TestAuditFileLine: a line of the file is the JSON encoding of its
+// AuditRecord, with the same keys and omissions, and reads back as it.
+func TestAuditFileLine(t *testing.T) {
+	tricky := "quote \" backslash \\ newline \n tab \t nul \x00 utf8 é 日本 \u2028 <html>&"
+	recs := []AuditRecord{
+		{Time: time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)},
+		{
+			Time: time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC), Session: "s", Subject: tricky, Scopes: []string{"a", tricky},
+			ToolInvoked: session.ToolInvoked{
+				CallID: "c1", Tool: "t", Args: json.RawMessage("{\n  \"a\": [1, 2]\n}"), Success: true,
+				Message: tricky, Text: tricky, Value: map[string]any{"k": tricky, "n": 1.5},
+				Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Duration: 1234,
+				ErrorClass: "failure", Cached: true, Retries: 2,
+			},
+			Error: tricky,
+		},
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := newAuditor(AuditConfig{File: path, Fsync: FsyncAlways}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		a.take(context.Background(), &rec)
+	}
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != len(recs) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(recs), data)
+	}
+	for i, rec := range recs {
+		want, err := json.Marshal(&rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, w map[string]any
+		if err := json.Unmarshal([]byte(lines[i]), &g); err != nil {
+			t.Fatalf("line %d: %v\n%s", i, err, lines[i])
+		}
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("line %d:\n got %s\nwant %s", i, lines[i], want)
+		}
+	}
+	if !strings.Contains(lines[1], `<html>&`) {
+		t.Errorf("HTML characters escaped: %s", lines[1])
 	}
 }
 
@@ -233,7 +302,7 @@ func TestAuditValueNotMarshalable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, v := range []any{map[string]int{"a": 1}, make(chan int), []string{"<&>"}} {
-		a.take(auditEntry{ctx: context.Background(), inv: &session.ToolInvoked{CallID: strconv.Itoa(i), Value: v}})
+		a.take(context.Background(), &AuditRecord{ToolInvoked: session.ToolInvoked{CallID: strconv.Itoa(i), Value: v}})
 	}
 	if err := a.close(); err != nil {
 		t.Fatal(err)
@@ -246,7 +315,7 @@ func TestAuditValueNotMarshalable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"value":{"a":1}`, `"value":"<value not marshalable>"`, `"value":["<&>"]`} {
+	for _, want := range []string{`"value":{"a":1}`, `"value":"!ERROR:json: unsupported type: chan int"`, `"value":["<&>"]`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("no %s in\n%s", want, data)
 		}

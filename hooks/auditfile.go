@@ -7,23 +7,44 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"sync"
+	"time"
 )
 
-// auditFile is the audit's JSON-lines file. It is opened with O_APPEND and
-// only this server writes to it. Lines are written whole, a batch at a time;
-// when a write fails part-way, the file is truncated back to its last whole
-// record. When the file is opened and its last line is not whole (the
+// auditFile is the audit's JSON-lines file: a buffered writer over a file
+// opened with O_APPEND, which only this server writes to. slog's handler
+// writes each line whole, with one Write; the buffer is flushed before a
+// line that does not fit, so the file only ever receives whole lines. A
+// ticker flushes the buffer once a second, and syncs the file then with
+// FsyncInterval; with FsyncAlways every line is flushed and synced as it
+// is written. When a write fails part-way, the file is cut back to its
+// last whole line and the lines that were buffered are dropped (the error
+// is logged). When the file is opened and its last line is not whole (the
 // machine crashed while it was written), that partial line is cut off (or
 // given its newline, when only that is missing), so that the next record
-// starts on a line of its own. The auditor serialises its use.
+// starts on a line of its own.
 type auditFile struct {
-	f     *os.File
-	size  int64 // the length of the whole records
-	dirty bool  // written since the last sync
+	logger *slog.Logger
+	fsync  Fsync
+	stop   chan struct{} // closed by close, to stop the ticker
+
+	mu    sync.Mutex
+	out   appendFile    // under buf; out.f is nil once closed
+	buf   *bufio.Writer // over out
+	dirty bool          // written since the last sync
 }
 
-func openAuditFile(path string) (*auditFile, error) {
+const (
+	// auditBuffer is the size of the audit file's buffer.
+	auditBuffer = 64 << 10
+	// auditTick is how often the buffer is flushed (and, with
+	// FsyncInterval, the file synced).
+	auditTick = time.Second
+)
+
+func openAuditFile(path string, fsync Fsync, logger *slog.Logger) (*auditFile, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
@@ -33,7 +54,108 @@ func openAuditFile(path string) (*auditFile, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &auditFile{f: f, size: size}, nil
+	a := &auditFile{logger: logger, fsync: fsync, stop: make(chan struct{}), out: appendFile{f, size}}
+	a.buf = bufio.NewWriterSize(&a.out, auditBuffer)
+	go a.tick()
+	return a, nil
+}
+
+// tick flushes the buffer every auditTick until close.
+func (a *auditFile) tick() {
+	t := time.NewTicker(auditTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+			a.mu.Lock()
+			var err error
+			if a.out.f != nil {
+				err = a.flush(a.fsync == FsyncInterval)
+			}
+			a.mu.Unlock()
+			if err != nil {
+				a.logger.Error("writing the audit file failed", "err", err)
+			}
+		}
+	}
+}
+
+// Write buffers one whole line, flushing the buffer first when the line
+// does not fit, and with FsyncAlways flushes and syncs it.
+func (a *auditFile) Write(line []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.out.f == nil {
+		return 0, os.ErrClosed
+	}
+	if len(line) > a.buf.Available() {
+		if err := a.flush(false); err != nil {
+			return 0, err
+		}
+	}
+	n, err := a.buf.Write(line) // a line longer than the buffer goes straight to the file
+	if err != nil {
+		a.buf.Reset(&a.out)
+		return 0, err
+	}
+	a.dirty = true
+	if a.fsync == FsyncAlways {
+		return n, a.flush(true)
+	}
+	return n, nil
+}
+
+// flush writes the buffered lines to the file and, when sync is set and
+// lines were written since the last sync, syncs it. The lines of a failed
+// write are dropped. a.mu is held.
+func (a *auditFile) flush(sync bool) error {
+	if err := a.buf.Flush(); err != nil {
+		a.buf.Reset(&a.out)
+		return err
+	}
+	if sync && a.dirty {
+		a.dirty = false
+		return a.out.f.Sync()
+	}
+	return nil
+}
+
+// close stops the ticker, writes the buffered lines, syncs and closes the
+// file. Lines written after close fail with os.ErrClosed.
+func (a *auditFile) close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.out.f == nil {
+		return nil
+	}
+	close(a.stop)
+	err := errors.Join(a.flush(false), a.out.f.Sync(), a.out.f.Close())
+	a.out.f = nil
+	if err != nil {
+		return fmt.Errorf("closing the audit file: %w", err)
+	}
+	return nil
+}
+
+// appendFile is the file under the buffer. A write that fails part-way is
+// cut back off, so that no line is ever glued to a partial one.
+type appendFile struct {
+	f    *os.File
+	size int64 // the length of the whole lines in f
+}
+
+func (w *appendFile) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		if n > 0 {
+			err = errors.Join(err, w.f.Truncate(w.size))
+		}
+		return n, err
+	}
+	w.size += int64(n)
+	return n, nil
 }
 
 // repairTail cuts a partial last line off f and returns f's new size.
@@ -80,45 +202,6 @@ func repairTail(f *os.File) (int64, error) {
 		return 0, err
 	}
 	return end, nil
-}
-
-// write appends whole lines.
-func (a *auditFile) write(lines []byte) error {
-	if a.f == nil {
-		return os.ErrClosed
-	}
-	n, err := a.f.Write(lines)
-	if err != nil {
-		if n > 0 {
-			// Never leave a partial record for the next to be glued to.
-			if terr := a.f.Truncate(a.size); terr != nil {
-				err = errors.Join(err, terr)
-			}
-		}
-		return err
-	}
-	a.size += int64(n)
-	a.dirty = true
-	return nil
-}
-
-// sync syncs the file if lines were written since the last sync.
-func (a *auditFile) sync() error {
-	if !a.dirty || a.f == nil {
-		return nil
-	}
-	a.dirty = false
-	return a.f.Sync()
-}
-
-// close syncs and closes the file.
-func (a *auditFile) close() error {
-	if a.f == nil {
-		return nil
-	}
-	err := errors.Join(a.f.Sync(), a.f.Close())
-	a.f = nil
-	return err
 }
 
 // ReadAudit reads the records of an audit file. A last line that is not a

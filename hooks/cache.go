@@ -30,8 +30,8 @@ type ToolCacheConfig struct {
 // idempotent whose cache is on, a successful result is kept in the
 // session's cache, keyed by the tool and its arguments (as JSON with sorted
 // keys), and a later call with the same arguments is answered from it
-// without running the tool (call.Cached is set: its ToolInvoked event is
-// marked cached). Any successful call of a tool that is not read-only
+// without running the tool (the outcome is marked Cached, and so is its
+// ToolInvoked event). Any successful call of a tool that is not read-only
 // empties the session's cache. Nil when no tool's cache is on.
 func (h *Hooks) Cache() tools.Middleware {
 	if !h.cache {
@@ -55,7 +55,7 @@ func (h *Hooks) Cache() tools.Middleware {
 			c := session.Attach(call.Session, cacheKey, func() *resultCache { return newResultCache(h.cfg.Cache.MaxEntries) })
 			now := h.now()
 			if out, ok := c.get(key, now, h.cfg.Cache.TTL); ok {
-				call.Cached = true
+				out.Cached, out.Retries = true, 0
 				return out
 			}
 			gen := c.generation()
@@ -139,7 +139,6 @@ func (c *resultCache) generation() uint64 {
 // put stores a copy of out under key, unless the cache was invalidated
 // since generation gen was read.
 func (c *resultCache) put(key string, gen uint64, out *tools.Outcome, now time.Time) {
-	out.Text() // render once, so that copies share the text
 	stored := out.Clone()
 	c.mu.Lock()
 	defer c.mu.Unlock()

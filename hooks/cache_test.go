@@ -64,8 +64,8 @@ func TestCacheHitsAndInvalidation(t *testing.T) {
 // p_write is neither.
 func TestCacheOnlyReadOnlyIdempotent(t *testing.T) {
 	h := newHarness(t, Config{Cache: CacheConfig{Enabled: true}})
-	for name, p := range h.hooks.byName {
-		ann := p.tool.Annotations()
+	for _, tl := range h.srv.Tools() {
+		name, ann, p := tl.Name(), tl.Annotations(), h.hooks.plans[tl.Name()]
 		if p.cacheable != (ann.ReadOnly && ann.Idempotent) {
 			t.Errorf("%s: cacheable = %v with annotations %+v", name, p.cacheable, ann)
 		}
@@ -86,7 +86,7 @@ func TestCachePerTool(t *testing.T) {
 	if n := h.probe.runs.Load(); n != 1 {
 		t.Errorf("p_read ran %d times, want 1", n)
 	}
-	if h.hooks.byName["p_read2"].cacheable {
+	if h.hooks.plans["p_read2"].cacheable {
 		t.Error("p_read2 is cached without being configured")
 	}
 }

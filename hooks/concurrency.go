@@ -33,12 +33,12 @@ func (h *Hooks) Concurrency() tools.Middleware {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 			p := h.plan(call.Tool)
 			if p.toolSem != nil {
-				if out := acquire(ctx, call, p.toolSem, p.toolSemN, p.toolRelease, "calls of it"); out != nil {
+				if out := acquire(ctx, call, p.toolSem, p.toolSemN, "calls of it"); out != nil {
 					return out
 				}
 			}
 			if h.serverSem != nil {
-				if out := acquire(ctx, call, h.serverSem, h.serverSemN, h.serverRelease, "calls"); out != nil {
+				if out := acquire(ctx, call, h.serverSem, h.serverSemN, "calls"); out != nil {
 					return out
 				}
 			}
@@ -47,10 +47,12 @@ func (h *Hooks) Concurrency() tools.Middleware {
 	}
 }
 
-// acquire takes a slot of sem, waiting until the call's deadline, and
-// registers release, which gives it back; it returns the refusal when no
-// slot came free.
-func acquire(ctx context.Context, call *tools.Call, sem *semaphore.Weighted, n int, release func(*tools.Outcome), what string) *tools.Outcome {
+// acquire takes a slot of sem (of n), waiting for it until the call's
+// deadline, and registers a finaliser that gives it back; it returns the
+// refusal when no slot came free. A free slot is taken even when the
+// deadline has passed: the deadline stage refuses such a call, with a
+// message that says so.
+func acquire(ctx context.Context, call *tools.Call, sem *semaphore.Weighted, n int, what string) *tools.Outcome {
 	if !sem.TryAcquire(1) {
 		wait := ctx
 		if !call.Deadline.IsZero() {
@@ -65,12 +67,6 @@ func acquire(ctx context.Context, call *tools.Call, sem *semaphore.Weighted, n i
 			return tools.Failure(tools.ClassBusy, fmt.Sprintf("Tool '%s' could not start before its deadline (%s): %d %s already in flight.", call.Tool.Name(), call.Timeout, n, what))
 		}
 	}
-	call.Finally(release)
+	call.Finally(func(*tools.Outcome) { sem.Release(1) })
 	return nil
-}
-
-// releaser returns the finaliser that gives a slot of sem back, made once
-// per semaphore rather than once per call.
-func releaser(sem *semaphore.Weighted) func(*tools.Outcome) {
-	return func(*tools.Outcome) { sem.Release(1) }
 }

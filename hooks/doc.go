@@ -1,32 +1,48 @@
 // Package hooks holds the lifecycle stages that run around every tool call,
-// each a tools.Middleware with one job. The server composes them into its
-// pipeline through named slots (server.Options.Stages); outermost first:
+// each a tools.Middleware with one job. Stages returns those the
+// configuration turns on, keyed by the pipeline slot each belongs in
+// (tools.Slot), for server.Options.Stages. Outermost first, with the
+// server's own stages between them:
 //
-//	finalise     (the server's tools.Finalise) runs what stages registered with call.Finally
-//	metrics      Metrics: calls, errors, latency, in-flight gauges (Prometheus)
-//	audit        Audit: every ToolInvoked, redacted, to the log and a JSON-lines file
-//	record       (the server's) ToolInvoked to the session's log
-//	output       CapOutput, Redact, ValidateOutput: what the model sees
-//	authorise    Authorise: allow and deny lists by identity; hidden tools (Visible)
-//	rate_limit   RateLimit: token buckets per session and tool, quotas
-//	concurrency  Concurrency: slots per tool and server-wide
-//	cache        Cache: per-session results of read-only, idempotent tools
-//	input        Normalise: trim argument strings, for the tools that ask
-//	validate, deadline, serialise, policies (the server's)
-//	retry        Retry: transient errors of idempotent tools, each attempt its own transaction
-//	transaction, handler (the server's)
+//	(server)         finalise: run the finalisers stages registered with call.Finally
+//	SlotMetrics      Metrics: calls, errors, latency, in-flight gauges (Prometheus)
+//	SlotAudit        Audit: every call's ToolInvoked event, redacted, to the log and a JSON-lines file
+//	(server)         record: append ToolInvoked to the session's log
+//	SlotOutput       CapOutput, Redact, ValidateOutput: what the model sees
+//	SlotAuthorise    Authorise: allow and deny lists by identity; hidden tools (Visible)
+//	SlotRateLimit    RateLimit: token buckets per session and tool, quotas
+//	SlotConcurrency  Concurrency: slots per tool and server-wide
+//	SlotCache        Cache: per-session results of read-only, idempotent tools
+//	SlotInput        Normalise: trim argument strings, for the tools that ask
+//	(server)         validate, deadline, serialise, policies, steps
+//	SlotRetry        Retry: transient errors of idempotent tools, each attempt its own transaction
+//	(server)         transaction, the handler
 //
 // # Control signals
 //
 // A stage controls the call by what it returns. It responds by returning an
-// outcome without calling the next stage (the cache, on a hit, with
-// call.Cached set). It aborts by returning tools.Failure with a class and a
-// reason (authorise, quota). It asks the client to retry after a delay by
+// outcome without calling the next stage (the cache, on a hit, marks it
+// Cached). It aborts by returning tools.Failure with a class and a reason
+// (authorise, quota). It asks the client to retry after a delay by
 // returning tools.RetryAfter, which puts the delay in the result's _meta as
 // well as in the text (rate limit). Whatever it took on the way in (a
-// semaphore slot, a quota unit) it releases in a finaliser
-// (call.Finally), which the server runs once the call is over, on every
-// path, panics included. OnError and Finally wrap a function as a stage.
+// semaphore slot, a quota unit) it releases in a finaliser (call.Finally),
+// which the server runs once the call is over, on every path, panics
+// included. What a stage reports about the call goes on the outcome it
+// returns: Cached (cache), Retries (retry), LoggedArgs (redaction); the
+// audit reads the Invocation the server's record stage left there. OnError
+// and Finally wrap a function as a stage.
+//
+// # Output
+//
+// The output stages work on what the client gets. Redaction replaces the
+// matches of the patterns in the text, the message, extra text blocks and
+// the value, in the value's JSON form (decoded, its strings and keys
+// redacted; a changed value is kept in that generic form), and in the
+// arguments as logged. Output validation marshals the value and validates
+// it against the tool's output schema, inside the call's transaction, so a
+// result that does not match fails the call and restores its state. The
+// cap cuts the text last, so that its marker is never redacted.
 //
 // # Configuration
 //
@@ -35,7 +51,7 @@
 // problem as a ConfigError naming its key. Each accessor (Metrics, Audit,
 // Output, Authorise, RateLimit, Concurrency, Cache, Normalise, Retry)
 // returns its stage, or nil when the configuration leaves it off; Stages
-// returns those that are on by the name of their server slot. Defaults turns on
+// returns those that are on by their slot. Defaults turns on
 // the metrics, the audit to the log, the output cap (100 KiB of text) and a
 // server-wide limit of 64 calls in flight; the rest is off.
 //
@@ -63,27 +79,22 @@
 // # Audit file
 //
 // The audit file holds one JSON object per line (AuditRecord), in the
-// order of the calls. A call writes its audit log line itself, as any log
-// line, and hands its file record to the auditor, which writes the file
-// lines a batch at a time, off the call's path, within 2 ms, with one write
-// call on a file opened with O_APPEND: a crash of the server loses at most
-// those last records, and calls never wait for the disk. With Fsync
-// "always" a call instead writes its record and syncs the file before its
-// result is returned. Fsync says when the file is synced to disk: after
-// every record (always), once a second (interval, the default) or when it
-// is closed (never). A partial last line, left by
-// a crash of the machine, is cut off when the file is opened again and
-// skipped by ReadAudit; the records before it are never touched. Close
-// writes what is pending.
+// order of the calls, written by log/slog's JSON handler into a 64 KiB
+// buffer over a file opened with O_APPEND. A call writes its audit log
+// line and its file line itself; the file gets whole lines only, as the
+// buffer is flushed before a line that does not fit. A ticker flushes the
+// buffer once a second, and Close (on exit) flushes it, syncs and closes
+// the file. What a crash loses, by Fsync:
 //
-// # Cost
+//	always    nothing: a call's line is written and synced before its result is returned
+//	interval  a kill of the server (SIGKILL) loses the lines still buffered: those of
+//	          the last second at most, and at most 64 KiB of them; a crash of the
+//	          machine loses those of the last second (a tick flushes, then syncs)
+//	never     a kill loses what it does with interval; a crash of the machine loses
+//	          what the operating system had not yet written to the disk
 //
-// TestHooksOverhead compares the server with every stage on (none refusing,
-// caching or retrying) against the server without any, as ratios of
-// wall-clock and CPU time per call measured in alternating rounds of one
-// run; bench/hooks.sh compares the binaries over stdio; the README has the
-// figures. Most of the cost is the audit sinks' formatting: the log line's
-// on the call's path, the file line's off it. The output stages look at a result's Go value: the output
-// schema check tells from its type what the schema asks, and redaction
-// encodes it only when a pattern may match one of its strings.
+// The lines lost are always the last ones, never an earlier one, and never
+// part of a line: a partial last line, left by a crash of the machine, is
+// cut off when the file is opened again and skipped by ReadAudit; the
+// records before it are never touched.
 package hooks

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
@@ -63,10 +62,10 @@ func TestNothingLeaks(t *testing.T) {
 	}
 	h := newHarness(t, cfg, func(o *options) {
 		o.policies = append(o.policies, denyThirteen{})
-		o.extra = map[server.Slot][]tools.Middleware{
-			server.SlotMetrics: {panicIf("outer-boom")},
-			server.SlotInput:   {panicIf("inner-boom")},
-			server.SlotExecute: {panicIf("exec-boom")},
+		o.extra = map[tools.Slot][]tools.Middleware{
+			tools.SlotMetrics: {panicIf("outer-boom")},
+			tools.SlotInput:   {panicIf("inner-boom")},
+			tools.SlotExecute: {panicIf("exec-boom")},
 		}
 	})
 	h.probe.failFirst.Store(1 << 30) // p_flaky always fails
@@ -129,7 +128,7 @@ func TestNothingLeaks(t *testing.T) {
 		t.Error("server-wide semaphore slots leaked")
 	}
 	for _, name := range []string{"p_block", "p_write"} {
-		p := h.hooks.byName[name]
+		p := h.hooks.plans[name]
 		if !p.toolSem.TryAcquire(int64(p.toolSemN)) {
 			t.Errorf("%s: semaphore slots leaked", name)
 		}
@@ -180,9 +179,9 @@ func TestFinalisersRunOnEveryPath(t *testing.T) {
 	cfg := Config{Output: OutputConfig{Validate: true}}
 	h := newHarness(t, cfg, func(o *options) {
 		o.policies = append(o.policies, denyThirteen{})
-		o.extra = map[server.Slot][]tools.Middleware{
-			server.SlotAuthorise: {fin, onErr},
-			server.SlotInput:     {panicIf("inner-boom")},
+		o.extra = map[tools.Slot][]tools.Middleware{
+			tools.SlotAuthorise: {fin, onErr},
+			tools.SlotInput:     {panicIf("inner-boom")},
 		}
 	})
 	cs := newClientSession("s")

@@ -72,6 +72,20 @@ type liar struct {
 
 func (liar) MarshalJSON() ([]byte, error) { return []byte(`{"n":"not a number"}`), nil }
 
+// owner is embedded in card: encoding/json promotes its fields, and the
+// output schema lists them as card's own.
+type owner struct {
+	Name  string `json:"name" jsonschema:"The owner."`
+	Email string `json:"email,omitempty" jsonschema:"The owner's address."`
+}
+
+// card is a struct result with an embedded struct.
+type card struct {
+	owner
+	Token string `json:"token" jsonschema:"The card's token."`
+	Uses  int    `json:"uses" jsonschema:"How often it was used."`
+}
+
 // probe is a section of tools for exercising the stages. Its counters
 // say how often each tool's handler ran.
 type probe struct {
@@ -124,6 +138,13 @@ func (pr *probe) section() *sections.Section {
 					}
 					return tools.OK("Done.", reading{Count: current(ctx)}), nil
 				}),
+			tools.New("p_lookup", "Read the count; fail transiently at first.", ro,
+				func(ctx *tools.Context, _ noParams) (tools.Result[reading], error) {
+					if pr.flaky.Add(1) <= pr.failFirst.Load() {
+						return tools.Result[reading]{}, tools.Transient(errors.New("upstream timed out"))
+					}
+					return tools.OK("Read.", reading{Count: current(ctx)}), nil
+				}),
 			tools.New("p_broken", "Fail with a permanent error.", tools.Annotations{Title: "Broken", Idempotent: true},
 				func(ctx *tools.Context, _ noParams) (tools.Result[reading], error) {
 					pr.flaky.Add(1)
@@ -164,6 +185,10 @@ func (pr *probe) section() *sections.Section {
 					}
 					return tools.OK("Lied.", liar{N: 1}), nil
 				}),
+			tools.New("p_embed", "Return a struct with an embedded one.", tools.Annotations{Title: "Embed", ReadOnly: true},
+				func(ctx *tools.Context, _ noParams) (tools.Result[card], error) {
+					return tools.OK("Issued.", card{owner: owner{Name: "sk-ABCDEFGHIJKLMNOP", Email: "a@example.com"}, Token: "t", Uses: 2}), nil
+				}),
 			tools.New("p_text", "Return text only.", tools.Annotations{Title: "Text", ReadOnly: true},
 				func(ctx *tools.Context, _ noParams) (tools.Result[string], error) {
 					return tools.OK("Plain.", "text"), nil
@@ -198,17 +223,12 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// logged returns what was logged, the audit records taken so far included.
-func (h *harness) logged() string {
-	if h.hooks.audit != nil {
-		h.hooks.audit.flush()
-	}
-	return h.logs.String()
-}
+// logged returns what was logged.
+func (h *harness) logged() string { return h.logs.String() }
 
 // options tweak a harness.
 type options struct {
-	extra    map[server.Slot][]tools.Middleware
+	extra    map[tools.Slot][]tools.Middleware
 	policies []policy.Policy
 	deadline time.Duration
 }
@@ -233,7 +253,7 @@ func newHarness(t testing.TB, cfg Config, opts ...func(*options)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	stages := wire(h)
+	stages := h.Stages()
 	for slot, mws := range o.extra {
 		stages[slot] = append(stages[slot], mws...)
 	}
@@ -246,15 +266,6 @@ func newHarness(t testing.TB, cfg Config, opts ...func(*options)) *harness {
 		t.Fatal(err)
 	}
 	return &harness{t: t, probe: pr, hooks: h, srv: srv, logs: logs}
-}
-
-// wire puts the stages of h into the server's slots, as main does.
-func wire(h *Hooks) map[server.Slot][]tools.Middleware {
-	stages := map[server.Slot][]tools.Middleware{}
-	for slot, mws := range h.Stages() {
-		stages[server.Slot(slot)] = mws
-	}
-	return stages
 }
 
 // result is a tools/call result, decoded loosely.

@@ -145,8 +145,7 @@ type Hooks struct {
 	cfg    Config
 	logger *slog.Logger
 	now    func() time.Time
-	plans  map[*tools.Tool]*plan
-	byName map[string]*plan
+	plans  map[string]*plan // by tool name
 
 	// The server-wide settings, for tools New was not told about.
 	allow, deny []principal
@@ -158,7 +157,6 @@ type Hooks struct {
 	secrets                            secrets
 	serverSem                          *semaphore.Weighted
 	serverSemN                         int
-	serverRelease                      func(*tools.Outcome)
 	concurrency                        bool
 	sessionQuota                       bool
 
@@ -168,20 +166,17 @@ type Hooks struct {
 
 // plan is what the stages do for one tool, resolved once by New.
 type plan struct {
-	tool *tools.Tool
-
 	allow, deny []principal
 	allowed     bool // allow is not nil
 
-	rate        RateLimitConfig
-	toolRate    ToolRateLimitConfig
-	toolSem     *semaphore.Weighted
-	toolSemN    int
-	toolRelease func(*tools.Outcome)
-	trim        bool
-	cacheable   bool
-	retry       RetryConfig
-	retryable   bool
+	rate      RateLimitConfig
+	toolRate  ToolRateLimitConfig
+	toolSem   *semaphore.Weighted
+	toolSemN  int
+	trim      bool
+	cacheable bool
+	retry     RetryConfig
+	retryable bool
 
 	redactor  *Redactor
 	validator *schema.Validator
@@ -197,8 +192,7 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		cfg:    cfg,
 		logger: cfg.Logger,
 		now:    cfg.Now,
-		plans:  map[*tools.Tool]*plan{},
-		byName: map[string]*plan{},
+		plans:  map[string]*plan{},
 	}
 	if h.logger == nil {
 		h.logger = slog.Default()
@@ -232,7 +226,7 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.plans[t], h.byName[t.Name()] = p, p
+		h.plans[t.Name()] = p
 	}
 	if len(errs) > 0 {
 		slices.SortStableFunc(errs, func(a, b *ConfigError) int { return strings.Compare(a.Key, b.Key) })
@@ -241,7 +235,6 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 
 	if n := cfg.Concurrency.MaxInFlight; n > 0 {
 		h.serverSem, h.serverSemN, h.concurrency = semaphore.NewWeighted(int64(n)), n, true
-		h.serverRelease = releaser(h.serverSem)
 	}
 	h.sessionQuota = cfg.RateLimit.Quota > 0
 	if cfg.Authorise.Allow != nil || len(cfg.Authorise.Deny) > 0 {
@@ -260,12 +253,6 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		h.validate = h.validate || p.validator != nil
 		h.capText = h.capText || p.maxText > 0
 		h.normalise = h.normalise || p.trim
-	}
-	if !h.authorise {
-		// Nobody is refused anything: skip the per-call check.
-		for _, p := range h.plans {
-			p.allow, p.deny, p.allowed = nil, nil, false
-		}
 	}
 	if cfg.Metrics.Enabled {
 		h.metrics = newMetrics()
@@ -343,7 +330,6 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 	key := "tools." + t.Name() + "."
 	ann := t.Annotations()
 	p := &plan{
-		tool:    t,
 		allow:   allow,
 		allowed: h.cfg.Authorise.Allow != nil,
 		deny:    deny,
@@ -373,7 +359,6 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 			bad(key+"concurrency.max_in_flight", "must not be negative, got %d", c.MaxInFlight)
 		} else if c.MaxInFlight > 0 {
 			p.toolSem, p.toolSemN = semaphore.NewWeighted(int64(c.MaxInFlight)), c.MaxInFlight
-			p.toolRelease = releaser(p.toolSem)
 		}
 	}
 	eligible := ann.ReadOnly && ann.Idempotent
@@ -433,7 +418,7 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 		}
 	}
 	if len(patterns) > 0 {
-		p.redactor = newRedactor(patterns)
+		p.redactor = &Redactor{patterns: patterns}
 	}
 	if validate && t.OutputSchema() != nil {
 		v, err := schema.Compile(t.OutputSchema())
@@ -448,19 +433,13 @@ func (h *Hooks) newPlan(t *tools.Tool, tc ToolConfig, allow, deny []principal, s
 // plan returns what the stages do for t. A tool New was not told about
 // gets the server-wide settings.
 func (h *Hooks) plan(t *tools.Tool) *plan {
-	if p, ok := h.plans[t]; ok {
-		return p
-	}
-	if p, ok := h.byName[t.Name()]; ok {
+	if p, ok := h.plans[t.Name()]; ok {
 		return p
 	}
 	p, err := h.newPlan(t, ToolConfig{}, h.allow, h.deny, h.patterns, func(string, string, ...any) {})
 	if err != nil {
 		h.logger.Error("hooks: settings for an unknown tool", "tool", t.Name(), "err", err)
-		return &plan{tool: t}
-	}
-	if !h.authorise {
-		p.allow, p.deny, p.allowed = nil, nil, false
+		return &plan{}
 	}
 	return p
 }
@@ -539,27 +518,25 @@ func (h *Hooks) Output() []tools.Middleware {
 	return out
 }
 
-// Stages returns the stages that are on, by the name of the server's
-// pipeline slot each belongs in (the values of server.Slot: "metrics",
-// "audit", "output", "authorise", "rate_limit", "concurrency", "cache",
-// "retry"). The server refuses a slot name it does not know.
-func (h *Hooks) Stages() map[string][]tools.Middleware {
-	out := map[string][]tools.Middleware{}
-	add := func(slot string, mws ...tools.Middleware) {
+// Stages returns the stages that are on, by the pipeline slot each
+// belongs in, for server.Options.Stages.
+func (h *Hooks) Stages() map[tools.Slot][]tools.Middleware {
+	out := map[tools.Slot][]tools.Middleware{}
+	add := func(slot tools.Slot, mws ...tools.Middleware) {
 		for _, mw := range mws {
 			if mw != nil {
 				out[slot] = append(out[slot], mw)
 			}
 		}
 	}
-	add("metrics", h.Metrics())
-	add("audit", h.Audit())
-	add("output", h.Output()...)
-	add("authorise", h.Authorise())
-	add("rate_limit", h.RateLimit())
-	add("concurrency", h.Concurrency())
-	add("cache", h.Cache())
-	add("input", h.Normalise())
-	add("retry", h.Retry())
+	add(tools.SlotMetrics, h.Metrics())
+	add(tools.SlotAudit, h.Audit())
+	add(tools.SlotOutput, h.Output()...)
+	add(tools.SlotAuthorise, h.Authorise())
+	add(tools.SlotRateLimit, h.RateLimit())
+	add(tools.SlotConcurrency, h.Concurrency())
+	add(tools.SlotCache, h.Cache())
+	add(tools.SlotInput, h.Normalise())
+	add(tools.SlotRetry, h.Retry())
 	return out
 }

@@ -2,12 +2,12 @@ package hooks
 
 import (
 	"errors"
-	"slices"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/sections"
-	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 func probeTools(t *testing.T) *sections.Tree {
@@ -47,8 +47,8 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s is on by default", stage)
 		}
 	}
-	if h.serverSemN != 64 || h.byName["p_read"].maxText != 100<<10 {
-		t.Errorf("defaults: %d slots, cap %d", h.serverSemN, h.byName["p_read"].maxText)
+	if h.serverSemN != 64 || h.plans["p_read"].maxText != 100<<10 {
+		t.Errorf("defaults: %d slots, cap %d", h.serverSemN, h.plans["p_read"].maxText)
 	}
 	// The zero Config turns everything off.
 	h0, err := New(Config{}, probeTools(t).Tools())
@@ -110,29 +110,28 @@ func TestAuditFileError(t *testing.T) {
 	}
 }
 
-// TestStagesSlots: every slot name Stages uses, with every stage on, is one
-// of the server's.
+// TestStagesSlots: every stage that is on is in its slot, the output slot
+// holding the cap, redaction and validation.
 func TestStagesSlots(t *testing.T) {
 	cfg := Defaults()
 	cfg.Authorise = AuthoriseConfig{Allow: []string{"scope:plan"}}
-	cfg.RateLimit = RateLimitConfig{Rate: 1e9, Burst: 1 << 30, Quota: 1 << 62}
-	cfg.Concurrency = ConcurrencyConfig{MaxInFlight: 64}
+	cfg.RateLimit = RateLimitConfig{Rate: 1e9}
 	cfg.Cache = CacheConfig{Enabled: true}
 	cfg.Retry = RetryConfig{Enabled: true}
 	cfg.Output = OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{20,}`}, Validate: true, MaxTextBytes: 100 << 10}
-	cfg.Audit = AuditConfig{Log: true, File: t.TempDir() + "/audit.jsonl", Fsync: FsyncInterval}
+	cfg.Audit = AuditConfig{Log: true, File: filepath.Join(t.TempDir(), "audit.jsonl")}
 	h, err := New(cfg, probeTools(t).Tools())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
 	stages := h.Stages()
-	if len(stages) != 8 || len(stages["output"]) != 3 {
-		t.Errorf("stages %v", stages)
-	}
-	for slot := range stages {
-		if !slices.Contains(server.Slots, server.Slot(slot)) {
-			t.Errorf("unknown slot %q", slot)
+	for _, slot := range []tools.Slot{tools.SlotMetrics, tools.SlotAudit, tools.SlotAuthorise, tools.SlotRateLimit, tools.SlotConcurrency, tools.SlotCache, tools.SlotRetry} {
+		if len(stages[slot]) != 1 {
+			t.Errorf("%v: %d stages, want 1", slot, len(stages[slot]))
 		}
+	}
+	if len(stages) != 8 || len(stages[tools.SlotOutput]) != 3 {
+		t.Errorf("stages %v", stages)
 	}
 }

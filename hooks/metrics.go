@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,17 +32,6 @@ type metrics struct {
 	errors   *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	inFlight *prometheus.GaugeVec
-
-	mu    sync.RWMutex
-	tools map[string]*toolMetrics
-}
-
-// toolMetrics are one tool's collectors, looked up once.
-type toolMetrics struct {
-	inFlight                prometheus.Gauge
-	success, cached, failed prometheus.Counter
-	latSuccess, latCached   prometheus.Observer
-	latError                prometheus.Observer
 }
 
 func newMetrics() *metrics {
@@ -66,35 +54,10 @@ func newMetrics() *metrics {
 			Name: "wink_tool_calls_in_flight",
 			Help: "Tool calls in flight by tool.",
 		}, []string{"tool"}),
-		tools: map[string]*toolMetrics{},
 	}
 	m.registry.MustRegister(m.calls, m.errors, m.latency, m.inFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
-}
-
-func (m *metrics) forTool(name string) *toolMetrics {
-	m.mu.RLock()
-	tm := m.tools[name]
-	m.mu.RUnlock()
-	if tm != nil {
-		return tm
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if tm = m.tools[name]; tm == nil {
-		tm = &toolMetrics{
-			inFlight:   m.inFlight.WithLabelValues(name),
-			success:    m.calls.WithLabelValues(name, OutcomeSuccess),
-			cached:     m.calls.WithLabelValues(name, OutcomeCached),
-			failed:     m.calls.WithLabelValues(name, OutcomeError),
-			latSuccess: m.latency.WithLabelValues(name, OutcomeSuccess),
-			latCached:  m.latency.WithLabelValues(name, OutcomeCached),
-			latError:   m.latency.WithLabelValues(name, OutcomeError),
-		}
-		m.tools[name] = tm
-	}
-	return tm
 }
 
 func (m *metrics) handler() http.Handler {
@@ -114,26 +77,23 @@ func (h *Hooks) Metrics() tools.Middleware {
 	m := h.metrics
 	return func(next tools.Handler) tools.Handler {
 		return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
-			tm := m.forTool(call.Tool.Name())
-			tm.inFlight.Inc()
+			name := call.Tool.Name()
+			m.inFlight.WithLabelValues(name).Inc()
 			defer func() {
 				if p := recover(); p != nil {
 					out = tools.Panicked(call, p)
 				}
-				tm.inFlight.Dec()
-				d := time.Since(call.Started).Seconds()
+				m.inFlight.WithLabelValues(name).Dec()
+				outcome := OutcomeSuccess
 				switch {
-				case out.Success && call.Cached:
-					tm.cached.Inc()
-					tm.latCached.Observe(d)
-				case out.Success:
-					tm.success.Inc()
-					tm.latSuccess.Observe(d)
-				default:
-					tm.failed.Inc()
-					tm.latError.Observe(d)
-					m.errors.WithLabelValues(call.Tool.Name(), string(out.Class)).Inc()
+				case out.Success && out.Cached:
+					outcome = OutcomeCached
+				case !out.Success:
+					outcome = OutcomeError
+					m.errors.WithLabelValues(name, string(out.Class)).Inc()
 				}
+				m.calls.WithLabelValues(name, outcome).Inc()
+				m.latency.WithLabelValues(name, outcome).Observe(time.Since(call.Started).Seconds())
 			}()
 			return next(ctx, call)
 		}

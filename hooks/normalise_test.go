@@ -58,7 +58,7 @@ func TestSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Name: "t", Version: "1", Tree: tree, Stages: wire(hk), Setup: hk.Setup})
+	srv, err := server.New(server.Options{Name: "t", Version: "1", Tree: tree, Stages: hk.Stages(), Setup: hk.Setup})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,20 +34,49 @@ func TestRedactOutput(t *testing.T) {
 	}
 }
 
+// TestOutputEmbeddedStruct: a result with an embedded struct is checked
+// and redacted in its JSON form, where encoding/json has promoted the
+// embedded struct's fields: it matches the output schema, and a secret in
+// a promoted field is redacted from the text, the structured content and
+// the session's log.
+func TestOutputEmbeddedStruct(t *testing.T) {
+	h := newHarness(t, Config{Output: OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{16}`}, Validate: true}})
+	cs := newClientSession("s1")
+	r := h.call(context.Background(), cs, "p_embed", map[string]any{})
+	want := "Issued.\n\n" + `{"name":"[REDACTED]","email":"a@example.com","token":"t","uses":2}`
+	if r.IsError || r.text() != want {
+		t.Fatalf("got %q (error %v), want %q", r.text(), r.IsError, want)
+	}
+	if sc := r.StructuredContent; sc["name"] != Redacted || sc["email"] != "a@example.com" || sc["uses"] != 2.0 || len(sc) != 4 {
+		t.Errorf("structured content %v", sc)
+	}
+	if ev := h.last(cs); strings.Contains(mustJSON(t, ev.Value), "sk-") || strings.Contains(ev.Text, "sk-") {
+		t.Errorf("the session log holds the secret: %+v", ev)
+	}
+}
+
+// TestRedactorJSON: matches are replaced inside the strings and keys of a
+// JSON document, each string on its own (so a pattern anchored at the
+// start matches at the start of every string), and in a value's JSON form.
 func TestRedactorJSON(t *testing.T) {
-	r, err := NewRedactor(`secret\d`, `a"b`)
+	r, err := NewRedactor(`secret\d`, `a"b`, `^begin`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for in, want := range map[string]string{
 		`{"x":"secret1","y":[1,"secret2x"],"secret3":true}`: `{"[REDACTED]":true,"x":"[REDACTED]","y":[1,"[REDACTED]x"]}`,
-		`{"q":"a\"b"}`:           `{"q":"[REDACTED]"}`,
-		`{"n":1.50,"s":"plain"}`: `{"n":1.50,"s":"plain"}`,
-		`not json secret9`:       `not json [REDACTED]`,
+		`{"q":"a\"b"}`:                `{"q":"[REDACTED]"}`,
+		`{"n":1.50,"s":"plain"}`:      `{"n":1.50,"s":"plain"}`,
+		`{"a":"begin begin","b":"x"}`: `{"a":"[REDACTED] begin","b":"x"}`,
+		`not json secret9`:            `not json [REDACTED]`,
 	} {
 		if got := string(r.JSON(json.RawMessage(in))); got != want {
 			t.Errorf("JSON(%s) = %s, want %s", in, got, want)
 		}
+	}
+	v, changed := r.Value(card{owner: owner{Name: "begin here"}, Token: "secret7"})
+	if got := mustJSON(t, v); !changed || got != `{"name":"[REDACTED] here","token":"[REDACTED]","uses":0}` {
+		t.Errorf("Value = %s (changed %v)", got, changed)
 	}
 }
 

@@ -77,7 +77,6 @@ type limits struct {
 type toolLimits struct {
 	bucket *rate.Limiter
 	quota  quota
-	settle func(*tools.Outcome) // see settler
 }
 
 // quota counts units kept (used) and reserved by calls in flight (pending).
@@ -116,33 +115,25 @@ func (l *limits) reserveQuota(call *tools.Call, p *plan) *tools.Outcome {
 	if toolQ > 0 {
 		tl.quota.pending++
 	}
-	if tl.settle == nil {
-		tl.settle = l.settler(tl, serverQ > 0, toolQ > 0)
-	}
-	call.Finally(tl.settle)
+	call.Finally(func(out *tools.Outcome) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if serverQ > 0 {
+			l.quota.settle(out)
+		}
+		if toolQ > 0 {
+			tl.quota.settle(out)
+		}
+	})
 	return nil
 }
 
-// settler returns the finaliser that settles the units a call of the tool
-// reserved, the session's (server) and the tool's (tool): kept if the call
-// succeeded, given back otherwise. It is made once per tool and session (a
-// tool's quotas do not change) rather than once per call.
-func (l *limits) settler(tl *toolLimits, server, tool bool) func(*tools.Outcome) {
-	settle := func(q *quota, out *tools.Outcome) {
-		q.pending--
-		if out.Success {
-			q.used++
-		}
-	}
-	return func(out *tools.Outcome) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if server {
-			settle(&l.quota, out)
-		}
-		if tool {
-			settle(&tl.quota, out)
-		}
+// settle settles a unit a call reserved: kept if the call succeeded, given
+// back otherwise.
+func (q *quota) settle(out *tools.Outcome) {
+	q.pending--
+	if out.Success {
+		q.used++
 	}
 }
 
@@ -153,37 +144,19 @@ func (l *limits) take(ctx context.Context, call *tools.Call, p *plan, now time.T
 		return nil
 	}
 	l.mu.Lock()
-	var buckets [2]*rate.Limiter
-	n := 0
+	var rs []*rate.Reservation
 	if p.rate.Rate > 0 {
 		if l.bucket == nil {
 			l.bucket = rate.NewLimiter(rate.Limit(p.rate.Rate), burst(p.rate.Rate, p.rate.Burst))
 		}
-		buckets[n], n = l.bucket, n+1
+		rs = append(rs, l.bucket.ReserveN(now, 1))
 	}
 	if p.toolRate.Rate > 0 {
 		tl := l.tool(call.Tool.Name())
 		if tl.bucket == nil {
 			tl.bucket = rate.NewLimiter(rate.Limit(p.toolRate.Rate), burst(p.toolRate.Rate, p.toolRate.Burst))
 		}
-		buckets[n], n = tl.bucket, n+1
-	}
-	// The common case: a token in every bucket. The session's buckets are
-	// only taken from under l.mu, so what TokensAt sees is still there.
-	fast := true
-	for _, b := range buckets[:n] {
-		fast = fast && b.TokensAt(now) >= 1
-	}
-	if fast {
-		for _, b := range buckets[:n] {
-			b.AllowN(now, 1)
-		}
-		l.mu.Unlock()
-		return nil
-	}
-	rs := make([]*rate.Reservation, n)
-	for i, b := range buckets[:n] {
-		rs[i] = b.ReserveN(now, 1)
+		rs = append(rs, tl.bucket.ReserveN(now, 1))
 	}
 	l.mu.Unlock()
 	var delay time.Duration

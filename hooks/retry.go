@@ -48,6 +48,7 @@ func (h *Hooks) Retry() tools.Middleware {
 			}
 			for attempt := 1; ; attempt++ {
 				out := next(ctx, call)
+				out.Retries = attempt - 1
 				if out.Success || attempt >= p.retry.MaxAttempts || !tools.IsTransient(out.Err) || ctx.Err() != nil {
 					return out
 				}

@@ -46,6 +46,33 @@ func TestRetryGivesUp(t *testing.T) {
 	if n := h.count(cs); n != 0 {
 		t.Errorf("count = %d, want 0", n)
 	}
+	if ev := h.last(cs); ev.Retries != 3 || ev.Success {
+		t.Errorf("recorded %+v, want 3 retries", ev)
+	}
+}
+
+// TestRetryThenCached: a result that took a retry is cached; the call
+// answered from the cache ran nothing and is recorded without retries.
+func TestRetryThenCached(t *testing.T) {
+	cfg := retryConfig()
+	cfg.Cache = CacheConfig{Enabled: true}
+	h := newHarness(t, cfg)
+	h.probe.failFirst.Store(1)
+	cs := newClientSession("s1")
+	for i, want := range []struct {
+		cached  bool
+		retries int
+	}{{false, 1}, {true, 0}} {
+		if r := h.call(context.Background(), cs, "p_lookup", map[string]any{}); r.IsError {
+			t.Fatalf("call %d failed: %s", i+1, r.text())
+		}
+		if ev := h.last(cs); ev.Cached != want.cached || ev.Retries != want.retries {
+			t.Errorf("call %d recorded cached %v, %d retries; want %v, %d", i+1, ev.Cached, ev.Retries, want.cached, want.retries)
+		}
+	}
+	if got := h.probe.flaky.Load(); got != 2 {
+		t.Errorf("%d attempts, want 2", got)
+	}
 }
 
 func TestRetryOnlyTransientAndIdempotent(t *testing.T) {

@@ -37,7 +37,7 @@ func (h *Hooks) CapOutput() tools.Middleware {
 				cut--
 			}
 			marker := fmt.Sprintf("\n\n[Output truncated: showing the first %d of %d bytes.]", cut, len(text))
-			if out.Success && !out.Exclude && call.Tool.OutputSchema() != nil && !isNil(out.Value) {
+			if out.Success && !out.Exclude && call.Tool.OutputSchema() != nil && out.HasValue() {
 				out.Exclude = true
 				marker = fmt.Sprintf("\n\n[Output truncated: showing the first %d of %d bytes; the whole value is linked below.]", cut, len(text))
 			}

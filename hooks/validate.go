@@ -2,8 +2,8 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/wink-mcp/wink-mcp/schema"
 	"github.com/wink-mcp/wink-mcp/tools"
@@ -11,9 +11,9 @@ import (
 
 // ValidateOutput returns the output validation stage: a successful result
 // whose value is sent as structured content must match the tool's output
-// schema. The check runs as a commit hook, inside the call's transaction,
-// so a mismatch (a bug in the tool, logged as an error) fails the call and
-// restores its state:
+// schema, in its JSON form. The check runs as a commit hook, inside the
+// call's transaction, so a mismatch (a bug in the tool, logged as an error)
+// fails the call and restores its state:
 //
 //	Tool 'x' failed: its result does not match its output schema: /count: expected integer, got string
 //
@@ -34,10 +34,10 @@ func (h *Hooks) ValidateOutput() tools.Middleware {
 
 // checkOutput checks the value the client would get as structured content.
 func checkOutput(call *tools.Call, v *schema.Validator, out *tools.Outcome) error {
-	if !out.Success || out.Exclude || isNil(out.Value) || call.Tool.Conforms(out.Value) {
+	if !out.Success || out.Exclude || !out.HasValue() {
 		return nil
 	}
-	raw, err := out.ValueJSON()
+	raw, err := json.Marshal(out.Value)
 	if err == nil {
 		err = v.ValidateJSON(raw)
 	}
@@ -46,18 +46,4 @@ func checkOutput(call *tools.Call, v *schema.Validator, out *tools.Outcome) erro
 	}
 	call.Logger.Error("the tool's result does not match its output schema (a bug in the tool)", "err", err)
 	return tools.WithClass(tools.ClassOutput, fmt.Errorf("its result does not match its output schema: %w", err))
-}
-
-// isNil reports whether v is nil or a nil pointer, map or slice: a value
-// that is not sent as structured content.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice:
-		return rv.IsNil()
-	}
-	return false
 }

@@ -67,15 +67,15 @@ func Middleware(forTool func(*tools.Tool) []Policy) tools.Middleware {
 	}
 }
 
-// Steps returns a stage that sets call.Authorize, so that a handler acting
+// Steps returns a stage that sets call.Authorise, so that a handler acting
 // for other tools can have each of its steps checked by the policies of the
 // tool the step stands for, exactly as a call of that tool would be (see
-// tools.Call.Authorize). lookup returns a tool offered by the server, by
+// tools.Call.Authorise). lookup returns a tool offered by the server, by
 // name, and the policies that apply to it; a nil tool is unknown.
 func Steps(lookup func(name string) (*tools.Tool, []Policy)) tools.Middleware {
 	return func(next tools.Handler) tools.Handler {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
-			call.Authorize = func(name string, params any) (func(*tools.Outcome) error, error) {
+			call.Authorise = func(name string, params any) (func(*tools.Outcome) error, error) {
 				t, ps := lookup(name)
 				if t == nil {
 					return nil, fmt.Errorf("unknown tool %q", name)

@@ -11,7 +11,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
-// TestSteps checks Call.Authorize as the Steps stage sets it: the step is
+// TestSteps checks Call.Authorise as the Steps stage sets it: the step is
 // checked by the policies of the tool it names, with that tool and params;
 // done runs their OnResult; unknown tools and denials are errors.
 func TestSteps(t *testing.T) {
@@ -33,8 +33,8 @@ func TestSteps(t *testing.T) {
 		var err, unknown error
 		call := &tools.Call{Tool: outer, Session: newSession(t), ID: "c1"}
 		policy.Steps(lookup(ps...))(func(_ context.Context, call *tools.Call) *tools.Outcome {
-			done, err = call.Authorize("write", noParams{})
-			_, unknown = call.Authorize("nope", noParams{})
+			done, err = call.Authorise("write", noParams{})
+			_, unknown = call.Authorise("nope", noParams{})
 			return &tools.Outcome{Success: true}
 		})(context.Background(), call)
 		return done, err, unknown
@@ -42,7 +42,7 @@ func TestSteps(t *testing.T) {
 
 	done, err, unknown := run(allow)
 	if err != nil || done == nil {
-		t.Fatalf("Authorize = %v (done set: %v)", err, done != nil)
+		t.Fatalf("Authorise = %v (done set: %v)", err, done != nil)
 	}
 	if unknown == nil || unknown.Error() != `unknown tool "nope"` {
 		t.Errorf("unknown tool: %v", unknown)

@@ -4,23 +4,31 @@
 // session state as resources.
 //
 // Every tools/call passes these stages, each a tools.Middleware, in this
-// order (the first is outermost); the slots between them (see Slot) hold
+// order (the first is outermost); the slots between them (tools.Slot) hold
 // the lifecycle stages of package hooks and any stage a user of the Go API
 // adds through Options.Stages:
 //
-//	finalise    run the finalisers stages registered (releases), panics included
-//	[metrics, audit]
-//	record      append a ToolInvoked event to the session's log
-//	[output, authorise, rate_limit, concurrency, cache, input]
-//	validate    check the arguments against the tool's schema, decode them
-//	deadline    refuse a call whose deadline already passed; bound the rest
-//	serialise   one call per session from here to the commit or restore
-//	policies    the tool's section's policies, then the server-wide ones
-//	steps       lets a handler that acts for other tools (apply_edits) have
-//	            each step checked by that tool's policies (Call.Authorize)
-//	[retry]
-//	transaction snapshot, run the handler, commit or restore
-//	[execute]
+//	finalise     run the finalisers stages registered (releases), panics included
+//	[SlotMetrics, SlotAudit]
+//	record       append a ToolInvoked event to the session's log
+//	[SlotOutput, SlotAuthorise, SlotRateLimit, SlotConcurrency, SlotCache, SlotInput]
+//	             then Options.Middleware
+//	validate     check the arguments against the tool's schema, decode them
+//	deadline     refuse a call whose deadline already passed; bound the rest
+//	serialise    one call per session from here to the commit or restore
+//	policies     the tool's section's policies, then the server-wide ones
+//	steps        lets a handler that acts for other tools (apply_edits) have
+//	             each step checked by that tool's policies (Call.Authorise)
+//	[SlotRetry]
+//	transaction  snapshot, run the handler, commit or restore
+//	[SlotExecute]
+//
+// A call goes in as a tools.Call, which carries the arguments and what the
+// stages on the way in add to it (the decoded params, the deadline, the
+// transaction); it comes back as a tools.Outcome, which carries the result
+// and what the stages report about the call: the record stage writes the
+// outcome's Cached, Retries and LoggedArgs into the ToolInvoked event it
+// appends, and leaves the event on the outcome (Invocation) for the audit.
 //
 // The call's deadline is computed when the call is created, so that the
 // stages before the deadline stage wait no longer than it; the deadline

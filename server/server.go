@@ -38,11 +38,11 @@ type Options struct {
 	// Deadline bounds each call; zero means DefaultDeadline.
 	Deadline time.Duration
 	// Stages are extra stages by the slot of the pipeline they run in
-	// (see Slot); within a slot the first is outermost. A nil middleware
-	// is skipped, so that a disabled stage can be left in place.
-	Stages map[Slot][]tools.Middleware
+	// (see tools.Slot); within a slot the first is outermost. A nil
+	// middleware is skipped, so that a disabled stage can be left in place.
+	Stages map[tools.Slot][]tools.Middleware
 	// Middleware are extra stages run just before validate, after those
-	// of Stages[SlotInput]; first outermost.
+	// of Stages[tools.SlotInput]; first outermost.
 	Middleware []tools.Middleware
 	// ToolFilter, when set, hides from a client's tools/list every tool
 	// it reports false for; ctx is the request's (it carries the
@@ -262,7 +262,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	}
 	call.Notifier = n
 	call.Client = client{srv: n.srv, ctx: ctx}
-	call.Logger = callLogger(s.logger, t.Name(), call.ID, sess.ID())
+	call.Logger = s.logger.With("tool", t.Name(), "call", call.ID, "session", sess.ID())
 	call.Deadline = callDeadline(ctx, call, s.deadline)
 	call.Timeout = call.Deadline.Sub(call.Started).Round(time.Millisecond)
 	return call
@@ -315,9 +315,6 @@ func (s *Server) render(call *tools.Call, out *tools.Outcome) *mcp.CallToolResul
 		return res
 	}
 	if call.Tool.OutputSchema() != nil {
-		// The value itself, even when a stage has encoded it: the
-		// transport encodes a Go value in about half the time it takes
-		// to check and copy the bytes of a json.RawMessage.
 		res.StructuredContent = out.Value
 	}
 	return res

@@ -68,13 +68,13 @@ func TestSlotOrder(t *testing.T) {
 		}
 		return "no-tx"
 	}
-	stages := map[server.Slot][]tools.Middleware{}
-	for _, s := range server.Slots {
+	stages := map[tools.Slot][]tools.Middleware{}
+	for s := tools.SlotMetrics; s <= tools.SlotExecute; s++ {
 		probe := decoded
-		if s == server.SlotRetry || s == server.SlotExecute {
+		if s == tools.SlotRetry || s == tools.SlotExecute {
 			probe = inTx
 		}
-		stages[s] = []tools.Middleware{tr.stage(string(s), probe), tr.stage(string(s)+"2", nil)}
+		stages[s] = []tools.Middleware{tr.stage(s.String(), probe), tr.stage(s.String()+"2", nil)}
 	}
 	h := newSlotHarness(t, server.Options{Stages: stages, Middleware: []tools.Middleware{tr.stage("middleware", decoded)}})
 	if r, _ := h.call(context.Background(), newClientSession("s"), "probe_get", map[string]any{}, nil); r.IsError {
@@ -93,8 +93,8 @@ func TestSlotOrder(t *testing.T) {
 
 func TestUnknownSlot(t *testing.T) {
 	tree, _ := sections.NewTree(probeSection())
-	_, err := server.New(server.Options{Tree: tree, Stages: map[server.Slot][]tools.Middleware{"nope": nil}})
-	if err == nil || err.Error() != `server: unknown pipeline slot "nope"` {
+	_, err := server.New(server.Options{Tree: tree, Stages: map[tools.Slot][]tools.Middleware{tools.SlotExecute + 1: nil}})
+	if err == nil || err.Error() != `server: unknown pipeline slot Slot(10)` {
 		t.Errorf("got %v", err)
 	}
 }
@@ -107,8 +107,7 @@ func TestStageControlSignals(t *testing.T) {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 			switch string(call.Args) {
 			case `{"by":1}`:
-				call.Cached = true
-				return &tools.Outcome{Message: "From the stage.", Success: true}
+				return &tools.Outcome{Message: "From the stage.", Success: true, Cached: true}
 			case `{"by":2}`:
 				return tools.Failure("custom", "Not now.")
 			case `{"by":3}`:
@@ -117,7 +116,7 @@ func TestStageControlSignals(t *testing.T) {
 			return next(ctx, call)
 		}
 	}
-	h := newSlotHarness(t, server.Options{Stages: map[server.Slot][]tools.Middleware{server.SlotCache: {signal}}})
+	h := newSlotHarness(t, server.Options{Stages: map[tools.Slot][]tools.Middleware{tools.SlotCache: {signal}}})
 	cs := newClientSession("s")
 	ctx := context.Background()
 	r, _ := h.call(ctx, cs, "probe_add", map[string]any{"by": 1}, nil)

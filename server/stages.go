@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
 
@@ -21,9 +20,9 @@ const (
 
 // record appends a ToolInvoked event to the session's log once the rest of
 // the pipeline has run, and logs the call at debug level. The event is left
-// in call.Invocation for the stages outside (audit). A panic in a stage
-// inside is recorded as an internal error, so every call that got past
-// lookup is recorded.
+// on the outcome (Invocation) for the stages outside (audit). A panic in a
+// stage inside is recorded as an internal error, so every call that got
+// past lookup is recorded.
 func record(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
 		defer func() {
@@ -41,26 +40,24 @@ func record(next tools.Handler) tools.Handler {
 				Started:    call.Started,
 				Duration:   time.Since(call.Started),
 				ErrorClass: string(out.Class),
-				Cached:     call.Cached,
-				Retries:    max(0, call.Attempts-1),
+				Cached:     out.Cached,
+				Retries:    out.Retries,
 			}
-			if call.LoggedArgs != nil {
-				ev.Args = call.LoggedArgs
+			if out.LoggedArgs != nil {
+				ev.Args = out.LoggedArgs
 			}
 			if err := call.Session.Dispatch(ev); err != nil {
 				call.Logger.Error("recording the call failed", "err", err)
 			}
-			call.Invocation = &ev
-			if call.Logger.Enabled(ctx, slog.LevelDebug) {
-				attrs := []any{"duration", ev.Duration, "success", out.Success}
-				if !out.Success {
-					attrs = append(attrs, "class", out.Class, "message", out.Message)
-				}
-				if out.Err != nil {
-					attrs = append(attrs, "err", out.Err)
-				}
-				call.Logger.Debug("tool call", attrs...)
+			out.Invocation = &ev
+			attrs := []any{"duration", ev.Duration, "success", out.Success}
+			if !out.Success {
+				attrs = append(attrs, "class", out.Class, "message", out.Message)
 			}
+			if out.Err != nil {
+				attrs = append(attrs, "err", out.Err)
+			}
+			call.Logger.Debug("tool call", attrs...)
 		}()
 		return next(ctx, call)
 	}
@@ -210,7 +207,6 @@ func failed(call *tools.Call, class tools.ErrorClass, err error) *tools.Outcome 
 
 // invoke is the innermost handler: it runs the tool.
 func invoke(ctx context.Context, call *tools.Call) *tools.Outcome {
-	call.Attempts++
 	out, err := call.Tool.Invoke(tools.NewContext(ctx, call), call.Params)
 	if err != nil {
 		return failed(call, tools.ClassError, err)

@@ -14,19 +14,19 @@ import (
 	"github.com/wink-mcp/wink-mcp/session"
 )
 
-// Call is one tool call as it passes through the pipeline. Each stage reads
-// what earlier stages set and adds what later ones need; none reaches back.
+// Call is one tool call as it passes through the pipeline: the arguments
+// in. Each stage reads what earlier stages set and adds what later ones
+// need; none reaches back. What the pipeline reports about the call (a
+// cache hit, retries, the arguments as logged, the recorded event) travels
+// back on its Outcome.
 type Call struct {
 	// ID identifies the call in the session's log and in resource URIs.
 	ID string
 	// Tool is the tool called (set by lookup).
 	Tool *Tool
-	// Args are the raw arguments as the client sent them.
+	// Args are the raw arguments as the client sent them (normalised by
+	// the input stage, for the tools that ask).
 	Args json.RawMessage
-	// LoggedArgs, when set, replace Args in the session's log and the
-	// audit: the arguments with secrets redacted (set by the output
-	// redaction stage, after the handler ran with Args).
-	LoggedArgs json.RawMessage
 	// Meta is the request's _meta object, if any.
 	Meta map[string]any
 	// Session is the client's session.
@@ -49,40 +49,23 @@ type Call struct {
 	// Tx is the call's transaction (set by the transaction stage; each
 	// attempt of a retried call has its own).
 	Tx *session.Tx
-	// Attempts counts the runs of the tool's handler: 0 when the call was
-	// refused or answered without running it, more than 1 when retried.
-	Attempts int
-	// Cached is set by a stage that answered the call from a cache
-	// without running the tool.
-	Cached bool
-	// Invocation is the event the record stage appended to the session's
-	// log, set once the call is over; stages outside record (audit) read
-	// it on their way out.
-	Invocation *session.ToolInvoked
-	// Authorize, when set (by the server's policy stage), asks whether the
-	// policies that govern the named tool allow a call of it with params
-	// (a value of that tool's params type). A handler that acts for other
-	// tools, one step at a time (apply_edits), calls it before each step:
-	// an error is the denial. When allowed, it returns done, which the
+	// Authorise, when set (by the server's steps stage, policy.Steps), asks
+	// whether the policies that govern the named tool allow a call of it
+	// with params (a value of that tool's params type). A handler that
+	// acts for other tools, one step at a time (apply_edits), calls it
+	// before each step: an error is the denial. When allowed, it returns done, which the
 	// handler calls once the step has succeeded, with the step's outcome,
 	// to run the policies' OnResult for it inside this call's transaction.
-	Authorize func(tool string, params any) (done func(*Outcome) error, err error)
+	Authorise func(tool string, params any) (done func(*Outcome) error, err error)
 
 	commitHooks []func(*Outcome) error
 	finalisers  []func(*Outcome)
-	// The first hooks and finalisers are kept here, so that registering
-	// them allocates nothing.
-	commitBuf [2]func(*Outcome) error
-	finalBuf  [4]func(*Outcome)
 }
 
 // OnCommit registers fn to run after the handler succeeds, inside the
 // transaction and before it commits. An error from fn fails the call and
 // rolls the transaction back. Policies use it for their OnResult step.
 func (c *Call) OnCommit(fn func(*Outcome) error) {
-	if c.commitHooks == nil {
-		c.commitHooks = c.commitBuf[:0]
-	}
 	c.commitHooks = append(c.commitHooks, fn)
 }
 
@@ -103,9 +86,6 @@ func (c *Call) RunCommitHooks(o *Outcome) error {
 // outcome the client receives. Stages use it to release what they took (a
 // semaphore slot, a quota unit); Finalise runs them.
 func (c *Call) Finally(fn func(*Outcome)) {
-	if c.finalisers == nil {
-		c.finalisers = c.finalBuf[:0]
-	}
 	c.finalisers = append(c.finalisers, fn)
 }
 

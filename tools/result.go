@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // Result is what a typed handler returns: a message for the model, a typed
@@ -84,11 +85,10 @@ const (
 const MetaRetryAfterMs = "io.wink-mcp/retryAfterMs"
 
 // Outcome is the untyped result of a call as it travels back through the
-// pipeline.
+// pipeline: the result out, and what the stages report about the call.
 type Outcome struct {
 	Message string
-	// Value is the result's value. Once stages may have read ValueJSON,
-	// change it with SetValue.
+	// Value is the result's value.
 	Value   any
 	Success bool
 	Exclude bool
@@ -100,12 +100,23 @@ type Outcome struct {
 	// Meta is sent as the result's _meta object.
 	Meta map[string]any
 
+	// Cached marks an outcome answered from a cache without running the
+	// tool (set by the cache stage).
+	Cached bool
+	// Retries counts the runs of the tool's handler after the first, when
+	// the retry stage ran it again after transient errors.
+	Retries int
+	// LoggedArgs, when set, replace the call's arguments in the session's
+	// log and the audit: the arguments with secrets redacted (set by the
+	// redaction stage; the handler ran with the call's own).
+	LoggedArgs json.RawMessage
+	// Invocation is the event the record stage appended to the session's
+	// log for the call; the stages outside it (audit) read it on their
+	// way out.
+	Invocation *session.ToolInvoked
+
 	text     string
 	rendered bool
-
-	valueJSON []byte // the encoding of Value, once ValueJSON ran
-	valueErr  error
-	encoded   bool
 }
 
 // Failure returns a failed outcome of the given class. A stage that returns
@@ -123,32 +134,6 @@ func RetryAfter(class ErrorClass, message string, delay time.Duration) *Outcome 
 	ms := (delay + time.Millisecond - 1) / time.Millisecond
 	o.Meta = map[string]any{MetaRetryAfterMs: int64(ms)}
 	return o
-}
-
-// ValueJSON returns Value encoded as JSON (with <, > and & as themselves),
-// encoding it once for every stage that needs it.
-func (o *Outcome) ValueJSON() ([]byte, error) {
-	if !o.encoded {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		o.valueErr = enc.Encode(o.Value)
-		o.valueJSON = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-		o.encoded = true
-	}
-	return o.valueJSON, o.valueErr
-}
-
-// EncodedValue returns the encoding of Value if ValueJSON has made it
-// (without error), for a sink that would otherwise encode it again.
-func (o *Outcome) EncodedValue() ([]byte, bool) {
-	return o.valueJSON, o.encoded && o.valueErr == nil
-}
-
-// SetValue replaces Value (and forgets its encoding).
-func (o *Outcome) SetValue(v any) {
-	o.Value = v
-	o.valueJSON, o.valueErr, o.encoded = nil, nil, false
 }
 
 // SetText replaces the text block the model reads, for stages that

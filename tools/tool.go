@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -65,7 +64,6 @@ type Tool struct {
 
 	input     json.RawMessage
 	output    json.RawMessage
-	conform   *conformer // for the output schema, or nil
 	validator *schema.Validator
 	defaults  []byte // JSON object of top-level defaults, or nil
 	decode    func(args []byte) (any, error)
@@ -176,16 +174,6 @@ func (t *Tool) InputSchema() json.RawMessage { return t.input }
 // OutputSchema returns the output schema, or nil when the result type is not
 // a struct.
 func (t *Tool) OutputSchema() json.RawMessage { return t.output }
-
-// Conforms reports whether v, a result value of the tool, certainly matches
-// its output schema, telling from v's Go type and the few things the type
-// leaves open (an Enum's value, a finite float, a map that is not nil),
-// without encoding it. False means that v must be checked in its JSON
-// form: it does not match, or its type is one whose encoding the schema
-// does not follow field by field (a custom marshaler, []byte, an
-// interface, an embedded struct), or it is not of the result type (a
-// stage replaced it).
-func (t *Tool) Conforms(v any) bool { return t.conform.conforms(v) }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 
@@ -363,46 +351,23 @@ func (t *Tool) explicitInput(pt reflect.Type) error {
 	return nil
 }
 
-// output is what is inferred from a result type.
-type output struct {
-	schema  json.RawMessage // nil when the type is not a struct
-	conform *conformer
-	err     error
-}
-
-// outputs caches the output of each result type met, as tools often share
-// one (every planning tool returns the plan). The schemas are never
-// changed once made.
-var outputs sync.Map // reflect.Type -> *output
-
+// inferOutput infers the output schema of a result type: a struct, or a
+// pointer to one, has one; other types have none.
 func (t *Tool) inferOutput(result reflect.Type) error {
-	o, ok := outputs.Load(result)
-	if !ok {
-		o, _ = outputs.LoadOrStore(result, newOutput(result))
+	for result.Kind() == reflect.Pointer {
+		result = result.Elem()
 	}
-	out := o.(*output)
-	t.output, t.conform = out.schema, out.conform
-	return out.err
-}
-
-// newOutput infers the output schema of a result type.
-func newOutput(result reflect.Type) *output {
-	rt := result
-	for rt.Kind() == reflect.Pointer {
-		rt = rt.Elem()
+	if result.Kind() != reflect.Struct {
+		return nil
 	}
-	if rt.Kind() != reflect.Struct {
-		return &output{}
-	}
-	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: enumSchemas(rt)})
+	s, err := jsonschema.ForType(result, &jsonschema.ForOptions{TypeSchemas: enumSchemas(result)})
 	if err != nil {
-		return &output{err: fmt.Errorf("output schema: %w", err)}
+		return fmt.Errorf("output schema: %w", err)
 	}
-	raw, err := objectSchema(s)
-	if err != nil {
-		return &output{err: fmt.Errorf("output schema: %w", err)}
+	if t.output, err = objectSchema(s); err != nil {
+		return fmt.Errorf("output schema: %w", err)
 	}
-	return &output{schema: raw, conform: newConformer(result)}
+	return nil
 }
 
 // objectSchema marshals s, making sure an object schema lists its

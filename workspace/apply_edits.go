@@ -143,8 +143,8 @@ func (s *settings) applyEdits(write, edit, rm *tools.Tool) *tools.Tool {
 					return fail("Invalid arguments: " + err.Error() + ".")
 				}
 				var done func(*tools.Outcome) error
-				if ctx.Call.Authorize != nil {
-					if done, err = ctx.Call.Authorize(t.Name(), params); err != nil {
+				if ctx.Call.Authorise != nil {
+					if done, err = ctx.Call.Authorise(t.Name(), params); err != nil {
 						return fail(err.Error())
 					}
 				}

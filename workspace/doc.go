@@ -60,7 +60,7 @@
 //
 // Each operation is parsed by the schema of the tool it names, checked by
 // that tool's policies (section and server-wide, through
-// tools.Call.Authorize) and run by that tool's code; its policies' OnResult
+// tools.Call.Authorise) and run by that tool's code; its policies' OnResult
 // runs once it succeeds, inside the call's transaction. If one fails, the
 // call fails naming it (edits[i]) and the transaction undoes the others;
 // there is no hand-written undo here.
