@@ -19,35 +19,25 @@ import (
 // Defaults for StdioOptions fields left at their zero value.
 const (
 	defaultMaxLineBytes = 16 << 20
-	defaultMaxInFlight  = 16
 	defaultDrainTimeout = 30 * time.Second
 )
 
 // StdioOptions configures ServeStdio. Zero values mean the defaults noted.
 type StdioOptions struct {
 	MaxLineBytes int                                   // longest accepted line; default 16 MiB
-	MaxInFlight  int                                   // requests handled concurrently; default 16
 	DrainTimeout time.Duration                         // how long in-flight requests may run after input ends; default 30s
 	Logger       *slog.Logger                          // default slog.Default(); NEVER write logs to the out writer
 	ContextFunc  func(context.Context) context.Context // optional, applied to every request context
 
-	hooks stdioHooks // observation points for tests; zero in production
-}
-
-// stdioHooks are optional callbacks that let tests observe states that are
-// otherwise invisible from outside, without sleeping.
-type stdioHooks struct {
-	drainStarted func() // reading has stopped; draining is about to begin
-	poolFull     func() // a request is waiting for a free slot
+	// drainStarted, if set, is called when reading has stopped and the
+	// drain begins, so that tests can observe that state without sleeping.
+	drainStarted func()
 }
 
 // withDefaults returns o with every zero field replaced by its default.
 func (o StdioOptions) withDefaults() StdioOptions {
 	if o.MaxLineBytes <= 0 {
 		o.MaxLineBytes = defaultMaxLineBytes
-	}
-	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = defaultMaxInFlight
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = defaultDrainTimeout
@@ -70,20 +60,17 @@ func (o StdioOptions) withDefaults() StdioOptions {
 func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, opts StdioOptions) error {
 	opts = opts.withDefaults()
 	session := newStdioSession()
-	writer := newFrameWriter(out, session.notifications, opts.Logger)
-	session.writer = writer
-
 	if err := srv.RegisterSession(ctx, session); err != nil {
 		return fmt.Errorf("transport: register stdio session: %w", err)
 	}
 	defer srv.UnregisterSession(context.WithoutCancel(ctx), session.SessionID())
 
-	writer.start()
-	c := newStdioConn(ctx, srv, session, writer, opts)
+	session.writer = newStdioWriter(out, session.notifications, opts.Logger)
+	defer session.writer.stop()
+	c := newStdioConn(ctx, srv, session, opts)
 	readErr := c.readLoop(ctx, newLineReader(in, opts.MaxLineBytes))
 	c.drain()
-	c.stopWorkers()
-	writer.stop()
+	close(c.idle)
 	return readErr
 }
 
@@ -91,7 +78,6 @@ func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io
 type stdioConn struct {
 	srv     *server.MCPServer
 	session *stdioSession
-	writer  *frameWriter
 	opts    StdioOptions
 	logger  *slog.Logger
 
@@ -101,70 +87,68 @@ type stdioConn struct {
 	baseCtx        context.Context
 	cancelRequests context.CancelFunc
 
-	slots    chan struct{} // one token per request being handled
-	inflight sync.WaitGroup
-	// work feeds requests to MaxInFlight long-lived workers, whose stacks
-	// have grown to what a request needs, instead of a new goroutine per
-	// request that would grow its stack again every time.
-	work    chan func()
-	workers sync.WaitGroup
+	inflight sync.WaitGroup // requests being handled
+
+	// idle hands a request to a goroutine that has served one before and
+	// waits for the next. A new goroutine would first have to grow its
+	// stack for mcp-go's HandleMessage, whose frame is large: that costs
+	// about a tenth of a call's CPU over stdio, at one call in flight and at
+	// sixteen.
+	idle chan func()
 }
 
 // newStdioConn prepares a connection serving srv through session.
-func newStdioConn(ctx context.Context, srv *server.MCPServer, session *stdioSession, writer *frameWriter, opts StdioOptions) *stdioConn {
+func newStdioConn(ctx context.Context, srv *server.MCPServer, session *stdioSession, opts StdioOptions) *stdioConn {
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &stdioConn{
+	return &stdioConn{
 		srv:            srv,
 		session:        session,
-		writer:         writer,
 		opts:           opts,
 		logger:         opts.Logger,
 		baseCtx:        srv.WithContext(base, session),
 		cancelRequests: cancel,
-		slots:          make(chan struct{}, opts.MaxInFlight),
-		work:           make(chan func()),
+		idle:           make(chan func()),
 	}
-	for range opts.MaxInFlight {
-		c.workers.Go(func() {
-			for fn := range c.work {
-				fn()
-			}
-		})
-	}
-	return c
 }
 
-// stopWorkers ends the workers once no more requests can start.
-func (c *stdioConn) stopWorkers() {
-	close(c.work)
-	c.workers.Wait()
+// readResult is one line, or the error that ended reading, handed from the
+// reading goroutine to the read loop.
+type readResult struct {
+	line []byte
+	err  error
 }
 
-// readLoop reads and dispatches lines until input ends or ctx is cancelled.
-// It returns nil on EOF and cancellation, and the read error otherwise.
+// readLoop dispatches lines until input ends or ctx is cancelled. It
+// returns nil on EOF and cancellation, and the read error otherwise. Lines
+// are read on a goroutine of their own, so that cancelling ctx stops
+// serving even while a read is blocked.
 func (c *stdioConn) readLoop(ctx context.Context, lr *lineReader) error {
-	reader := newAsyncReader(lr)
-	defer reader.stop()
-	for {
-		var res readResult
-		if lr.buffered() {
-			// No read is outstanding, and this one cannot block.
-			res.line, res.err = lr.readLine()
-		} else {
-			reader.request()
+	results := make(chan readResult)
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		for {
+			line, err := lr.readLine()
 			select {
-			case res = <-reader.results:
-			case <-ctx.Done():
-				return nil
+			case results <- readResult{line: line, err: err}:
+			case <-stopped:
+				return
+			}
+			var tooLong *lineTooLongError
+			if err != nil && !errors.As(err, &tooLong) {
+				return
 			}
 		}
-		if res.err != nil {
-			if done, err := c.readFailed(res.err); done {
+	}()
+	for {
+		select {
+		case res := <-results:
+			if res.err == nil {
+				c.handleLine(res.line)
+			} else if done, err := c.readFailed(res.err); done {
 				return err
 			}
-			continue
-		}
-		if !c.handleLine(ctx, res.line) {
+		case <-ctx.Done():
 			return nil
 		}
 	}
@@ -205,13 +189,14 @@ func (e envelope) validID() bool {
 	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
-// handleLine dispatches one input line. It reports false if ctx was
-// cancelled while waiting for a free request slot, in which case the line
-// was not handled and reading must stop.
-func (c *stdioConn) handleLine(ctx context.Context, line []byte) bool {
+// handleLine dispatches one input line. Client notifications and responses
+// are handled before the next line is read, and so is initialize, which is
+// therefore answered before any request sent after it; every other request
+// is started on a goroutine of its own.
+func (c *stdioConn) handleLine(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return true
+		return
 	}
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
@@ -221,7 +206,7 @@ func (c *stdioConn) handleLine(ctx context.Context, line []byte) bool {
 		} else {
 			c.reply(nil, errorResponse(nil, mcp.PARSE_ERROR, "Parse error"))
 		}
-		return true
+		return
 	}
 	switch {
 	case env.hasID() && !env.validID():
@@ -235,9 +220,32 @@ func (c *stdioConn) handleLine(ctx context.Context, line []byte) bool {
 	case env.Method == string(mcp.MethodInitialize):
 		c.serveRequest(env.ID, line)
 	default:
-		return c.startRequest(ctx, env.ID, line)
+		c.start(func() { c.serveRequest(env.ID, line) })
 	}
-	return true
+}
+
+// start runs serve on an idle goroutine or, if none is idle, on a new one,
+// which stays for later requests until the connection ends. Either way
+// reading goes on at once.
+func (c *stdioConn) start(serve func()) {
+	c.inflight.Add(1)
+	req := func() {
+		defer c.inflight.Done()
+		serve()
+	}
+	select {
+	case c.idle <- req:
+	default:
+		go c.work(req)
+	}
+}
+
+// work runs req, then each request handed to it while idle, until idle is
+// closed.
+func (c *stdioConn) work(req func()) {
+	for ok := true; ok; req, ok = <-c.idle {
+		req()
+	}
 }
 
 // handleResponse routes a client response to the server→client request
@@ -249,48 +257,13 @@ func (c *stdioConn) handleResponse(line []byte) {
 	}
 }
 
-// handleNotification handles a client notification inline, so that
-// notifications take effect in the order they were sent. mcp-go returns no
-// response for a well-formed notification; anything it does return (such as
-// an invalid-version error) is written.
+// handleNotification handles a client notification, so that notifications
+// take effect in the order they were sent. mcp-go returns no response for a
+// well-formed notification; anything it does return (such as an
+// invalid-version error) is written.
 func (c *stdioConn) handleNotification(line []byte) {
 	if resp := c.dispatch(nil, line); resp != nil {
 		c.reply(nil, resp)
-	}
-}
-
-// startRequest waits for a free request slot, then handles the request on
-// its own goroutine. It reports false if ctx was cancelled first. While it
-// waits, no further input is read.
-func (c *stdioConn) startRequest(ctx context.Context, id json.RawMessage, line []byte) bool {
-	if !c.acquireSlot(ctx) {
-		return false
-	}
-	c.inflight.Add(1)
-	c.work <- func() {
-		defer c.inflight.Done()
-		defer func() { <-c.slots }()
-		c.serveRequest(id, line)
-	}
-	return true
-}
-
-// acquireSlot takes a request slot, waiting for one to free up if all
-// MaxInFlight are taken. It reports false if ctx was cancelled first.
-func (c *stdioConn) acquireSlot(ctx context.Context) bool {
-	select {
-	case c.slots <- struct{}{}:
-		return true
-	default:
-	}
-	if c.opts.hooks.poolFull != nil {
-		c.opts.hooks.poolFull()
-	}
-	select {
-	case c.slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
@@ -314,25 +287,21 @@ func (c *stdioConn) dispatch(id json.RawMessage, line []byte) (resp mcp.JSONRPCM
 			}
 		}
 	}()
-	return c.srv.HandleMessage(c.requestContext(), json.RawMessage(line))
-}
-
-// requestContext returns the context for handling one message.
-func (c *stdioConn) requestContext() context.Context {
-	if c.opts.ContextFunc == nil {
-		return c.baseCtx
+	ctx := c.baseCtx
+	if c.opts.ContextFunc != nil {
+		ctx = c.opts.ContextFunc(ctx)
 	}
-	return c.opts.ContextFunc(c.baseCtx)
+	return c.srv.HandleMessage(ctx, json.RawMessage(line))
 }
 
 // reply queues resp to be written. If resp cannot be encoded and answers a
 // request, an internal error for that request is written instead.
 func (c *stdioConn) reply(id json.RawMessage, resp mcp.JSONRPCMessage) {
-	err := c.writer.post(resp)
+	err := c.session.writer.post(resp)
 	var encErr *encodeError
 	if errors.As(err, &encErr) && id != nil {
 		c.logger.Error("transport: response cannot be encoded", "id", string(id), "error", err)
-		err = c.writer.post(errorResponse(id, mcp.INTERNAL_ERROR, "Internal error: response cannot be encoded"))
+		err = c.session.writer.post(errorResponse(id, mcp.INTERNAL_ERROR, "Internal error: response cannot be encoded"))
 	}
 	if err != nil {
 		c.logger.Error("transport: writing response failed", "id", string(id), "error", err)
@@ -345,8 +314,8 @@ func (c *stdioConn) reply(id json.RawMessage, resp mcp.JSONRPCMessage) {
 // for.
 func (c *stdioConn) drain() {
 	defer c.cancelRequests()
-	if c.opts.hooks.drainStarted != nil {
-		c.opts.hooks.drainStarted()
+	if c.opts.drainStarted != nil {
+		c.opts.drainStarted()
 	}
 	c.session.fail(errSessionClosed)
 	finished := make(chan struct{})

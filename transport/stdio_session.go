@@ -30,7 +30,7 @@ type stdioSession struct {
 	clientRequests
 
 	notifications chan mcp.JSONRPCNotification
-	writer        *frameWriter
+	writer        *stdioWriter
 
 	clientState
 	pendingRequests
@@ -83,7 +83,7 @@ func (s *stdioSession) call(ctx context.Context, method string, params any) (jso
 	}
 	defer s.forget(id)
 	req := outgoingRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}
-	if err := s.writer.send(req); err != nil {
+	if err := s.writer.post(req); err != nil {
 		return nil, fmt.Errorf("send %s request: %w", method, err)
 	}
 	select {

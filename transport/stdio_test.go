@@ -671,7 +671,7 @@ func serveGoroutines() []string {
 	}
 	var found []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		for _, fn := range []string{"transport.ServeStdio", "transport.(*stdioConn)", "transport.(*frameWriter)", "transport.(*asyncReader)"} {
+		for _, fn := range []string{"transport.ServeStdio", "transport.(*stdioConn)", "transport.(*stdioWriter)"} {
 			if strings.Contains(g, fn) {
 				found = append(found, g)
 				break
@@ -711,7 +711,7 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 			f := newFixture(t)
 			opts := testOptions(f)
 			draining := make(chan struct{})
-			opts.hooks.drainStarted = func() { close(draining) }
+			opts.drainStarted = func() { close(draining) }
 			c := startClient(t, f.srv, opts)
 			c.initialize("client")
 			c.sendLine(callLine("slow", "block", map[string]any{"token": "slow"}))
@@ -872,50 +872,33 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	}
 }
 
-func TestMaxInFlight(t *testing.T) {
-	const limit = 2
+// TestReadingGoesOnWhileCallsRun starts more blocking calls than there are
+// cores or any former limit on calls in flight, and checks that the server
+// still reads: a ping is answered and a cancellation reaches its call.
+func TestReadingGoesOnWhileCallsRun(t *testing.T) {
+	const calls = 64
 	f := newFixture(t)
-	opts := testOptions(f)
-	opts.MaxInFlight = limit
-	poolFull := make(chan struct{}, 1)
-	opts.hooks.poolFull = func() {
-		select {
-		case poolFull <- struct{}{}:
-		default:
-		}
-	}
-	c := startClient(t, f.srv, opts)
+	c := startClient(t, f.srv, testOptions(f))
 	c.initialize("client")
-
-	// A full pool stops the server reading, so write from another goroutine.
-	go func() {
-		for i := range limit + 1 {
-			token := fmt.Sprintf("b%d", i)
-			if _, err := io.WriteString(c.in, callLine(token, "block", map[string]any{"token": token})+"\n"); err != nil {
-				return
-			}
-		}
-	}()
-	for range limit {
+	for i := range calls {
+		token := fmt.Sprintf("b%d", i)
+		c.sendLine(callLine(token, "block", map[string]any{"token": token}))
+	}
+	for range calls {
 		f.waitStarted(t)
 	}
-	select {
-	case <-poolFull:
-	case <-time.After(failsafe):
-		t.Fatalf("request %d did not wait for a free slot", limit+1)
-	}
-	if got := f.running.Load(); got != limit {
-		t.Fatalf("%d calls running while the pool is full, want %d", got, limit)
+	c.sendLine(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	c.expectResult(`"p"`)
+	c.sendLine(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b0"}}`)
+	if text, _ := c.expectResult(`"b0"`).toolText(t); text != "cancelled" {
+		t.Fatalf("got %q, want the call cancelled", text)
 	}
 
 	close(f.release)
-	for range limit + 1 {
-		if m := c.next(); m.Error != nil || m.Method != "" {
-			t.Fatalf("got %s, want a tool result", m.raw)
+	for range calls - 1 {
+		if text, _ := c.next().toolText(t); text != "released" {
+			t.Fatalf("got %q, want released", text)
 		}
-	}
-	if got := f.maxRun.Load(); got != limit {
-		t.Fatalf("at most %d calls ran at once, want exactly %d", got, limit)
 	}
 }
 
