@@ -23,12 +23,12 @@ import (
 // with its own session, subject and tool.
 func TestAuditLog(t *testing.T) {
 	h := newHarness(t, Defaults())
-	cs := newClientSession("s1")
-	h.call(as("alice", "x"), cs, "p_write", map[string]any{"by": 2})
-	h.call(as("alice"), cs, "p_write", map[string]any{"by": -1})
-	h.call(as("bob"), newClientSession("s2"), "p_write", map[string]any{"by": 1})
-	h.call(as("bob"), newClientSession("s2"), "p_read", map[string]any{})
-	h.call(context.Background(), cs, "p_read", map[string]any{})
+	cs := h.client("s1")
+	cs.Call(as("alice", "x"), "p_write", map[string]any{"by": 2}, nil)
+	cs.Call(as("alice"), "p_write", map[string]any{"by": -1}, nil)
+	h.client("s2").Call(as("bob"), "p_write", map[string]any{"by": 1}, nil)
+	h.client("s2").Call(as("bob"), "p_read", map[string]any{}, nil)
+	cs.Call(context.Background(), "p_read", map[string]any{}, nil)
 	var lines []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(h.logs.String()))
 	for sc.Scan() {
@@ -64,11 +64,11 @@ func TestAuditFile(t *testing.T) {
 		Cache:  CacheConfig{Enabled: true},
 	}
 	h := newHarness(t, cfg)
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	ctx := as("alice", "a", "b")
-	h.call(ctx, cs, "p_read", map[string]any{"key": "hunter2"})
-	h.call(ctx, cs, "p_read", map[string]any{"key": "hunter2"})
-	h.call(ctx, cs, "p_write", map[string]any{"by": "x"})
+	cs.Call(ctx, "p_read", map[string]any{"key": "hunter2"}, nil)
+	cs.Call(ctx, "p_read", map[string]any{"key": "hunter2"}, nil)
+	cs.Call(ctx, "p_write", map[string]any{"by": "x"}, nil)
 	recs, err := ReadAuditFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestAuditFileConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() {
-			h.call(context.Background(), newClientSession(string(rune('a'+i%5))), "p_write", map[string]any{"by": 1})
+			h.client(string(rune('a'+i%5))).Call(context.Background(), "p_write", map[string]any{"by": 1}, nil)
 		})
 	}
 	wg.Wait()
@@ -117,9 +117,9 @@ func TestAuditFileConcurrent(t *testing.T) {
 func TestAuditTornRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	h := newHarness(t, Config{Audit: AuditConfig{File: path, Fsync: FsyncNever}})
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	for i := range 3 {
-		h.call(context.Background(), cs, "p_write", map[string]any{"by": i + 1})
+		cs.Call(context.Background(), "p_write", map[string]any{"by": i + 1}, nil)
 	}
 	h.hooks.Close()
 	data, err := os.ReadFile(path)
@@ -143,7 +143,7 @@ func TestAuditTornRecord(t *testing.T) {
 		}
 		// Writing again repairs the tail first.
 		h2 := newHarness(t, Config{Audit: AuditConfig{File: path, Fsync: FsyncAlways}})
-		h2.call(context.Background(), cs, "p_write", map[string]any{"by": 9})
+		h2.client("s1").Call(context.Background(), "p_write", map[string]any{"by": 9}, nil)
 		h2.hooks.Close()
 		recs, err = ReadAuditFile(path)
 		if err != nil || len(recs) != want+1 || string(recs[want].Args) != `{"by":9}` {
@@ -161,7 +161,7 @@ func TestAuditOff(t *testing.T) {
 	if h.hooks.Audit() != nil {
 		t.Error("audit on with both sinks off")
 	}
-	h.call(context.Background(), newClientSession("s"), "p_read", map[string]any{})
+	h.client("s").Call(context.Background(), "p_read", map[string]any{}, nil)
 	if strings.Contains(h.logged(), "tool call") {
 		t.Error("logged with the audit off")
 	}

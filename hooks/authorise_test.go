@@ -15,7 +15,7 @@ func TestAuthoriseHidesAndRefuses(t *testing.T) {
 		},
 	}
 	h := newHarness(t, cfg)
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	tests := []struct {
 		name   string
 		ctx    context.Context
@@ -36,22 +36,22 @@ func TestAuthoriseHidesAndRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := slices.Contains(h.list(tt.ctx, cs), tt.tool); got != tt.listed {
+			if got := slices.Contains(cs.ToolNames(tt.ctx), tt.tool); got != tt.listed {
 				t.Errorf("%s listed = %v, want %v", tt.tool, got, tt.listed)
 			}
 			args := map[string]any{}
 			if tt.tool == "p_write" {
 				args["by"] = 1
 			}
-			r := h.call(tt.ctx, cs, tt.tool, args)
+			r := cs.Call(tt.ctx, tt.tool, args, nil)
 			if tt.want == "" {
 				if r.IsError {
-					t.Fatalf("refused: %s", r.text())
+					t.Fatalf("refused: %s", r.Text())
 				}
 				return
 			}
-			if !r.IsError || r.text() != tt.want {
-				t.Fatalf("got isError=%v %q, want %q", r.IsError, r.text(), tt.want)
+			if !r.IsError || r.Text() != tt.want {
+				t.Fatalf("got isError=%v %q, want %q", r.IsError, r.Text(), tt.want)
 			}
 			ev := h.last(cs)
 			if ev.Tool != tt.tool || ev.ErrorClass != "unauthorised" || ev.Retries != 0 {
@@ -68,7 +68,7 @@ func TestAuthoriseOffHidesNothing(t *testing.T) {
 	if h.hooks.Authorise() != nil {
 		t.Error("authorise is on by default")
 	}
-	if got := h.list(context.Background(), newClientSession("s")); len(got) != len(h.srv.Tools()) {
+	if got := h.client("s").ToolNames(context.Background()); len(got) != len(h.srv.Tools()) {
 		t.Errorf("listed %v, want every tool", got)
 	}
 }

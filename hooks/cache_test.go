@@ -6,28 +6,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 func TestCacheHitsAndInvalidation(t *testing.T) {
 	h := newHarness(t, Config{Cache: CacheConfig{Enabled: true}})
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	ctx := context.Background()
-	read := func(args string) result {
+	read := func(args string) mcptest.Result {
 		t.Helper()
-		return h.call(ctx, cs, "p_read", jsonArgs(t, args))
+		return cs.Call(ctx, "p_read", jsonArgs(t, args), nil)
 	}
 	first := read(`{"key":"a"}`)
 	if first.IsError || first.StructuredContent["runs"] != float64(1) {
 		t.Fatalf("first call: %+v", first)
 	}
 	// The same arguments, written differently: answered from the cache.
-	hit := h.call(ctx, cs, "p_read", jsonArgs(t, `{ "key" : "a" }`))
-	if hit.text() != first.text() || h.probe.runs.Load() != 1 {
-		t.Fatalf("not a hit: %q after %d runs", hit.text(), h.probe.runs.Load())
+	hit := cs.Call(ctx, "p_read", jsonArgs(t, `{ "key" : "a" }`), nil)
+	if hit.Text() != first.Text() || h.probe.runs.Load() != 1 {
+		t.Fatalf("not a hit: %q after %d runs", hit.Text(), h.probe.runs.Load())
 	}
-	if ev := h.last(cs); !ev.Cached || !ev.Success || ev.Retries != 0 || ev.Text != first.text() {
+	if ev := h.last(cs); !ev.Cached || !ev.Success || ev.Retries != 0 || ev.Text != first.Text() {
 		t.Errorf("a hit recorded %+v, want a cached success", ev)
 	}
 	// Other arguments miss.
@@ -35,27 +36,27 @@ func TestCacheHitsAndInvalidation(t *testing.T) {
 		t.Errorf("other arguments: %v", r.StructuredContent)
 	}
 	// Another session has its own cache.
-	if r := h.call(ctx, newClientSession("s2"), "p_read", jsonArgs(t, `{"key":"a"}`)); r.StructuredContent["runs"] != float64(3) {
+	if r := h.client("s2").Call(ctx, "p_read", jsonArgs(t, `{"key":"a"}`), nil); r.StructuredContent["runs"] != float64(3) {
 		t.Errorf("another session hit: %v", r.StructuredContent)
 	}
 	// A failed state-changing call invalidates nothing.
-	h.call(ctx, cs, "p_write", map[string]any{"by": -1})
+	cs.Call(ctx, "p_write", map[string]any{"by": -1}, nil)
 	if read(`{"key":"a"}`); h.probe.runs.Load() != 3 {
 		t.Errorf("a failed write invalidated the cache")
 	}
 	// A read-only call invalidates nothing.
-	h.call(ctx, cs, "p_text", map[string]any{})
+	cs.Call(ctx, "p_text", map[string]any{}, nil)
 	if read(`{"key":"a"}`); h.probe.runs.Load() != 3 {
 		t.Errorf("a read invalidated the cache")
 	}
 	// A successful state-changing call invalidates the session's cache,
 	// and only its.
-	h.call(ctx, cs, "p_write", map[string]any{"by": 5})
+	cs.Call(ctx, "p_write", map[string]any{"by": 5}, nil)
 	r := read(`{"key":"a"}`)
 	if h.probe.runs.Load() != 4 || r.StructuredContent["count"] != float64(5) {
 		t.Errorf("after a write: %v (%d runs)", r.StructuredContent, h.probe.runs.Load())
 	}
-	if h.call(ctx, newClientSession("s2"), "p_read", jsonArgs(t, `{"key":"a"}`)); h.probe.runs.Load() != 4 {
+	if h.client("s2").Call(ctx, "p_read", jsonArgs(t, `{"key":"a"}`), nil); h.probe.runs.Load() != 4 {
 		t.Error("a write in s1 invalidated the cache of s2")
 	}
 }
@@ -79,9 +80,9 @@ func TestCacheOnlyReadOnlyIdempotent(t *testing.T) {
 
 func TestCachePerTool(t *testing.T) {
 	h := newHarness(t, Config{Tools: map[string]ToolConfig{"p_read": {Cache: &ToolCacheConfig{Enabled: ptr(true)}}}})
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	for range 3 {
-		h.call(context.Background(), cs, "p_read", map[string]any{})
+		cs.Call(context.Background(), "p_read", map[string]any{}, nil)
 	}
 	if n := h.probe.runs.Load(); n != 1 {
 		t.Errorf("p_read ran %d times, want 1", n)
@@ -94,9 +95,9 @@ func TestCachePerTool(t *testing.T) {
 func TestCacheTTLAndSize(t *testing.T) {
 	clk := newClock()
 	h := newHarness(t, Config{Now: clk.Now, Cache: CacheConfig{Enabled: true, TTL: time.Minute, MaxEntries: 2}})
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	ctx := context.Background()
-	call := func(key string) { h.call(ctx, cs, "p_read", map[string]any{"key": key}) }
+	call := func(key string) { cs.Call(ctx, "p_read", map[string]any{"key": key}, nil) }
 	call("a")
 	clk.Advance(59 * time.Second)
 	if call("a"); h.probe.runs.Load() != 1 {

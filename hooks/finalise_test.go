@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
@@ -99,23 +99,24 @@ func TestNothingLeaks(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	successes := map[string]int{} // by session
+	clients := []*mcptest.Client{h.client("s0"), h.client("s1"), h.client("s2")}
+	successes := map[*mcptest.Client]int{}
 	for round := range 8 {
 		for i, c := range cases {
 			wg.Go(func() {
-				id := fmt.Sprintf("s%d", (round+i)%3)
+				cs := clients[(round+i)%len(clients)]
 				ctx := as("alice")
 				if c.class == "unauthorised" {
 					ctx = as("mallory")
 				}
-				r := h.call(ctx, newClientSession(id), c.tool, c.args, c.meta)
+				r := cs.Call(ctx, c.tool, c.args, c.meta)
 				switch {
 				case c.class == "" && r.IsError, c.class != "" && !strings.HasPrefix(c.class, "|") && !r.IsError:
-					t.Errorf("%s %v: isError=%v %q, want class %q", c.tool, c.args, r.IsError, r.text(), c.class)
+					t.Errorf("%s %v: isError=%v %q, want class %q", c.tool, c.args, r.IsError, r.Text(), c.class)
 				}
 				if !r.IsError {
 					mu.Lock()
-					successes[id]++
+					successes[cs]++
 					mu.Unlock()
 				}
 			})
@@ -135,8 +136,9 @@ func TestNothingLeaks(t *testing.T) {
 	}
 	// No quota unit is pending, and the session quota counts the
 	// successes.
-	for id, n := range successes {
-		lim, ok := session.Resource(h.session(newClientSession(id)), limitsKey)
+	for cs, n := range successes {
+		id := cs.SessionID()
+		lim, ok := session.Resource(h.session(cs), limitsKey)
 		if !ok {
 			t.Fatalf("%s: no limits", id)
 		}
@@ -184,7 +186,7 @@ func TestFinalisersRunOnEveryPath(t *testing.T) {
 			tools.SlotInput:     {panicIf("inner-boom")},
 		}
 	})
-	cs := newClientSession("s")
+	cs := h.client("s")
 	ctx := context.Background()
 	for _, c := range []struct {
 		tool  string
@@ -206,10 +208,10 @@ func TestFinalisersRunOnEveryPath(t *testing.T) {
 		seen, errs = nil, nil
 		mu.Unlock()
 		before := h.count(cs)
-		r := h.call(ctx, cs, c.tool, c.args, c.meta)
+		r := cs.Call(ctx, c.tool, c.args, c.meta)
 		ev := h.last(cs)
 		if ev.ErrorClass != c.class || r.IsError != (c.class != "") {
-			t.Errorf("%s %v: recorded class %q (isError %v, %q), want %q", c.tool, c.args, ev.ErrorClass, r.IsError, r.text(), c.class)
+			t.Errorf("%s %v: recorded class %q (isError %v, %q), want %q", c.tool, c.args, ev.ErrorClass, r.IsError, r.Text(), c.class)
 		}
 		mu.Lock()
 		if len(seen) != 1 || seen[0] != c.class {

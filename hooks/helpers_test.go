@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -14,34 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
-
 	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
-
-// clientSession is a minimal mcp-go client session for driving the server
-// in-process through HandleMessage.
-type clientSession struct {
-	id string
-	ch chan mcp.JSONRPCNotification
-}
-
-func newClientSession(id string) *clientSession {
-	return &clientSession{id: id, ch: make(chan mcp.JSONRPCNotification, 1024)}
-}
-
-func (c *clientSession) Initialize()                                         {}
-func (c *clientSession) Initialized() bool                                   { return true }
-func (c *clientSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return c.ch }
-func (c *clientSession) SessionID() string                                   { return c.id }
-
-var _ mcpserver.ClientSession = (*clientSession)(nil)
 
 // count is the probe section's state, changed by p_write and p_flaky.
 var count = session.NewKey[int]("probe.count")
@@ -268,111 +246,36 @@ func newHarness(t testing.TB, cfg Config, opts ...func(*options)) *harness {
 	return &harness{t: t, probe: pr, hooks: h, srv: srv, logs: logs}
 }
 
-// result is a tools/call result, decoded loosely.
-type result struct {
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-		URI  string `json:"uri"`
-	} `json:"content"`
-	StructuredContent map[string]any `json:"structuredContent"`
-	IsError           bool           `json:"isError"`
-	Meta              map[string]any `json:"_meta"`
-}
+// client returns a client of the server with the session id id.
+func (h *harness) client(id string) *mcptest.Client { return mcptest.NewClient(h.t, h.srv.MCP(), id) }
 
-func (r result) text() string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if c.Type == "text" {
-			b.WriteString(c.Text)
-		}
-	}
-	return b.String()
-}
-
-var nextID atomic.Int64
-
-// send sends one JSON-RPC request and returns its result or error.
-func (h *harness) send(ctx context.Context, cs *clientSession, method string, params any) (json.RawMessage, *mcp.JSONRPCErrorDetails) {
+// session returns the session of client c.
+func (h *harness) session(c *mcptest.Client) *session.Session {
 	h.t.Helper()
-	raw, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nextID.Add(1), "method": method, "params": params})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	out := h.srv.MCP().HandleMessage(h.srv.MCP().WithContext(ctx, cs), raw)
-	b, err := json.Marshal(out)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	var r struct {
-		Result json.RawMessage          `json:"result"`
-		Error  *mcp.JSONRPCErrorDetails `json:"error"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		h.t.Fatal(err)
-	}
-	return r.Result, r.Error
-}
-
-// call calls a tool as the identity in ctx.
-func (h *harness) call(ctx context.Context, cs *clientSession, name string, args any, meta ...map[string]any) result {
-	h.t.Helper()
-	params := map[string]any{"name": name, "arguments": args}
-	if len(meta) > 0 {
-		params["_meta"] = meta[0]
-	}
-	raw, rpcErr := h.send(ctx, cs, "tools/call", params)
-	if rpcErr != nil {
-		h.t.Fatalf("tools/call %s: JSON-RPC error %d %s", name, rpcErr.Code, rpcErr.Message)
-	}
-	var r result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		h.t.Fatal(err)
-	}
-	return r
-}
-
-// list returns the names in tools/list for the identity in ctx.
-func (h *harness) list(ctx context.Context, cs *clientSession) []string {
-	h.t.Helper()
-	raw, rpcErr := h.send(ctx, cs, "tools/list", map[string]any{})
-	if rpcErr != nil {
-		h.t.Fatalf("tools/list: %s", rpcErr.Message)
-	}
-	var r struct {
-		Tools []struct{ Name string } `json:"tools"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		h.t.Fatal(err)
-	}
-	var names []string
-	for _, t := range r.Tools {
-		names = append(names, t.Name)
-	}
-	return names
-}
-
-func (h *harness) session(cs *clientSession) *session.Session {
-	h.t.Helper()
-	s, err := h.srv.Sessions().Get(cs.id)
+	s, err := h.srv.Sessions().Get(c.SessionID())
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return s
 }
 
-func (h *harness) count(cs *clientSession) int {
-	n, _ := session.Get(h.session(cs), count)
+// count returns the probe section's count in the session of client c.
+func (h *harness) count(c *mcptest.Client) int {
+	h.t.Helper()
+	n, _ := session.Get(h.session(c), count)
 	return n
 }
 
-func (h *harness) invocations(cs *clientSession) []session.ToolInvoked {
-	return session.Entries(h.session(cs), session.Invocations)
+// invocations returns the invocations recorded in the session of client c.
+func (h *harness) invocations(c *mcptest.Client) []session.ToolInvoked {
+	h.t.Helper()
+	return session.Entries(h.session(c), session.Invocations)
 }
 
-func (h *harness) last(cs *clientSession) session.ToolInvoked {
+// last returns the last invocation recorded in the session of client c.
+func (h *harness) last(c *mcptest.Client) session.ToolInvoked {
 	h.t.Helper()
-	log := h.invocations(cs)
+	log := h.invocations(c)
 	if len(log) == 0 {
 		h.t.Fatal("no invocation recorded")
 	}
@@ -413,6 +316,3 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(b)
 }
-
-var _ = fmt.Sprint
-var _ = io.Discard

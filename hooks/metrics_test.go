@@ -14,13 +14,13 @@ func TestMetrics(t *testing.T) {
 	cfg := Defaults()
 	cfg.Cache.Enabled = true
 	h := newHarness(t, cfg)
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	ctx := context.Background()
-	h.call(ctx, cs, "p_read", map[string]any{})
-	h.call(ctx, cs, "p_read", map[string]any{})
-	h.call(ctx, cs, "p_write", map[string]any{"by": 1})
-	h.call(ctx, cs, "p_write", map[string]any{"by": -1})
-	h.call(ctx, cs, "p_write", map[string]any{"by": "x"})
+	cs.Call(ctx, "p_read", map[string]any{}, nil)
+	cs.Call(ctx, "p_read", map[string]any{}, nil)
+	cs.Call(ctx, "p_write", map[string]any{"by": 1}, nil)
+	cs.Call(ctx, "p_write", map[string]any{"by": -1}, nil)
+	cs.Call(ctx, "p_write", map[string]any{"by": "x"}, nil)
 
 	families, err := h.hooks.Registry().Gather()
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 
 func TestNormaliseTrims(t *testing.T) {
 	h := newHarness(t, Config{Cache: CacheConfig{Enabled: true}, Tools: map[string]ToolConfig{"p_read": {Input: &ToolInputConfig{Trim: true}}}})
-	cs := newClientSession("s1")
-	r := h.call(context.Background(), cs, "p_read", map[string]any{"key": "  spaced \n"})
+	cs := h.client("s1")
+	r := cs.Call(context.Background(), "p_read", map[string]any{"key": "  spaced \n"}, nil)
 	if r.IsError || r.StructuredContent["key"] != "spaced" {
 		t.Fatalf("got %+v", r)
 	}
@@ -23,7 +23,7 @@ func TestNormaliseTrims(t *testing.T) {
 		t.Errorf("logged arguments %s", ev.Args)
 	}
 	// Tools that do not ask keep their arguments as sent.
-	if r := h.call(context.Background(), cs, "p_read2", map[string]any{"key": " x "}); r.StructuredContent["key"] != " x " {
+	if r := cs.Call(context.Background(), "p_read2", map[string]any{"key": " x "}, nil); r.StructuredContent["key"] != " x " {
 		t.Errorf("p_read2 got %v", r.StructuredContent)
 	}
 	if trimmed, ok := trimArgs([]byte(`{"a":[" x ",{"b":" y"}],"n":1.50}`)); !ok || string(trimmed) != `{"a":["x",{"b":"y"}],"n":1.50}` {
@@ -63,15 +63,15 @@ func TestSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, hooks: hk, srv: srv}
-	cs := newClientSession("s")
+	cs := h.client("s")
 	for name, want := range map[string]string{"token": "tok-123456789", "key": "file-secret-value"} {
-		r := h.call(context.Background(), cs, "echo_secret", map[string]any{"key": name})
-		if r.IsError || strings.Contains(r.text(), want) || !strings.Contains(r.text(), "The secret is [REDACTED].") {
-			t.Errorf("%s: %q", name, r.text())
+		r := cs.Call(context.Background(), "echo_secret", map[string]any{"key": name}, nil)
+		if r.IsError || strings.Contains(r.Text(), want) || !strings.Contains(r.Text(), "The secret is [REDACTED].") {
+			t.Errorf("%s: %q", name, r.Text())
 		}
 	}
-	if r := h.call(context.Background(), cs, "echo_secret", map[string]any{"key": "nope"}); r.text() != `Tool 'echo_secret' failed: no secret "nope" is configured` {
-		t.Errorf("got %q", r.text())
+	if r := cs.Call(context.Background(), "echo_secret", map[string]any{"key": "nope"}, nil); r.Text() != `Tool 'echo_secret' failed: no secret "nope" is configured` {
+		t.Errorf("got %q", r.Text())
 	}
 }
 

@@ -13,11 +13,11 @@ func TestRedactOutput(t *testing.T) {
 		Output: OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{16}`}},
 		Audit:  AuditConfig{Log: true},
 	})
-	cs := newClientSession("s1")
-	r := h.call(context.Background(), cs, "p_secret", map[string]any{"key": "sk-0123456789abcdef"})
+	cs := h.client("s1")
+	r := cs.Call(context.Background(), "p_secret", map[string]any{"key": "sk-0123456789abcdef"}, nil)
 	want := `Token [REDACTED] issued.` + "\n\n" + `{"key":"[REDACTED]","count":0,"runs":0}`
-	if r.text() != want {
-		t.Errorf("text %q, want %q", r.text(), want)
+	if r.Text() != want {
+		t.Errorf("text %q, want %q", r.Text(), want)
 	}
 	if r.StructuredContent["key"] != "[REDACTED]" {
 		t.Errorf("structured content %v", r.StructuredContent)
@@ -41,11 +41,11 @@ func TestRedactOutput(t *testing.T) {
 // the session's log.
 func TestOutputEmbeddedStruct(t *testing.T) {
 	h := newHarness(t, Config{Output: OutputConfig{Redact: []string{`sk-[A-Za-z0-9]{16}`}, Validate: true}})
-	cs := newClientSession("s1")
-	r := h.call(context.Background(), cs, "p_embed", map[string]any{})
+	cs := h.client("s1")
+	r := cs.Call(context.Background(), "p_embed", map[string]any{}, nil)
 	want := "Issued.\n\n" + `{"name":"[REDACTED]","email":"a@example.com","token":"t","uses":2}`
-	if r.IsError || r.text() != want {
-		t.Fatalf("got %q (error %v), want %q", r.text(), r.IsError, want)
+	if r.IsError || r.Text() != want {
+		t.Fatalf("got %q (error %v), want %q", r.Text(), r.IsError, want)
 	}
 	if sc := r.StructuredContent; sc["name"] != Redacted || sc["email"] != "a@example.com" || sc["uses"] != 2.0 || len(sc) != 4 {
 		t.Errorf("structured content %v", sc)
@@ -84,10 +84,10 @@ func TestRedactorJSON(t *testing.T) {
 // error result, its state change is restored, and the bug is logged.
 func TestValidateOutput(t *testing.T) {
 	h := newHarness(t, Config{Output: OutputConfig{Validate: true}})
-	cs := newClientSession("s1")
-	r := h.call(context.Background(), cs, "p_liar", map[string]any{})
+	cs := h.client("s1")
+	r := cs.Call(context.Background(), "p_liar", map[string]any{}, nil)
 	want := "Tool 'p_liar' failed: its result does not match its output schema: /n: expected integer, got string"
-	if !r.IsError || r.text() != want || r.StructuredContent != nil {
+	if !r.IsError || r.Text() != want || r.StructuredContent != nil {
 		t.Errorf("got %+v, want the error %q", r, want)
 	}
 	if n := h.count(cs); n != 0 {
@@ -100,8 +100,8 @@ func TestValidateOutput(t *testing.T) {
 		t.Errorf("the bug was not logged: %s", h.logged())
 	}
 	// Results that match pass.
-	if r := h.call(context.Background(), cs, "p_read", map[string]any{}); r.IsError {
-		t.Error(r.text())
+	if r := cs.Call(context.Background(), "p_read", map[string]any{}, nil); r.IsError {
+		t.Error(r.Text())
 	}
 	_, err := New(Config{Tools: map[string]ToolConfig{"p_text": {Output: &ToolOutputConfig{Validate: ptr(true)}}}}, h.srv.Tools())
 	if want := `tools.p_text.output.validate: tool "p_text" has no output schema`; err == nil || err.Error() != want {
@@ -112,9 +112,9 @@ func TestValidateOutput(t *testing.T) {
 func TestCapOutput(t *testing.T) {
 	h := newHarness(t, Config{Output: OutputConfig{MaxTextBytes: 101}})
 	h.probe.big = 1000 // 500 two-byte characters
-	cs := newClientSession("s1")
-	r := h.call(context.Background(), cs, "p_big", map[string]any{})
-	text := r.text()
+	cs := h.client("s1")
+	r := cs.Call(context.Background(), "p_big", map[string]any{}, nil)
+	text := r.Text()
 	head, marker, ok := strings.Cut(text, "\n\n[Output truncated")
 	if !ok || !utf8.ValidString(head) || len(head) != 100 {
 		t.Fatalf("text %q", text)
@@ -130,15 +130,16 @@ func TestCapOutput(t *testing.T) {
 		t.Error("the session log does not hold what the client saw")
 	}
 	// Short texts are untouched.
-	if r := h.call(context.Background(), cs, "p_text", map[string]any{}); r.text() != "Plain.\n\n\"text\"" {
-		t.Errorf("got %q", r.text())
+	if r := cs.Call(context.Background(), "p_text", map[string]any{}, nil); r.Text() != "Plain.\n\n\"text\"" {
+		t.Errorf("got %q", r.Text())
 	}
 	// Per tool.
 	h = newHarness(t, Config{Output: OutputConfig{MaxTextBytes: 10}, Tools: map[string]ToolConfig{"p_big": {Output: &ToolOutputConfig{MaxTextBytes: ptr(0)}}}})
-	if r := h.call(context.Background(), cs, "p_big", map[string]any{}); strings.Contains(r.text(), "truncated") {
+	cs = h.client("s1")
+	if r := cs.Call(context.Background(), "p_big", map[string]any{}, nil); strings.Contains(r.Text(), "truncated") {
 		t.Error("p_big capped with its cap off")
 	}
-	if r := h.call(context.Background(), cs, "p_text", map[string]any{}); !strings.Contains(r.text(), "showing the first 10 of 14 bytes.]") {
-		t.Errorf("got %q", r.text())
+	if r := cs.Call(context.Background(), "p_text", map[string]any{}, nil); !strings.Contains(r.Text(), "showing the first 10 of 14 bytes.]") {
+		t.Errorf("got %q", r.Text())
 	}
 }

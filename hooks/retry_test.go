@@ -16,10 +16,10 @@ func retryConfig() Config {
 func TestRetryTransient(t *testing.T) {
 	h := newHarness(t, retryConfig())
 	h.probe.failFirst.Store(2)
-	cs := newClientSession("s1")
-	r := h.call(context.Background(), cs, "p_flaky", map[string]any{})
+	cs := h.client("s1")
+	r := cs.Call(context.Background(), "p_flaky", map[string]any{}, nil)
 	if r.IsError {
-		t.Fatalf("failed: %s", r.text())
+		t.Fatalf("failed: %s", r.Text())
 	}
 	if got := h.probe.flaky.Load(); got != 3 {
 		t.Errorf("%d attempts, want 3", got)
@@ -35,10 +35,10 @@ func TestRetryTransient(t *testing.T) {
 func TestRetryGivesUp(t *testing.T) {
 	h := newHarness(t, retryConfig())
 	h.probe.failFirst.Store(100)
-	cs := newClientSession("s1")
-	r := h.call(context.Background(), cs, "p_flaky", map[string]any{})
-	if want := "Tool 'p_flaky' failed: upstream timed out"; !r.IsError || r.text() != want {
-		t.Errorf("got %q, want %q", r.text(), want)
+	cs := h.client("s1")
+	r := cs.Call(context.Background(), "p_flaky", map[string]any{}, nil)
+	if want := "Tool 'p_flaky' failed: upstream timed out"; !r.IsError || r.Text() != want {
+		t.Errorf("got %q, want %q", r.Text(), want)
 	}
 	if got := h.probe.flaky.Load(); got != 4 {
 		t.Errorf("%d attempts, want 4", got)
@@ -58,13 +58,13 @@ func TestRetryThenCached(t *testing.T) {
 	cfg.Cache = CacheConfig{Enabled: true}
 	h := newHarness(t, cfg)
 	h.probe.failFirst.Store(1)
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	for i, want := range []struct {
 		cached  bool
 		retries int
 	}{{false, 1}, {true, 0}} {
-		if r := h.call(context.Background(), cs, "p_lookup", map[string]any{}); r.IsError {
-			t.Fatalf("call %d failed: %s", i+1, r.text())
+		if r := cs.Call(context.Background(), "p_lookup", map[string]any{}, nil); r.IsError {
+			t.Fatalf("call %d failed: %s", i+1, r.Text())
 		}
 		if ev := h.last(cs); ev.Cached != want.cached || ev.Retries != want.retries {
 			t.Errorf("call %d recorded cached %v, %d retries; want %v, %d", i+1, ev.Cached, ev.Retries, want.cached, want.retries)
@@ -77,12 +77,12 @@ func TestRetryThenCached(t *testing.T) {
 
 func TestRetryOnlyTransientAndIdempotent(t *testing.T) {
 	h := newHarness(t, retryConfig())
-	cs := newClientSession("s1")
-	h.call(context.Background(), cs, "p_broken", map[string]any{})
+	cs := h.client("s1")
+	cs.Call(context.Background(), "p_broken", map[string]any{}, nil)
 	if got := h.probe.flaky.Swap(0); got != 1 {
 		t.Errorf("a permanent error was tried %d times", got)
 	}
-	h.call(context.Background(), cs, "p_once", map[string]any{})
+	cs.Call(context.Background(), "p_once", map[string]any{}, nil)
 	if got := h.probe.flaky.Load(); got != 1 {
 		t.Errorf("a tool that is not idempotent was tried %d times", got)
 	}
@@ -98,9 +98,9 @@ func TestRetryOnlyTransientAndIdempotent(t *testing.T) {
 func TestRetryWithinDeadline(t *testing.T) {
 	h := newHarness(t, Config{Retry: RetryConfig{Enabled: true, MaxAttempts: 5, BaseDelay: time.Hour, MaxDelay: time.Hour}})
 	h.probe.failFirst.Store(100)
-	r := h.call(context.Background(), newClientSession("s1"), "p_flaky", map[string]any{})
+	r := h.client("s1").Call(context.Background(), "p_flaky", map[string]any{}, nil)
 	if !r.IsError || h.probe.flaky.Load() != 1 {
-		t.Errorf("%d attempts (%q), want 1", h.probe.flaky.Load(), r.text())
+		t.Errorf("%d attempts (%q), want 1", h.probe.flaky.Load(), r.Text())
 	}
 }
 
@@ -109,7 +109,7 @@ func TestRetryPerTool(t *testing.T) {
 		"p_flaky": {Retry: &ToolRetryConfig{Enabled: ptr(true), MaxAttempts: ptr(2), BaseDelay: ptr(time.Millisecond), MaxDelay: ptr(time.Millisecond)}},
 	}})
 	h.probe.failFirst.Store(100)
-	h.call(context.Background(), newClientSession("s1"), "p_flaky", map[string]any{})
+	h.client("s1").Call(context.Background(), "p_flaky", map[string]any{}, nil)
 	if got := h.probe.flaky.Load(); got != 2 {
 		t.Errorf("%d attempts, want 2", got)
 	}

@@ -11,8 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
@@ -41,7 +40,7 @@ func golden(t *testing.T, name, got string) {
 type session struct {
 	t   *testing.T
 	srv *server.Server
-	id  string
+	c   *mcptest.Client
 }
 
 func newSession(t *testing.T, strategy planning.Strategy) *session {
@@ -54,21 +53,15 @@ func newSession(t *testing.T, strategy planning.Strategy) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &session{t: t, srv: srv, id: t.Name()}
+	return &session{t: t, srv: srv, c: mcptest.NewClient(t, srv.MCP(), t.Name())}
 }
 
 // call runs one tool call through the whole pipeline and returns its text
 // and whether it is an error.
 func (s *session) call(tool, args string) (string, bool) {
 	s.t.Helper()
-	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
-	out := s.srv.MCP().HandleMessage(context.Background(), json.RawMessage(msg))
-	resp, ok := out.(mcp.JSONRPCResponse)
-	if !ok {
-		s.t.Fatalf("%s %s: not a result: %#v", tool, args, out)
-	}
-	res := resp.Result.(*mcp.CallToolResult)
-	return res.Content[0].(mcp.TextContent).Text, res.IsError
+	r := s.c.Call(context.Background(), tool, json.RawMessage(args), nil)
+	return r.Text(), r.IsError
 }
 
 func plan(lines ...string) string { return "\n\n" + strings.Join(lines, "\n") }

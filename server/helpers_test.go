@@ -1,51 +1,20 @@
 package server_test
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
-
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
-
-// clientSession is a minimal mcp-go client session for driving the server
-// in-process through HandleMessage.
-type clientSession struct {
-	id    string
-	ch    chan mcp.JSONRPCNotification
-	ready atomic.Bool
-	level atomic.Value
-}
-
-func newClientSession(id string) *clientSession {
-	return &clientSession{id: id, ch: make(chan mcp.JSONRPCNotification, 1024)}
-}
-
-func (c *clientSession) Initialize()                                         { c.ready.Store(true) }
-func (c *clientSession) Initialized() bool                                   { return c.ready.Load() }
-func (c *clientSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return c.ch }
-func (c *clientSession) SessionID() string                                   { return c.id }
-func (c *clientSession) SetLogLevel(l mcp.LoggingLevel)                      { c.level.Store(l) }
-func (c *clientSession) GetLogLevel() mcp.LoggingLevel {
-	if l, ok := c.level.Load().(mcp.LoggingLevel); ok {
-		return l
-	}
-	return mcp.LoggingLevelError
-}
 
 // count is the probe section's state: an integer changed by its tools.
 var count = session.NewKey[int]("probe.count")
@@ -204,84 +173,32 @@ func newHarness(t testing.TB, deadline time.Duration, policies ...policy.Policy)
 	return &harness{t: t, srv: srv}
 }
 
-// response is a JSON-RPC response, decoded loosely.
-type response struct {
-	ID     any             `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
+// client returns a client of the server with the session id id.
+func (h *harness) client(id string) *mcptest.Client { return mcptest.NewClient(h.t, h.srv.MCP(), id) }
 
-// toolResult is a tools/call result.
-type toolResult struct {
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-		URI  string `json:"uri"`
-	} `json:"content"`
-	StructuredContent map[string]any `json:"structuredContent"`
-	IsError           bool           `json:"isError"`
-}
-
-func (h *harness) send(ctx context.Context, cs *clientSession, msg map[string]any) response {
+// session returns the session of client c.
+func (h *harness) session(c *mcptest.Client) *session.Session {
 	h.t.Helper()
-	msg["jsonrpc"] = "2.0"
-	raw, err := json.Marshal(msg)
+	s, err := h.srv.Sessions().Get(c.SessionID())
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	out := h.srv.MCP().HandleMessage(h.srv.MCP().WithContext(ctx, cs), raw)
-	b, err := json.Marshal(out)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	var r response
-	if err := json.Unmarshal(b, &r); err != nil {
-		h.t.Fatal(err)
-	}
-	return r
+	return s
 }
 
-var nextID atomic.Int64
-
-func (h *harness) call(ctx context.Context, cs *clientSession, name string, args any, meta map[string]any) (toolResult, response) {
+// count returns the probe section's count in the session of client c.
+func (h *harness) count(c *mcptest.Client) int {
 	h.t.Helper()
-	params := map[string]any{"name": name, "arguments": args}
-	if meta != nil {
-		params["_meta"] = meta
-	}
-	r := h.send(ctx, cs, map[string]any{"id": nextID.Add(1), "method": "tools/call", "params": params})
-	var tr toolResult
-	if r.Error == nil {
-		if err := json.Unmarshal(r.Result, &tr); err != nil {
-			h.t.Fatal(err)
-		}
-	}
-	return tr, r
-}
-
-func (h *harness) count(cs *clientSession) int {
-	h.t.Helper()
-	s, err := h.srv.Sessions().Get(cs.id)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	n, _ := session.Get(s, count)
+	n, _ := session.Get(h.session(c), count)
 	return n
 }
 
-func text(tr toolResult) string {
-	var b strings.Builder
-	for _, c := range tr.Content {
-		if c.Type == "text" {
-			b.WriteString(c.Text)
-		}
+// last returns the last invocation recorded in the session of client c.
+func (h *harness) last(c *mcptest.Client) session.ToolInvoked {
+	h.t.Helper()
+	log := session.Entries(h.session(c), session.Invocations)
+	if len(log) == 0 {
+		h.t.Fatal("no invocation recorded")
 	}
-	return b.String()
+	return log[len(log)-1]
 }
-
-var _ mcpserver.ClientSession = (*clientSession)(nil)
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

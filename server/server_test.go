@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/session"
 )
@@ -53,20 +54,17 @@ func TestFailureTable(t *testing.T) {
 				deps["probe_add"] = []string{"probe_get"}
 			}
 			h := newHarness(t, time.Minute, policy.NewSequentialDependency(deps))
-			cs := newClientSession("s1")
+			cs := h.client("s1")
 			ctx := context.Background()
 			if tt.name != "policy denies" {
-				if tr, _ := h.call(ctx, cs, "probe_add", map[string]any{"by": 5}, nil); tr.IsError {
-					t.Fatalf("setup call failed: %s", text(tr))
+				if r := cs.Call(ctx, "probe_add", map[string]any{"by": 5}, nil); r.IsError {
+					t.Fatalf("setup call failed: %s", r.Text())
 				}
 			}
 			before := h.count(cs)
-			tr, r := h.call(ctx, cs, tt.tool, tt.args, tt.meta)
-			if r.Error != nil {
-				t.Fatalf("got JSON-RPC error %d %q, want an isError result", r.Error.Code, r.Error.Message)
-			}
-			if !tr.IsError || text(tr) != tt.want {
-				t.Errorf("got isError=%v %q, want isError=true %q", tr.IsError, text(tr), tt.want)
+			tr := cs.Call(ctx, tt.tool, tt.args, tt.meta)
+			if !tr.IsError || tr.Text() != tt.want {
+				t.Errorf("got isError=%v %q, want isError=true %q", tr.IsError, tr.Text(), tt.want)
 			}
 			if tr.StructuredContent != nil {
 				t.Errorf("error result carries structured content %v", tr.StructuredContent)
@@ -74,40 +72,26 @@ func TestFailureTable(t *testing.T) {
 			if got := h.count(cs); got != before {
 				t.Errorf("count = %d after the failed call, want %d (unchanged or restored)", got, before)
 			}
-			log := lastInvocation(t, h, cs)
+			log := h.last(cs)
 			if log.Tool != tt.tool || log.Success || log.ErrorClass != tt.class || log.Message != tt.want {
 				t.Errorf("logged %+v, want tool %s class %s", log, tt.tool, tt.class)
 			}
 			// The server keeps serving.
-			if tr, _ := h.call(ctx, cs, "probe_get", map[string]any{}, nil); tr.IsError || tr.StructuredContent["count"] != float64(before) {
-				t.Errorf("after the failure: %s %v", text(tr), tr.StructuredContent)
+			if r := cs.Call(ctx, "probe_get", map[string]any{}, nil); r.IsError || r.StructuredContent["count"] != float64(before) {
+				t.Errorf("after the failure: %s %v", r.Text(), r.StructuredContent)
 			}
 		})
 	}
 }
 
-func lastInvocation(t *testing.T, h *harness, cs *clientSession) session.ToolInvoked {
-	t.Helper()
-	s, err := h.srv.Sessions().Get(cs.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := session.Entries(s, session.Invocations)
-	if len(log) == 0 {
-		t.Fatal("no invocation recorded")
-	}
-	return log[len(log)-1]
-}
-
 func TestUnknownToolIsProtocolError(t *testing.T) {
 	h := newHarness(t, time.Minute)
-	cs := newClientSession("s1")
-	_, r := h.call(context.Background(), cs, "nope", map[string]any{}, nil)
-	if r.Error == nil || r.Error.Code != -32602 {
-		t.Fatalf("got %+v, want JSON-RPC error -32602", r)
+	cs := h.client("s1")
+	raw, rpcErr := cs.Send(context.Background(), "tools/call", map[string]any{"name": "nope", "arguments": map[string]any{}})
+	if rpcErr == nil || rpcErr.Code != -32602 {
+		t.Fatalf("got %s %+v, want JSON-RPC error -32602", raw, rpcErr)
 	}
-	s, _ := h.srv.Sessions().Get(cs.id)
-	if n := len(session.Entries(s, session.Invocations)); n != 0 {
+	if n := len(session.Entries(h.session(cs), session.Invocations)); n != 0 {
 		t.Errorf("an unknown tool was recorded (%d entries); lookup failures are not invocations", n)
 	}
 }
@@ -116,30 +100,25 @@ func TestUnknownToolIsProtocolError(t *testing.T) {
 // client gets "was cancelled." and the call's change is restored.
 func TestCancellation(t *testing.T) {
 	h := newHarness(t, time.Minute)
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	ctx := context.Background()
-	const id = 4242
-	done := make(chan response)
-	go func() {
-		done <- h.send(ctx, cs, map[string]any{"id": id, "method": "tools/call",
-			"params": map[string]any{"name": "probe_block", "arguments": map[string]any{"by": 3}}})
-	}()
-	// Cancel until the call has started and noticed; a cancellation sent
-	// before the request is registered is ignored, as the spec allows.
-	var r response
-	for r.Result == nil && r.Error == nil {
-		h.send(ctx, cs, map[string]any{"method": "notifications/cancelled", "params": map[string]any{"requestId": id}})
+	done := make(chan mcptest.Result)
+	go func() { done <- cs.Call(ctx, "probe_block", map[string]any{"by": 3}, nil) }()
+	// Cancel request 1, the call, until it has started and noticed; a
+	// cancellation sent before the request is registered is ignored, as
+	// the spec allows.
+	var r mcptest.Result
+wait:
+	for {
+		cs.Notify(ctx, "notifications/cancelled", map[string]any{"requestId": 1})
 		select {
 		case r = <-done:
+			break wait
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	var tr toolResult
-	if err := json.Unmarshal(r.Result, &tr); err != nil {
-		t.Fatal(err)
-	}
-	if !tr.IsError || text(tr) != "Tool 'probe_block' was cancelled." {
-		t.Fatalf("got %q", text(tr))
+	if !r.IsError || r.Text() != "Tool 'probe_block' was cancelled." {
+		t.Fatalf("got %q", r.Text())
 	}
 	if n := h.count(cs); n != 0 {
 		t.Errorf("count = %d, want 0 (restored)", n)
@@ -148,28 +127,28 @@ func TestCancellation(t *testing.T) {
 
 func TestSuccessRendering(t *testing.T) {
 	h := newHarness(t, time.Minute)
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	ctx := context.Background()
-	tr, _ := h.call(ctx, cs, "probe_add", map[string]any{"by": 2}, nil)
-	if tr.IsError || text(tr) != "Added 2.\n\n{\"count\":2}" || tr.StructuredContent["count"] != float64(2) {
+	tr := cs.Call(ctx, "probe_add", map[string]any{"by": 2}, nil)
+	if tr.IsError || tr.Text() != "Added 2.\n\n{\"count\":2}" || tr.StructuredContent["count"] != float64(2) {
 		t.Fatalf("got %+v", tr)
 	}
-	tr, _ = h.call(ctx, cs, "probe_secret", map[string]any{}, nil)
-	if tr.IsError || text(tr) != "Kept aside." || tr.StructuredContent != nil {
+	tr = cs.Call(ctx, "probe_secret", map[string]any{}, nil)
+	if tr.IsError || tr.Text() != "Kept aside." || tr.StructuredContent != nil {
 		t.Fatalf("excluded value leaked into the result: %+v", tr)
 	}
 	if len(tr.Content) != 2 || tr.Content[1].Type != "resource_link" {
 		t.Fatalf("want a resource link to the excluded value, got %+v", tr.Content)
 	}
-	r := h.send(ctx, cs, map[string]any{"id": 1, "method": "resources/read", "params": map[string]any{"uri": tr.Content[1].URI}})
-	if r.Error != nil {
-		t.Fatalf("reading %s: %+v", tr.Content[1].URI, r.Error)
+	raw, rpcErr := cs.Send(ctx, "resources/read", map[string]any{"uri": tr.Content[1].URI})
+	if rpcErr != nil {
+		t.Fatalf("reading %s: %+v", tr.Content[1].URI, rpcErr)
 	}
 	var rr struct {
 		Contents []struct{ Text string } `json:"contents"`
 	}
-	if err := json.Unmarshal(r.Result, &rr); err != nil || len(rr.Contents) != 1 {
-		t.Fatalf("bad resource result %s", r.Result)
+	if err := json.Unmarshal(raw, &rr); err != nil || len(rr.Contents) != 1 {
+		t.Fatalf("bad resource result %s", raw)
 	}
 	var ev session.ToolInvoked
 	if err := json.Unmarshal([]byte(rr.Contents[0].Text), &ev); err != nil {
@@ -185,19 +164,16 @@ func TestSuccessRendering(t *testing.T) {
 // request's progress token.
 func TestNotificationsBeforeResponse(t *testing.T) {
 	h := newHarness(t, time.Minute)
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	ctx := context.Background()
-	h.send(ctx, cs, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}})
-	cs.Initialize()
-	h.send(ctx, cs, map[string]any{"id": 2, "method": "logging/setLevel", "params": map[string]any{"level": "debug"}})
-	tr, _ := h.call(ctx, cs, "probe_notify", map[string]any{}, map[string]any{"progressToken": "tok"})
-	if tr.IsError {
-		t.Fatal(text(tr))
+	cs.Send(ctx, "initialize", map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	cs.Send(ctx, "logging/setLevel", map[string]any{"level": "debug"})
+	if r := cs.Call(ctx, "probe_notify", map[string]any{}, map[string]any{"progressToken": "tok"}); r.IsError {
+		t.Fatal(r.Text())
 	}
 	var methods []string
-	for len(cs.ch) > 0 {
-		n := <-cs.ch
+	for _, n := range cs.Notifications() {
 		methods = append(methods, n.Method)
 		if n.Method == "notifications/progress" && n.Params.AdditionalFields["progressToken"] != "tok" {
 			t.Errorf("progress without the request's token: %+v", n.Params)
@@ -214,7 +190,7 @@ func TestNotificationsBeforeResponse(t *testing.T) {
 // restore only their own change.
 func TestConcurrentCallsOneSession(t *testing.T) {
 	h := newHarness(t, time.Minute)
-	cs := newClientSession("s1")
+	cs := h.client("s1")
 	ctx := context.Background()
 	const n = 200
 	var wg sync.WaitGroup
@@ -226,7 +202,7 @@ func TestConcurrentCallsOneSession(t *testing.T) {
 		if i%7 == 0 {
 			tool = "probe_panic"
 		}
-		wg.Go(func() { h.call(ctx, cs, tool, map[string]any{"by": 1}, nil) })
+		wg.Go(func() { cs.Call(ctx, tool, map[string]any{"by": 1}, nil) })
 	}
 	wg.Wait()
 	want := 0
@@ -238,8 +214,7 @@ func TestConcurrentCallsOneSession(t *testing.T) {
 	if got := h.count(cs); got != want {
 		t.Errorf("count = %d, want %d", got, want)
 	}
-	s, _ := h.srv.Sessions().Get(cs.id)
-	if got := len(session.Entries(s, session.Invocations)); got != n {
+	if got := len(session.Entries(h.session(cs), session.Invocations)); got != n {
 		t.Errorf("%d invocations recorded, want %d", got, n)
 	}
 }
@@ -251,14 +226,14 @@ func TestSessionsAreIsolated(t *testing.T) {
 	ctx := context.Background()
 	const sessions, calls = 16, 25
 	var wg sync.WaitGroup
-	css := make([]*clientSession, sessions)
+	css := make([]*mcptest.Client, sessions)
 	for i := range css {
-		css[i] = newClientSession(fmt.Sprintf("s%d", i))
+		css[i] = h.client(fmt.Sprintf("s%d", i))
 		cs, by := css[i], i+1
 		wg.Go(func() {
 			for range calls {
-				if tr, r := h.call(ctx, cs, "probe_add", map[string]any{"by": by}, nil); tr.IsError || r.Error != nil {
-					t.Errorf("session %s: %s %+v", cs.id, text(tr), r.Error)
+				if r := cs.Call(ctx, "probe_add", map[string]any{"by": by}, nil); r.IsError {
+					t.Errorf("session %s: %s", cs.SessionID(), r.Text())
 				}
 			}
 		})
@@ -266,23 +241,23 @@ func TestSessionsAreIsolated(t *testing.T) {
 	wg.Wait()
 	for i, cs := range css {
 		if got, want := h.count(cs), (i+1)*calls; got != want {
-			t.Errorf("session %s: count = %d, want %d", cs.id, got, want)
+			t.Errorf("session %s: count = %d, want %d", cs.SessionID(), got, want)
 		}
 	}
 }
 
 func TestSessionEndsWithClient(t *testing.T) {
 	h := newHarness(t, time.Minute)
-	cs := newClientSession("gone")
+	cs := h.client("gone")
 	ctx := context.Background()
 	if err := h.srv.MCP().RegisterSession(ctx, cs); err != nil {
 		t.Fatal(err)
 	}
-	h.call(ctx, cs, "probe_add", map[string]any{"by": 1}, nil)
+	cs.Call(ctx, "probe_add", map[string]any{"by": 1}, nil)
 	if h.srv.Sessions().Len() != 1 {
 		t.Fatalf("sessions = %d, want 1", h.srv.Sessions().Len())
 	}
-	h.srv.MCP().UnregisterSession(ctx, cs.id)
+	h.srv.MCP().UnregisterSession(ctx, cs.SessionID())
 	if h.srv.Sessions().Len() != 0 {
 		t.Errorf("sessions = %d after the client left, want 0", h.srv.Sessions().Len())
 	}

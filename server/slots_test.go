@@ -77,8 +77,8 @@ func TestSlotOrder(t *testing.T) {
 		stages[s] = []tools.Middleware{tr.stage(s.String(), probe), tr.stage(s.String()+"2", nil)}
 	}
 	h := newSlotHarness(t, server.Options{Stages: stages, Middleware: []tools.Middleware{tr.stage("middleware", decoded)}})
-	if r, _ := h.call(context.Background(), newClientSession("s"), "probe_get", map[string]any{}, nil); r.IsError {
-		t.Fatal(text(r))
+	if r := h.client("s").Call(context.Background(), "probe_get", map[string]any{}, nil); r.IsError {
+		t.Fatal(r.Text())
 	}
 	want := []string{
 		"metrics:raw", "metrics2", "audit:raw", "audit2", "output:raw", "output2",
@@ -117,25 +117,21 @@ func TestStageControlSignals(t *testing.T) {
 		}
 	}
 	h := newSlotHarness(t, server.Options{Stages: map[tools.Slot][]tools.Middleware{tools.SlotCache: {signal}}})
-	cs := newClientSession("s")
+	cs := h.client("s")
 	ctx := context.Background()
-	r, _ := h.call(ctx, cs, "probe_add", map[string]any{"by": 1}, nil)
-	if r.IsError || text(r) != "From the stage." || h.count(cs) != 0 {
+	r := cs.Call(ctx, "probe_add", map[string]any{"by": 1}, nil)
+	if r.IsError || r.Text() != "From the stage." || h.count(cs) != 0 {
 		t.Errorf("respond: %+v", r)
 	}
-	if ev := lastInvocation(t, h, cs); !ev.Cached || !ev.Success || ev.Retries != 0 {
+	if ev := h.last(cs); !ev.Cached || !ev.Success || ev.Retries != 0 {
 		t.Errorf("respond recorded %+v", ev)
 	}
-	r, _ = h.call(ctx, cs, "probe_add", map[string]any{"by": 2}, nil)
-	if !r.IsError || text(r) != "Not now." || lastInvocation(t, h, cs).ErrorClass != "custom" {
+	r = cs.Call(ctx, "probe_add", map[string]any{"by": 2}, nil)
+	if !r.IsError || r.Text() != "Not now." || h.last(cs).ErrorClass != "custom" {
 		t.Errorf("abort: %+v", r)
 	}
-	_, raw := h.call(ctx, cs, "probe_add", map[string]any{"by": 3}, nil)
-	var res struct {
-		Meta map[string]any `json:"_meta"`
-	}
-	if err := jsonUnmarshal(raw.Result, &res); err != nil || res.Meta["io.wink-mcp/retryAfterMs"] != float64(1501) {
-		t.Errorf("retry after: %s", raw.Result)
+	if r = cs.Call(ctx, "probe_add", map[string]any{"by": 3}, nil); r.Meta["io.wink-mcp/retryAfterMs"] != float64(1501) {
+		t.Errorf("retry after: %+v", r)
 	}
 }
 
@@ -144,27 +140,15 @@ func TestToolFilterHidesFromList(t *testing.T) {
 	h := newSlotHarness(t, server.Options{ToolFilter: func(ctx context.Context, tl *tools.Tool) bool {
 		return ctx.Value(key{}) != nil || tl.Name() != "probe_add"
 	}})
-	cs := newClientSession("s")
-	names := func(ctx context.Context) []string {
-		r := h.send(ctx, cs, map[string]any{"id": 1, "method": "tools/list", "params": map[string]any{}})
-		var res struct{ Tools []struct{ Name string } }
-		if err := jsonUnmarshal(r.Result, &res); err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, tl := range res.Tools {
-			out = append(out, tl.Name)
-		}
-		return out
-	}
-	if got := names(context.Background()); slices.Contains(got, "probe_add") || len(got) != len(h.srv.Tools())-1 || got[0] != "probe_get" {
+	cs := h.client("s")
+	if got := cs.ToolNames(context.Background()); slices.Contains(got, "probe_add") || len(got) != len(h.srv.Tools())-1 || got[0] != "probe_get" {
 		t.Errorf("listed %v", got)
 	}
-	if got := names(context.WithValue(context.Background(), key{}, 1)); !slices.Contains(got, "probe_add") {
+	if got := cs.ToolNames(context.WithValue(context.Background(), key{}, 1)); !slices.Contains(got, "probe_add") {
 		t.Errorf("listed %v", got)
 	}
 	// The filter refuses no call: that is a stage's job, with a result.
-	if r, rpc := h.call(context.Background(), cs, "probe_add", map[string]any{"by": 1}, nil); rpc.Error != nil || r.IsError {
-		t.Errorf("a hidden tool's call: %+v %+v", r, rpc.Error)
+	if r := cs.Call(context.Background(), "probe_add", map[string]any{"by": 1}, nil); r.IsError {
+		t.Errorf("a hidden tool's call: %+v", r)
 	}
 }

@@ -54,8 +54,11 @@ var writeArgs = `{"file_path":"target/file.txt","overwrite":true,"content":"` + 
 func BenchmarkReadWrite(b *testing.B) {
 	for _, bk := range backends {
 		for _, size := range []string{"empty", "10k_files_100MB"} {
+			// The harness is built at most once, for the whole benchmark:
+			// the sub-benchmarks run several times, and a harness of
+			// theirs would be cleaned up after the first run.
 			var h *harness
-			setup := func(b *testing.B) {
+			setup := func() {
 				if h == nil {
 					files := map[string]string(nil)
 					if size != "empty" {
@@ -65,13 +68,13 @@ func BenchmarkReadWrite(b *testing.B) {
 				}
 			}
 			b.Run(bk.name+"/"+size+"/read_file", func(b *testing.B) {
-				setup(b)
+				setup()
 				for b.Loop() {
 					h.mustCall("read_file", `{"file_path":"target/file.txt","limit":100}`)
 				}
 			})
 			b.Run(bk.name+"/"+size+"/write_file", func(b *testing.B) {
-				setup(b)
+				setup()
 				for b.Loop() {
 					h.mustCall("write_file", writeArgs)
 				}
@@ -96,13 +99,16 @@ func failedEdits(k int) string {
 // the k changes: the cost grows with k, not with the tree.
 func BenchmarkFailedApplyEdits(b *testing.B) {
 	for _, bk := range backends {
-		var h *harness
+		var h *harness // built once, as in BenchmarkReadWrite
+		setup := func() {
+			if h == nil {
+				h = newHarness(b, bk, largeTree(), harnessOpts{opts: Options{NoReadBeforeWrite: true}})
+				h.mustCall("write_file", `{"file_path":"target/file.txt","content":"x"}`)
+			}
+		}
 		for _, k := range []int{1, 10, 100} {
 			b.Run(fmt.Sprintf("%s/k=%d", bk.name, k), func(b *testing.B) {
-				if h == nil {
-					h = newHarness(b, bk, largeTree(), harnessOpts{opts: Options{NoReadBeforeWrite: true}})
-					h.mustCall("write_file", `{"file_path":"target/file.txt","content":"x"}`)
-				}
+				setup()
 				args := failedEdits(k)
 				for b.Loop() {
 					if text, isErr := h.call("apply_edits", args); !isErr {

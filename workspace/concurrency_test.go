@@ -2,25 +2,28 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 )
 
 // TestTwoSessionsOnDisk: sessions share a disk workspace but not their
 // read-before-write memory, and each sees the other's changes.
 func TestTwoSessionsOnDisk(t *testing.T) {
 	h := newHarness(t, backends[1], map[string]string{"shared.txt": "v1\n"})
-	a, b := newClient("a"), newClient("b")
+	a, b := h.client("a"), h.client("b")
 	ctx := context.Background()
-	run := func(cs *clientSession, s step) {
+	run := func(cs *mcptest.Client, s step) {
 		t.Helper()
-		got, isErr := h.callAs(ctx, cs, s.tool, s.args)
-		if got != s.want || isErr != s.isErr {
-			t.Errorf("%s: %s %s:\n got (isError=%v) %q\nwant (isError=%v) %q", cs.id, s.tool, s.args, isErr, got, s.isErr, s.want)
+		r := cs.Call(ctx, s.tool, json.RawMessage(s.args), nil)
+		if r.Text() != s.want || r.IsError != s.isErr {
+			t.Errorf("%s: %s %s:\n got (isError=%v) %q\nwant (isError=%v) %q", cs.SessionID(), s.tool, s.args, r.IsError, r.Text(), s.isErr, s.want)
 		}
 	}
 	run(a, step{"read_file", `{"file_path":"shared.txt"}`, "Read file shared.txt (lines 1-1 of 1).\n\n   1 | v1", false})
@@ -44,15 +47,15 @@ func TestTwoSessionsOnDisk(t *testing.T) {
 // started from the same base.
 func TestMemorySessionsAreIsolated(t *testing.T) {
 	h := newHarness(t, backends[0], map[string]string{"base.txt": "base"})
-	a, b := newClient("a"), newClient("b")
+	a, b := h.client("a"), h.client("b")
 	ctx := context.Background()
-	if _, isErr := h.callAs(ctx, a, "write_file", `{"file_path":"mine.txt","content":"a"}`); isErr {
+	if r := a.Call(ctx, "write_file", json.RawMessage(`{"file_path":"mine.txt","content":"a"}`), nil); r.IsError {
 		t.Fatal("write failed")
 	}
-	if got, _ := h.callAs(ctx, b, "glob", `{"pattern":"**"}`); got != "Found 1 file matching ** under /.\n\nbase.txt" {
+	if got := b.Call(ctx, "glob", json.RawMessage(`{"pattern":"**"}`), nil).Text(); got != "Found 1 file matching ** under /.\n\nbase.txt" {
 		t.Errorf("session b sees %q", got)
 	}
-	if got, _ := h.callAs(ctx, a, "glob", `{"pattern":"**"}`); got != "Found 2 files matching ** under /.\n\nbase.txt\nmine.txt" {
+	if got := a.Call(ctx, "glob", json.RawMessage(`{"pattern":"**"}`), nil).Text(); got != "Found 2 files matching ** under /.\n\nbase.txt\nmine.txt" {
 		t.Errorf("session a sees %q", got)
 	}
 }
@@ -71,15 +74,15 @@ func TestConcurrentWritesAreAtomic(t *testing.T) {
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	for c := range 2 {
-		cs := newClient(fmt.Sprint("writer", c))
+		cs := h.client(fmt.Sprint("writer", c))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range 20 {
 				content := strings.Repeat(fmt.Sprintf("%c%d", 'a'+c, i%10), 1<<15)
 				args := fmt.Sprintf(`{"file_path":"big.txt","content":%q,"overwrite":true}`, content)
-				if text, isErr := h.callAs(context.Background(), cs, "write_file", args); isErr {
-					t.Errorf("write: %s", text)
+				if r := cs.Call(context.Background(), "write_file", json.RawMessage(args), nil); r.IsError {
+					t.Errorf("write: %s", r.Text())
 					return
 				}
 			}

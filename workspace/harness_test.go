@@ -11,13 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
-
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
@@ -94,28 +91,13 @@ func eachBackend(t *testing.T, fn func(t *testing.T, bk backendKind)) {
 	}
 }
 
-// clientSession is a minimal mcp-go client session, so that tests can
-// drive several sessions of one server in-process.
-type clientSession struct {
-	id    string
-	ch    chan mcp.JSONRPCNotification
-	ready atomic.Bool
-}
-
-func (c *clientSession) Initialize()                                         { c.ready.Store(true) }
-func (c *clientSession) Initialized() bool                                   { return c.ready.Load() }
-func (c *clientSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return c.ch }
-func (c *clientSession) SessionID() string                                   { return c.id }
-
-var _ mcpserver.ClientSession = (*clientSession)(nil)
-
 // harness is a server with the workspace section over one backend.
 type harness struct {
 	t   testing.TB
 	srv *server.Server
 	b   *Backend
-	dir string // the disk backend's directory
-	cs  *clientSession
+	dir string          // the disk backend's directory
+	cs  *mcptest.Client // the client of call and mustCall
 }
 
 type harnessOpts struct {
@@ -143,7 +125,7 @@ func newHarness(t testing.TB, bk backendKind, files map[string]string, ho ...har
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, srv: srv, b: b, dir: dir, cs: newClient("s1")}
+	return &harness{t: t, srv: srv, b: b, dir: dir, cs: mcptest.NewClient(t, srv.MCP(), "s1")}
 }
 
 // newHarnessOver is newHarness for a backend the test built.
@@ -153,82 +135,15 @@ func newHarnessOver(t testing.TB, b *Backend, dir string, ho ...harnessOpts) *ha
 	return newHarness(t, bk, nil, ho...)
 }
 
-func newClient(id string) *clientSession {
-	return &clientSession{id: id, ch: make(chan mcp.JSONRPCNotification, 64)}
-}
+// client returns another client of the server, with the session id id.
+func (h *harness) client(id string) *mcptest.Client { return mcptest.NewClient(h.t, h.srv.MCP(), id) }
 
-var nextID atomic.Int64
-
-// result is a tools/call result, decoded loosely.
-type result struct {
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
-	IsError           bool            `json:"isError"`
-}
-
-// rpc sends one JSON-RPC request as client cs and returns the raw result.
-func (h *harness) rpc(ctx context.Context, cs *clientSession, method string, params any) (json.RawMessage, error) {
-	h.t.Helper()
-	raw, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nextID.Add(1), "method": method, "params": params})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	out := h.srv.MCP().HandleMessage(h.srv.MCP().WithContext(ctx, cs), raw)
-	b, err := json.Marshal(out)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	var r struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		h.t.Fatal(err)
-	}
-	if r.Error != nil {
-		return nil, &rpcError{r.Error.Message}
-	}
-	return r.Result, nil
-}
-
-type rpcError struct{ msg string }
-
-func (e *rpcError) Error() string { return e.msg }
-
-// callAs calls a tool as client cs with args (a JSON object) and returns
-// the text the model reads and whether the call failed.
-func (h *harness) callAs(ctx context.Context, cs *clientSession, tool, args string, meta ...map[string]any) (string, bool) {
-	h.t.Helper()
-	params := map[string]any{"name": tool, "arguments": json.RawMessage(args)}
-	if len(meta) > 0 {
-		params["_meta"] = meta[0]
-	}
-	raw, err := h.rpc(ctx, cs, "tools/call", params)
-	if err != nil {
-		h.t.Fatalf("%s %s: %v", tool, args, err)
-	}
-	var r result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		h.t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, c := range r.Content {
-		if c.Type == "text" {
-			b.WriteString(c.Text)
-		}
-	}
-	return b.String(), r.IsError
-}
-
-// call calls a tool as the harness's client.
+// call calls a tool as the harness's client with args (a JSON object) and
+// returns the text the model reads and whether the call failed.
 func (h *harness) call(tool, args string) (string, bool) {
 	h.t.Helper()
-	return h.callAs(context.Background(), h.cs, tool, args)
+	r := h.cs.Call(context.Background(), tool, json.RawMessage(args), nil)
+	return r.Text(), r.IsError
 }
 
 // mustCall calls a tool that must succeed and returns its text.
@@ -242,9 +157,9 @@ func (h *harness) mustCall(tool, args string) string {
 }
 
 // session returns the session of client cs.
-func (h *harness) session(cs *clientSession) *session.Session {
+func (h *harness) session(cs *mcptest.Client) *session.Session {
 	h.t.Helper()
-	s, err := h.srv.Sessions().Get(cs.id)
+	s, err := h.srv.Sessions().Get(cs.SessionID())
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -255,7 +170,7 @@ func (h *harness) session(cs *clientSession) *session.Session {
 // and every file with its content, for byte-for-byte comparisons. On disk it
 // reads the real directory with the os package, so it also sees what the
 // workspace hides (temporary files) and the files' modes.
-func (h *harness) dump(cs *clientSession) string {
+func (h *harness) dump(cs *mcptest.Client) string {
 	h.t.Helper()
 	var lines []string
 	if h.dir != "" {

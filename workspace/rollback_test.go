@@ -232,11 +232,12 @@ func TestRollbackProperty(t *testing.T) {
 			before, rbw := h.dump(h.cs), knownFiles(h.session(h.cs))
 			ctx, cancel := context.WithCancel(context.Background())
 			current.Store(&interrupt{mode: in.mode, at: in.at, cancel: cancel})
-			var meta []map[string]any
+			var meta map[string]any
 			if in.mode == "deadline" || strings.Contains(args, `"fail":"deadline"`) {
-				meta = append(meta, map[string]any{"io.wink-mcp/timeoutMs": 20})
+				meta = map[string]any{"io.wink-mcp/timeoutMs": 20}
 			}
-			text, isErr := h.callAs(ctx, h.cs, tool, args, meta...)
+			r := h.cs.Call(ctx, tool, json.RawMessage(args), meta)
+			text, isErr := r.Text(), r.IsError
 			cancel()
 			if mustFail && !isErr {
 				t.Fatalf("call %d %s %s on %s: succeeded, want a failure: %s", i, tool, args, h.b.Kind(), text)

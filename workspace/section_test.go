@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/tools"
@@ -44,9 +46,9 @@ func TestGuidance(t *testing.T) {
 // schemas.
 func TestToolsList(t *testing.T) {
 	h := newHarness(t, backends[0], nil)
-	raw, err := h.rpc(context.Background(), h.cs, "tools/list", map[string]any{})
-	if err != nil {
-		t.Fatal(err)
+	raw, rpcErr := h.cs.Send(context.Background(), "tools/list", map[string]any{})
+	if rpcErr != nil {
+		t.Fatal(rpcErr.Message)
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -117,12 +119,12 @@ func TestApplyEditsDeadlineNamesTheOperation(t *testing.T) {
 			return nil
 		}
 		defer func() { editHook = nil; current.Store(nil) }()
-		text, isErr := h.callAs(context.Background(), h.cs, "apply_edits",
-			`{"edits":[{"op":"write","file_path":"a","content":"1"},{"op":"write","file_path":"b","content":"2"},{"op":"write","file_path":"c","content":"3"}]}`,
+		r := h.cs.Call(context.Background(), "apply_edits",
+			json.RawMessage(`{"edits":[{"op":"write","file_path":"a","content":"1"},{"op":"write","file_path":"b","content":"2"},{"op":"write","file_path":"c","content":"3"}]}`),
 			map[string]any{"io.wink-mcp/timeoutMs": 100})
 		want := "Tool 'apply_edits' exceeded its deadline (100ms). edits[2] (write c) failed: the call ran out of time before it. No edit was applied."
-		if text != want || !isErr {
-			t.Errorf("got (isError=%v) %q\nwant %q", isErr, text, want)
+		if r.Text() != want || !r.IsError {
+			t.Errorf("got (isError=%v) %q\nwant %q", r.IsError, r.Text(), want)
 		}
 		if d := h.dump(h.cs); d != "" {
 			t.Errorf("the tree is not empty:\n%s", d)
@@ -135,10 +137,10 @@ func TestResources(t *testing.T) {
 	eachBackend(t, func(t *testing.T, bk backendKind) {
 		h := newHarness(t, bk, map[string]string{"docs/a b.md": "# A\n", "bin/x": "\x00"})
 		h.mustCall("write_file", `{"file_path":"new.txt","content":"new"}`)
-		read := func(uri string) (string, error) {
-			raw, err := h.rpc(context.Background(), h.cs, "resources/read", map[string]any{"uri": uri})
-			if err != nil {
-				return "", err
+		read := func(uri string) (string, *mcp.JSONRPCErrorDetails) {
+			raw, rpcErr := h.cs.Send(context.Background(), "resources/read", map[string]any{"uri": uri})
+			if rpcErr != nil {
+				return "", rpcErr
 			}
 			var r struct{ Contents []struct{ Text string } }
 			_ = json.Unmarshal(raw, &r)
@@ -160,9 +162,9 @@ func TestResources(t *testing.T) {
 				t.Errorf("%s: no error", uri)
 			}
 		}
-		raw, err := h.rpc(context.Background(), h.cs, "resources/templates/list", map[string]any{})
-		if err != nil || !strings.Contains(string(raw), FileURITemplate) {
-			t.Errorf("templates: %s %v", raw, err)
+		raw, rpcErr := h.cs.Send(context.Background(), "resources/templates/list", map[string]any{})
+		if rpcErr != nil || !strings.Contains(string(raw), FileURITemplate) {
+			t.Errorf("templates: %s %v", raw, rpcErr)
 		}
 	})
 }
