@@ -130,7 +130,6 @@ type HTTP struct {
 	sse      map[string]bool // the sessions of the SSE transport
 
 	calls     sync.WaitGroup // in-flight calls
-	workers   workers
 	draining  atomic.Bool
 	stopSweep chan struct{}
 	closeOnce sync.Once
@@ -149,7 +148,6 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) (*HTTP, error) {
 		sessions:  map[string]*httpSession{},
 		sse:       map[string]bool{},
 		stopSweep: make(chan struct{}),
-		workers:   workers{work: make(chan func())},
 	}
 	h.base, h.cancelBase = context.WithCancel(context.Background())
 	h.modern = server.NewStreamableHTTPServer(srv,
@@ -465,8 +463,8 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 	return h.srv.HandleMessage(ctx, json.RawMessage(body))
 }
 
-// startCall runs a request of sess on a worker goroutine, writing what it
-// sends and its response to sk, and returns the function that cancels it.
+// startCall runs a request of sess on a goroutine of its own, writing what
+// it sends and its response to sk, and returns the function that cancels it.
 // The call outlives the HTTP request that carried it (reqCtx) when its
 // response is resumable; Serve waits for it when shutting down. It runs as
 // the identity of that request's bearer token.
@@ -481,7 +479,7 @@ func (h *HTTP) startCall(reqCtx context.Context, sess *httpSession, sk sink, bod
 	ctx = winkserver.WithStreamCloser(ctx, func() { _ = rs.pump.send(ctx, closeStream{}) })
 	sess.begin(h.opts.Now())
 	h.calls.Add(1)
-	h.workers.run(func() {
+	go func() {
 		defer h.calls.Done()
 		defer cancel()
 		resp := h.dispatch(ctx, id, body)
@@ -489,6 +487,6 @@ func (h *HTTP) startCall(reqCtx context.Context, sess *httpSession, sk sink, bod
 		// after, so a client that has it knows the session's clock runs.
 		sess.end(h.opts.Now())
 		rs.pump.finish(resp)
-	})
+	}()
 	return cancel
 }

@@ -401,7 +401,7 @@ func TestMemoryFlatAfterSessionsEnd(t *testing.T) {
 			continue
 		}
 		// Connections come and go with the client's pool (a few goroutines
-		// each), and idle workers linger; neither grows with the rounds.
+		// each), which does not grow with the rounds.
 		if heap > heap0+4<<20 || gor > gor0+128 {
 			t.Errorf("round %d: heap %d KiB (first %d KiB), goroutines %d (first %d)", r, heap>>10, heap0>>10, gor, gor0)
 		}
