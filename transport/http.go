@@ -127,7 +127,6 @@ type HTTP struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	sse      map[string]bool // the sessions of the SSE transport
 
 	calls     sync.WaitGroup // in-flight calls
 	draining  atomic.Bool
@@ -146,7 +145,6 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) (*HTTP, error) {
 		opts:      opts,
 		logger:    opts.Logger,
 		sessions:  map[string]*httpSession{},
-		sse:       map[string]bool{},
 		stopSweep: make(chan struct{}),
 	}
 	h.base, h.cancelBase = context.WithCancel(context.Background())
@@ -324,15 +322,12 @@ func (h *HTTP) sweep(now time.Time) int {
 }
 
 // addSession registers a new session with mcp-go and the session table.
-func (h *HTTP) addSession(ctx context.Context, s *httpSession, sse bool) error {
+func (h *HTTP) addSession(ctx context.Context, s *httpSession) error {
 	if err := h.srv.RegisterSession(ctx, s); err != nil {
 		return err
 	}
 	h.mu.Lock()
 	h.sessions[s.id] = s
-	if sse {
-		h.sse[s.id] = true
-	}
 	h.mu.Unlock()
 	return nil
 }
@@ -343,13 +338,19 @@ func (h *HTTP) endSession(s *httpSession, why string) {
 	h.mu.Lock()
 	if h.sessions[s.id] == s {
 		delete(h.sessions, s.id)
-		delete(h.sse, s.id)
 	}
 	h.mu.Unlock()
 	if s.close() {
 		h.srv.UnregisterSession(context.Background(), s.id)
 		h.logger.Debug("session ended", "session", s.id, "why", why)
 	}
+}
+
+// session returns the live session called id, or nil.
+func (h *HTTP) session(id string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id]
 }
 
 // lookup returns the Streamable HTTP session named by the request's
@@ -360,11 +361,8 @@ func (h *HTTP) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 		http.Error(w, "Bad Request: missing Mcp-Session-Id header", http.StatusBadRequest)
 		return nil
 	}
-	h.mu.Lock()
-	s := h.sessions[id]
-	sse := h.sse[id]
-	h.mu.Unlock()
-	if s == nil || sse {
+	s := h.session(id)
+	if s == nil || s.out != nil {
 		http.Error(w, "Not Found: unknown or ended session", http.StatusNotFound)
 		return nil
 	}
@@ -469,7 +467,7 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 // response is resumable; Serve waits for it when shutting down. It runs as
 // the identity of that request's bearer token.
 func (h *HTTP) startCall(reqCtx context.Context, sess *httpSession, sk sink, body []byte, id json.RawMessage) context.CancelFunc {
-	rs := &requestSession{httpSession: sess, pump: newRequestPump(sk)}
+	rs := &requestSession{httpSession: sess, pump: startPump(sk)}
 	rs.clientRequests = clientRequests{c: rs}
 	ctx, cancel := context.WithCancel(sess.ctx)
 	if who, ok := identity.From(reqCtx); ok {

@@ -49,7 +49,8 @@ type httpSession struct {
 	// a whole (not from a request); the standalone stream (Streamable HTTP
 	// GET) or the connection (SSE) writes them.
 	notifications chan mcp.JSONRPCNotification
-	// out queues the frames of an SSE connection (SSE transport only).
+	// out queues the frames of the SSE connection; it is nil for a session
+	// of Streamable HTTP.
 	out chan []byte
 
 	clientState
@@ -226,7 +227,7 @@ var (
 
 // NotificationChannel returns the request's own notification channel.
 func (r *requestSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
-	return r.pump.channel()
+	return r.pump.notifications
 }
 
 // call sends a request to the client on the request's response and waits
@@ -270,18 +271,11 @@ type closeStream struct{}
 // it writes a request or the response it writes every notification already
 // queued, and it is the only receiver of the channel, so a notification sent
 // before a request or before the handler returned is always written before
-// it.
-//
-// The pump starts (its channels and goroutine) when the request first sends
-// something to the client. A request that sends nothing, as most do, costs
-// neither, and its response is written by the goroutine that handled it.
-// After the response nothing starts it any more: a notification sent by a
-// goroutine that outlived its call finds no channel and is dropped, never
-// delivered to another request.
+// it. After the response it stops: a notification sent later by a goroutine
+// that outlived its call stays in the channel, never delivered to another
+// request.
 type requestPump struct {
-	sink sink
-	once sync.Once
-
+	sink          sink
 	notifications chan mcp.JSONRPCNotification
 	requests      chan pumpRequest
 	final         chan mcp.JSONRPCMessage
@@ -293,35 +287,22 @@ type pumpRequest struct {
 	sent chan error
 }
 
-func newRequestPump(s sink) *requestPump { return &requestPump{sink: s} }
-
-// start starts the pump, unless it started or finished already.
-func (p *requestPump) start() {
-	p.once.Do(func() {
-		p.notifications = make(chan mcp.JSONRPCNotification, notificationBuffer)
-		p.requests = make(chan pumpRequest)
-		p.final = make(chan mcp.JSONRPCMessage, 1)
-		p.done = make(chan struct{})
-		go p.run()
-	})
-}
-
-// channel returns the notification channel, starting the pump; nil after
-// the response.
-func (p *requestPump) channel() chan mcp.JSONRPCNotification {
-	p.start()
-	return p.notifications
+// startPump starts the writer of a request's messages to s.
+func startPump(s sink) *requestPump {
+	p := &requestPump{
+		sink:          s,
+		notifications: make(chan mcp.JSONRPCNotification, notificationBuffer),
+		requests:      make(chan pumpRequest),
+		final:         make(chan mcp.JSONRPCMessage, 1),
+		done:          make(chan struct{}),
+	}
+	go p.run()
+	return p
 }
 
 // finish writes the response after everything sent before it, and waits
 // until it has been written.
 func (p *requestPump) finish(resp mcp.JSONRPCMessage) {
-	started := true
-	p.once.Do(func() { started = false })
-	if !started {
-		p.sink.finish(resp)
-		return
-	}
 	p.final <- resp
 	<-p.done
 }
@@ -363,10 +344,6 @@ func (p *requestPump) drain(s sink) {
 
 // send has the pump write msg and waits until it has.
 func (p *requestPump) send(ctx context.Context, msg any) error {
-	p.start()
-	if p.requests == nil {
-		return errNoStream
-	}
 	r := pumpRequest{msg: msg, sent: make(chan error, 1)}
 	select {
 	case p.requests <- r:

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -316,6 +317,40 @@ func TestStandaloneStreamAndUnknownEventID(t *testing.T) {
 	c.delete()
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+}
+
+// TestSessionNotificationsOnTheStandaloneStream subscribes to the plan and
+// changes it: notifications/resources/updated, which concerns the session
+// rather than the call, arrives on the GET stream, not on the call's.
+func TestSessionNotificationsOnTheStandaloneStream(t *testing.T) {
+	f := newHTTPFixture(t, HTTPOptions{})
+	c := newClient(t, f.url)
+	c.initialize()
+	c.request("resources/subscribe", map[string]any{"uri": "wink://planning/plan"})
+	ctx, cancel := context.WithTimeout(t.Context(), failsafe)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msgs := c.call("planning_setup_plan", map[string]any{"objective": "watched"})
+	if len(msgs) != 1 || !msgs[0].isResponse() {
+		t.Errorf("the call's stream carried %d messages, the first %q; want only its response", len(msgs), msgs[0].Method)
+	}
+	for ev := range sseEvents(resp.Body) {
+		if ev.data == "" {
+			continue
+		}
+		if !strings.Contains(ev.data, `"notifications/resources/updated"`) || !strings.Contains(ev.data, "wink://planning/plan") {
+			t.Errorf("standalone stream: %s, want resources/updated for the plan", ev.data)
+		}
+		return
+	}
+	t.Error("no resources/updated on the standalone stream")
 }
 
 // TestNoLeakAfterManyShortLivedClients runs thousands of short-lived

@@ -29,7 +29,7 @@ func (h *HTTP) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	sess := newHTTPSession(h.base, newSessionID(), h.opts.Now())
 	sess.out = make(chan []byte, sseQueue)
-	if err := h.addSession(r.Context(), sess, true); err != nil {
+	if err := h.addSession(r.Context(), sess); err != nil {
 		h.logger.Error("transport: registering a session failed", "err", err)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 		return
@@ -111,15 +111,12 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.URL.Query().Get("sessionId")
-	h.mu.Lock()
-	sess := h.sessions[id]
-	isSSE := h.sse[id]
-	h.mu.Unlock()
 	if id == "" {
 		http.Error(w, "Bad Request: missing sessionId", http.StatusBadRequest)
 		return
 	}
-	if sess == nil || !isSSE {
+	sess := h.session(id)
+	if sess == nil || sess.out == nil {
 		http.Error(w, "Not Found: unknown or ended session", http.StatusNotFound)
 		return
 	}
