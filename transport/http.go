@@ -178,17 +178,16 @@ func (h *HTTP) routes() (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	protected := Chain(sec.host, sec.origin, sec.auth)
-	limited := Chain(protected, sec.bodyLimit)
+	protected := chain(sec.host, sec.origin, sec.auth)
+	limited := chain(protected, sec.bodyLimit)
 	mux.Handle("/mcp", limited(http.HandlerFunc(h.serveMCP)))
 	mux.Handle("/sse", protected(http.HandlerFunc(h.serveSSE)))
 	mux.Handle("/message", limited(http.HandlerFunc(h.serveMessage)))
-	open := Chain(sec.host, sec.origin)
+	open := chain(sec.host, sec.origin)
 	mux.Handle("/healthz", open(http.HandlerFunc(h.healthz)))
 	if sec.metadata != nil {
-		for _, p := range sec.metadataPaths {
-			mux.Handle(p, open(sec.metadata))
-		}
+		mux.Handle(metadataRoot, open(sec.metadata))
+		mux.Handle(metadataPath, open(sec.metadata))
 	}
 	for path, hd := range h.opts.Handlers {
 		mux.Handle(path, open(hd))
