@@ -1,12 +1,10 @@
 package transport
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -48,56 +46,7 @@ func (h *HTTP) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}); err != nil {
 		return
 	}
-	frame := func(b []byte) bool {
-		return conn.write(func(w http.ResponseWriter) error { _, err := w.Write(b); return err }) == nil
-	}
-	var tick <-chan time.Time
-	if h.opts.KeepAlive > 0 {
-		t := time.NewTicker(h.opts.KeepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case b := <-sess.out:
-			if !frame(b) {
-				return
-			}
-		case n := <-sess.notifications:
-			if b, err := sseFrame(n); err == nil && !frame(b) {
-				return
-			}
-		case <-tick:
-			if !frame([]byte(": keepalive\n\n")) {
-				return
-			}
-		case <-sess.done:
-			// Write what the session's calls queued before it ended.
-			for {
-				select {
-				case b := <-sess.out:
-					if !frame(b) {
-						return
-					}
-				default:
-					return
-				}
-			}
-		case <-conn.done:
-			return
-		case <-r.Context().Done():
-			return
-		}
-	}
-}
-
-// sseFrame encodes msg as an SSE message event.
-func sseFrame(msg any) ([]byte, error) {
-	data, err := json.Marshal(msg)
-	if err != nil {
-		return nil, &encodeError{err: err}
-	}
-	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", data), nil
+	h.follow(r, sess, conn)
 }
 
 // serveMessage takes the messages of an SSE session: POST
@@ -154,7 +103,7 @@ type sseSink struct {
 func (s *sseSink) closeStream() {}
 
 func (s *sseSink) send(msg any) error {
-	b, err := sseFrame(msg)
+	b, err := encodeFrame(msg)
 	if err != nil {
 		return err
 	}

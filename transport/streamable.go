@@ -283,6 +283,18 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 	if err := conn.write(func(w http.ResponseWriter) error { writeSSEHeaders(w); return nil }); err != nil {
 		return
 	}
+	h.follow(r, sess, conn)
+}
+
+// follow writes to conn what the session is sent as a whole: the frames its
+// calls queue (SSE transport) and the notifications mcp-go sends it (such
+// as list_changed), with a keep-alive comment line every KeepAlive, until
+// the connection, the request or the session ends. Frames queued before
+// the session ended are still written.
+func (h *HTTP) follow(r *http.Request, sess *httpSession, conn *httpConn) {
+	write := func(b []byte) bool {
+		return conn.write(func(w http.ResponseWriter) error { _, err := w.Write(b); return err }) == nil
+	}
 	var tick <-chan time.Time
 	if h.opts.KeepAlive > 0 {
 		t := time.NewTicker(h.opts.KeepAlive)
@@ -291,21 +303,30 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 	}
 	for {
 		select {
-		case n := <-sess.notifications:
-			data, err := json.Marshal(n)
-			if err != nil {
-				continue
+		case b := <-sess.out:
+			if !write(b) {
+				return
 			}
-			if conn.write(func(w http.ResponseWriter) error { return writeEvent(w, "", data) }) != nil {
+		case n := <-sess.notifications:
+			if b, err := encodeFrame(n); err == nil && !write(b) {
 				return
 			}
 		case <-tick:
-			if conn.write(func(w http.ResponseWriter) error { _, err := io.WriteString(w, ": keepalive\n\n"); return err }) != nil {
+			if !write([]byte(": keepalive\n\n")) {
 				return
 			}
-		case <-conn.done:
-			return
 		case <-sess.done:
+			for {
+				select {
+				case b := <-sess.out:
+					if !write(b) {
+						return
+					}
+				default:
+					return
+				}
+			}
+		case <-conn.done:
 			return
 		case <-r.Context().Done():
 			return
