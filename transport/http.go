@@ -90,30 +90,8 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 
 // HTTP serves an MCP server to remote clients over Streamable HTTP (at
 // /mcp) and the legacy HTTP+SSE transport (at /sse and /message) on one
-// listener, with /healthz for liveness.
-//
-// The session-based protocol era (2025-11-25 and before) is served by this
-// package itself, not by mcp-go's handlers, for these reasons:
-//
-//   - Each request is handled with its own view of the client session, so
-//     its progress and log notifications and its server→client requests
-//     (sampling, elicitation) travel on its own response, and are written
-//     before the response, every time. mcp-go's Streamable HTTP handler
-//     shares one notification channel among a session's concurrent
-//     requests and can drop a notification that races the response; its
-//     SSE handler writes notifications from a goroutine that races the
-//     response.
-//   - Response streams are resumable: each begins with a priming event (an
-//     ID and a retry time), its events are recorded, and a client that lost
-//     the connection, or whose connection the server closed
-//     (tools.Client.CloseStream), gets the rest with GET and Last-Event-ID.
-//   - Unknown sessions get 404 and a missing Mcp-Session-Id 400; idle
-//     sessions end after SessionTTL; DELETE ends one; every end of a session
-//     unregisters it from mcp-go, so the server's state for it ends too.
-//
-// Requests of the stateless 2026-07-28 era are handed to mcp-go's
-// Streamable HTTP handler, which serves them per request; they carry no
-// session (see server.Sessions.ForContext for how their state is kept).
+// listener, with /healthz for liveness. The package documentation says
+// which parts mcp-go serves and why the rest is served here.
 type HTTP struct {
 	srv    *server.MCPServer
 	opts   HTTPOptions
