@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ func (h *HTTP) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if h.refuseDraining(w) {
 		return
 	}
-	sess := newHTTPSession(h.base, newSessionID(), h.opts.Now())
+	sess := newHTTPSession(h.base, rand.Text(), h.opts.Now())
 	sess.out = make(chan []byte, sseQueue)
 	if err := h.addSession(r.Context(), sess); err != nil {
 		h.logger.Error("transport: registering a session failed", "err", err)

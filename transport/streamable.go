@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -122,7 +123,7 @@ func (h *HTTP) answeredNonCall(w http.ResponseWriter, sess *httpSession, body []
 // initialize starts a session: the response carries its Mcp-Session-Id.
 // A failed initialize leaves no session behind.
 func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
-	sess := newHTTPSession(h.base, newSessionID(), h.opts.Now())
+	sess := newHTTPSession(h.base, rand.Text(), h.opts.Now())
 	if err := h.addSession(r.Context(), sess); err != nil {
 		h.logger.Error("transport: registering a session failed", "err", err)
 		writeJSONError(w, http.StatusInternalServerError, id, mcp.INTERNAL_ERROR, "Internal error: session registration failed")
