@@ -28,8 +28,13 @@ const (
 	DefaultSessionTTL   = 30 * time.Minute
 	DefaultSSERetry     = time.Second
 	DefaultMaxBodyBytes = 4 << 20
-	defaultKeepAlive    = 25 * time.Second
-	shutdownGrace       = 5 * time.Second
+)
+
+const (
+	// keepAlive is the time between comment lines on long-lived streams.
+	keepAlive = 25 * time.Second
+	// shutdownGrace bounds the closing of connections after the drain.
+	shutdownGrace = 5 * time.Second
 )
 
 // HTTPOptions configures NewHTTP. Zero values mean the defaults noted.
@@ -45,9 +50,6 @@ type HTTPOptions struct {
 	// SSERetry is the reconnection delay announced on SSE response streams;
 	// default 1 second.
 	SSERetry time.Duration
-	// KeepAlive is the interval of comment lines on long-lived streams;
-	// default 25 seconds, negative for none.
-	KeepAlive time.Duration
 	// BasePath is the path prefix under which clients reach the server when
 	// a reverse proxy mounts it below the root ("/wink"); it is used in the
 	// endpoint the SSE transport announces.
@@ -74,9 +76,6 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	}
 	if o.SSERetry <= 0 {
 		o.SSERetry = DefaultSSERetry
-	}
-	if o.KeepAlive == 0 {
-		o.KeepAlive = defaultKeepAlive
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -143,8 +142,8 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) (*HTTP, error) {
 // checks.
 func (h *HTTP) Handler() http.Handler { return h.handler }
 
-// SessionCount returns the number of live client sessions.
-func (h *HTTP) SessionCount() int {
+// sessionCount returns the number of live client sessions.
+func (h *HTTP) sessionCount() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.sessions)
@@ -180,7 +179,7 @@ func (h *HTTP) healthz(w http.ResponseWriter, _ *http.Request) {
 	if h.draining.Load() {
 		status, code = "draining", http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]any{"status": status, "sessions": h.SessionCount()})
+	writeJSON(w, code, map[string]any{"status": status, "sessions": h.sessionCount()})
 }
 
 // Serve accepts connections on ln until ctx is cancelled, then shuts down

@@ -67,14 +67,14 @@ func TestDeleteEndsSession(t *testing.T) {
 	c := newClient(t, f.url)
 	c.initialize()
 	c.callText("planning_setup_plan", map[string]any{"objective": "x"})
-	if f.srv.Sessions().Len() != 1 || f.ht.SessionCount() != 1 {
-		t.Fatalf("sessions: server %d, transport %d", f.srv.Sessions().Len(), f.ht.SessionCount())
+	if f.srv.Sessions().Len() != 1 || f.ht.sessionCount() != 1 {
+		t.Fatalf("sessions: server %d, transport %d", f.srv.Sessions().Len(), f.ht.sessionCount())
 	}
 	if st := c.delete(); st != http.StatusNoContent {
 		t.Fatalf("DELETE: %d", st)
 	}
-	if f.srv.Sessions().Len() != 0 || f.ht.SessionCount() != 0 {
-		t.Fatalf("after DELETE: server %d, transport %d sessions", f.srv.Sessions().Len(), f.ht.SessionCount())
+	if f.srv.Sessions().Len() != 0 || f.ht.sessionCount() != 0 {
+		t.Fatalf("after DELETE: server %d, transport %d sessions", f.srv.Sessions().Len(), f.ht.sessionCount())
 	}
 	resp := c.post(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
 	resp.Body.Close()
@@ -159,7 +159,7 @@ func TestSweeperRuns(t *testing.T) {
 	c := newClient(t, f.url)
 	c.initialize()
 	c.callText("planning_setup_plan", map[string]any{"objective": "x"})
-	waitFor(t, "the idle session to end", func() bool { return f.ht.SessionCount() == 0 && f.srv.Sessions().Len() == 0 })
+	waitFor(t, "the idle session to end", func() bool { return f.ht.sessionCount() == 0 && f.srv.Sessions().Len() == 0 })
 }
 
 // TestNotificationsPrecedeResponseHTTP calls a notifying tool many times,
@@ -390,8 +390,8 @@ func TestNoLeakAfterManyShortLivedClients(t *testing.T) {
 	now = now.Add(2 * time.Hour)
 	mu.Unlock()
 	f.ht.sweep(clock())
-	if f.ht.SessionCount() != 0 || f.srv.Sessions().Len() != 0 {
-		t.Fatalf("after the sweep: transport %d, server %d sessions", f.ht.SessionCount(), f.srv.Sessions().Len())
+	if f.ht.sessionCount() != 0 || f.srv.Sessions().Len() != 0 {
+		t.Fatalf("after the sweep: transport %d, server %d sessions", f.ht.sessionCount(), f.srv.Sessions().Len())
 	}
 }
 
@@ -427,7 +427,7 @@ func TestMemoryFlatAfterSessionsEnd(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if f.srv.Sessions().Len() != 0 || f.ht.SessionCount() != 0 {
+		if f.srv.Sessions().Len() != 0 || f.ht.sessionCount() != 0 {
 			t.Fatalf("round %d: sessions left", r)
 		}
 		heap, gor := measure()

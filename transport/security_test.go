@@ -287,7 +287,7 @@ func TestRejectedRequestsChangeNothing(t *testing.T) {
 	good.header.Set("Authorization", "Bearer static-token")
 	good.initialize()
 	good.callText("planning_read_plan", map[string]any{}) // the server's state for the session exists from here
-	sessions, transportSessions := f.srv.Sessions().Len(), f.ht.SessionCount()
+	sessions, transportSessions := f.srv.Sessions().Len(), f.ht.sessionCount()
 
 	setup := func(objective string) map[string]any {
 		return map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
@@ -339,8 +339,8 @@ func TestRejectedRequestsChangeNothing(t *testing.T) {
 			if got := good.callText("planning_read_plan", map[string]any{}); !strings.Contains(got, "No plan") {
 				t.Errorf("the rejected request changed the plan: %q", got)
 			}
-			if f.srv.Sessions().Len() != sessions || f.ht.SessionCount() != transportSessions {
-				t.Errorf("sessions changed: server %d→%d, transport %d→%d", sessions, f.srv.Sessions().Len(), transportSessions, f.ht.SessionCount())
+			if f.srv.Sessions().Len() != sessions || f.ht.sessionCount() != transportSessions {
+				t.Errorf("sessions changed: server %d→%d, transport %d→%d", sessions, f.srv.Sessions().Len(), transportSessions, f.ht.sessionCount())
 			}
 		})
 	}

@@ -289,19 +289,15 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 
 // follow writes to conn what the session is sent as a whole: the frames its
 // calls queue (SSE transport) and the notifications mcp-go sends it (such
-// as list_changed), with a keep-alive comment line every KeepAlive, until
-// the connection, the request or the session ends. Frames queued before
-// the session ended are still written.
+// as list_changed), with a comment line every keepAlive, until the
+// connection, the request or the session ends. Frames queued before the
+// session ended are still written.
 func (h *HTTP) follow(r *http.Request, sess *httpSession, conn *httpConn) {
 	write := func(b []byte) bool {
 		return conn.write(func(w http.ResponseWriter) error { _, err := w.Write(b); return err }) == nil
 	}
-	var tick <-chan time.Time
-	if h.opts.KeepAlive > 0 {
-		t := time.NewTicker(h.opts.KeepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
 	for {
 		select {
 		case b := <-sess.out:
@@ -312,7 +308,7 @@ func (h *HTTP) follow(r *http.Request, sess *httpSession, conn *httpConn) {
 			if b, err := encodeFrame(n); err == nil && !write(b) {
 				return
 			}
-		case <-tick:
+		case <-tick.C:
 			if !write([]byte(": keepalive\n\n")) {
 				return
 			}
