@@ -443,7 +443,7 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 // response is resumable; Serve waits for it when shutting down. It runs as
 // the identity of that request's bearer token.
 func (h *HTTP) startCall(reqCtx context.Context, sess *httpSession, sk sink, body []byte, id json.RawMessage) context.CancelFunc {
-	rs := &requestSession{httpSession: sess, pump: startPump(sk)}
+	rs := &requestSession{httpSession: sess, pump: newRequestPump(sk)}
 	rs.clientRequests = clientRequests{c: rs}
 	ctx, cancel := context.WithCancel(sess.ctx)
 	if who, ok := identity.From(reqCtx); ok {

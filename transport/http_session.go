@@ -218,7 +218,7 @@ var (
 
 // NotificationChannel returns the request's own notification channel.
 func (r *requestSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
-	return r.pump.notifications
+	return r.pump.channel()
 }
 
 // call sends a request to the client on the request's response and waits
@@ -249,11 +249,18 @@ type closeStream struct{}
 // it writes a request or the response it writes every notification already
 // queued, and it is the only receiver of the channel, so a notification sent
 // before a request or before the handler returned is always written before
-// it. After the response it stops: a notification sent later by a goroutine
-// that outlived its call stays in the channel, never delivered to another
-// request.
+// it.
+//
+// The pump starts (its channels and goroutine) when the request first sends
+// something to the client. A request that sends nothing, as most do, costs
+// neither, and its response is written by the goroutine that handled it.
+// After the response nothing starts it any more: a notification sent by a
+// goroutine that outlived its call finds no channel and is dropped, never
+// delivered to another request.
 type requestPump struct {
-	sink          sink
+	sink sink
+	once sync.Once
+
 	notifications chan mcp.JSONRPCNotification
 	requests      chan pumpRequest
 	final         chan mcp.JSONRPCMessage
@@ -265,22 +272,35 @@ type pumpRequest struct {
 	sent chan error
 }
 
-// startPump starts the writer of a request's messages to s.
-func startPump(s sink) *requestPump {
-	p := &requestPump{
-		sink:          s,
-		notifications: make(chan mcp.JSONRPCNotification, notificationBuffer),
-		requests:      make(chan pumpRequest),
-		final:         make(chan mcp.JSONRPCMessage, 1),
-		done:          make(chan struct{}),
-	}
-	go p.run()
-	return p
+func newRequestPump(s sink) *requestPump { return &requestPump{sink: s} }
+
+// start starts the pump, unless it started or finished already.
+func (p *requestPump) start() {
+	p.once.Do(func() {
+		p.notifications = make(chan mcp.JSONRPCNotification, notificationBuffer)
+		p.requests = make(chan pumpRequest)
+		p.final = make(chan mcp.JSONRPCMessage, 1)
+		p.done = make(chan struct{})
+		go p.run()
+	})
+}
+
+// channel returns the notification channel, starting the pump; nil after
+// the response.
+func (p *requestPump) channel() chan mcp.JSONRPCNotification {
+	p.start()
+	return p.notifications
 }
 
 // finish writes the response after everything sent before it, and waits
 // until it has been written.
 func (p *requestPump) finish(resp mcp.JSONRPCMessage) {
+	started := true
+	p.once.Do(func() { started = false })
+	if !started {
+		p.sink.finish(resp)
+		return
+	}
 	p.final <- resp
 	<-p.done
 }
@@ -322,6 +342,10 @@ func (p *requestPump) drain(s sink) {
 
 // send has the pump write msg and waits until it has.
 func (p *requestPump) send(ctx context.Context, msg any) error {
+	p.start()
+	if p.requests == nil {
+		return errNoStream
+	}
 	r := pumpRequest{msg: msg, sent: make(chan error, 1)}
 	select {
 	case p.requests <- r:
