@@ -437,30 +437,25 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 	return h.srv.HandleMessage(ctx, json.RawMessage(body))
 }
 
-// startCall runs a request of sess on a goroutine of its own, writing what
-// it sends and its response to sk, and returns the function that cancels it.
-// The call outlives the HTTP request that carried it (reqCtx) when its
-// response is resumable; Serve waits for it when shutting down. It runs as
-// the identity of that request's bearer token.
-func (h *HTTP) startCall(reqCtx context.Context, sess *httpSession, sk sink, body []byte, id json.RawMessage) context.CancelFunc {
+// runCall handles a request of sess in ctx, writing what it sends and its
+// response to sk. ctx descends from the session's, not from the HTTP
+// request's, so that a call whose response is resumable outlives its
+// connection; the call runs as the identity of that request's bearer token
+// (reqCtx). The caller has added the call to h.calls, which Serve waits for
+// when shutting down.
+func (h *HTTP) runCall(ctx, reqCtx context.Context, sess *httpSession, sk sink, body []byte, id json.RawMessage) {
+	defer h.calls.Done()
 	rs := &requestSession{httpSession: sess, pump: newRequestPump(sk)}
 	rs.clientRequests = clientRequests{c: rs}
-	ctx, cancel := context.WithCancel(sess.ctx)
 	if who, ok := identity.From(reqCtx); ok {
 		ctx = identity.With(ctx, who)
 	}
 	ctx = h.srv.WithContext(ctx, rs)
 	ctx = winkserver.WithStreamCloser(ctx, func() { _ = rs.pump.send(ctx, closeStream{}) })
 	sess.begin(h.opts.Now())
-	h.calls.Add(1)
-	go func() {
-		defer h.calls.Done()
-		defer cancel()
-		resp := h.dispatch(ctx, id, body)
-		// The session is idle again from here: the response is written
-		// after, so a client that has it knows the session's clock runs.
-		sess.end(h.opts.Now())
-		rs.pump.finish(resp)
-	}()
-	return cancel
+	resp := h.dispatch(ctx, id, body)
+	// The session is idle again from here: the response is written after,
+	// so a client that has it knows the session's clock runs.
+	sess.end(h.opts.Now())
+	rs.pump.finish(resp)
 }

@@ -64,6 +64,26 @@ func (c *httpConn) release() {
 	c.once.Do(func() { close(c.done) })
 }
 
+// end releases the connection and ends its response now, while the
+// handler goes on running a call: over HTTP/1.x it takes the connection
+// over from net/http, ends a chunked body and closes it, so that the
+// client sees the stream end. Where that cannot be done (HTTP/2), the
+// response ends when the handler returns.
+func (c *httpConn) end(chunked bool) {
+	c.release()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conn, buf, err := c.rc.Hijack()
+	if err != nil {
+		return
+	}
+	if chunked {
+		_, _ = buf.WriteString("0\r\n\r\n")
+		_ = buf.Flush()
+	}
+	_ = conn.Close()
+}
+
 // writeSSEHeaders starts an SSE response.
 func writeSSEHeaders(w http.ResponseWriter) {
 	h := w.Header()

@@ -88,7 +88,8 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		h.startCall(r.Context(), sess, &sseSink{sess: sess}, body, env.ID)
+		h.calls.Add(1)
+		go h.runCall(sess.ctx, r.Context(), sess, &sseSink{sess: sess}, body, env.ID)
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = io.WriteString(w, "Accepted\n")
 	}

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"io"
@@ -139,32 +140,36 @@ func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, i
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// request handles a request of an initialized session. Its response is
-// JSON unless the call sends something to the client first, in which case
-// it becomes a resumable SSE stream.
+// request handles a request of an initialized session on the goroutine
+// net/http gave it. Its response is JSON unless the call sends something to
+// the client first, in which case it becomes a resumable SSE stream. If the
+// client goes away before it was given an event ID to resume from, the
+// call is cancelled, as nothing can reach the client any more; otherwise
+// it goes on, and its events are recorded.
 func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, id json.RawMessage) {
-	conn := newHTTPConn(w)
-	sk := &postSink{sess: sess, conn: conn, sse: acceptsSSE(r), retry: h.opts.SSERetry}
-	cancel := h.startCall(r.Context(), sess, sk, body, id)
-	select {
-	case <-conn.done:
-		// The response was written, or the server closed the stream.
-	case <-r.Context().Done():
+	sk := &postSink{sess: sess, conn: newHTTPConn(w), sse: acceptsSSE(r), retry: h.opts.SSERetry, http11: r.ProtoAtLeast(1, 1)}
+	ctx, cancel := context.WithCancel(sess.ctx)
+	defer cancel()
+	stop := context.AfterFunc(r.Context(), func() {
 		if !sk.resumable() {
-			cancel() // nothing can reach the client any more
+			cancel()
 		}
 		sk.abandon()
-	}
+	})
+	defer stop()
+	h.calls.Add(1)
+	h.runCall(ctx, r.Context(), sess, sk, body, id)
 }
 
 // postSink writes a Streamable HTTP request's messages to its POST
 // response: as JSON when there is only the response, or as a resumable SSE
 // stream from the first message sent before it.
 type postSink struct {
-	sess  *httpSession
-	conn  *httpConn
-	sse   bool
-	retry time.Duration
+	sess   *httpSession
+	conn   *httpConn
+	sse    bool
+	retry  time.Duration
+	http11 bool // the response is chunked
 
 	mu sync.Mutex
 	st *stream
@@ -226,6 +231,7 @@ func (p *postSink) closeStream() {
 		return
 	}
 	st.detach()
+	p.conn.end(p.http11)
 }
 
 // resumable reports whether the client has been given an event ID to
