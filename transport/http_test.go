@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -226,6 +227,42 @@ func TestSamplingAndElicitationOverHTTP(t *testing.T) {
 	}
 	if got := c.callText("elicit", map[string]any{"token": "name?"}); got != "elicited accept map[name:Ada]" {
 		t.Errorf("elicit: %q", got)
+	}
+}
+
+// TestDisconnectCancelsCallWithoutStream has a client go away from a call
+// that sent nothing yet, so that it holds no event ID to resume from: the
+// call is cancelled and its change restored.
+func TestDisconnectCancelsCallWithoutStream(t *testing.T) {
+	f := newHTTPFixture(t, HTTPOptions{})
+	c := newClient(t, f.url)
+	c.initialize()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": map[string]any{"name": "block", "arguments": map[string]any{"token": "gone"}}})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/mcp", bytes.NewReader(data))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", c.sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	f.waitStarted(t)
+	cancel()
+	<-done
+	// The session's next call waits for the cancelled one, which would
+	// otherwise run until its deadline of 30 seconds.
+	start := time.Now()
+	if got := c.callText("planning_read_plan", map[string]any{}); !strings.Contains(got, "No plan") {
+		t.Errorf("after the cancelled call: %q", got)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the call ran on for %v after its client went away", d)
 	}
 }
 
