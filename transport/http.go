@@ -97,18 +97,17 @@ type HTTP struct {
 	logger *slog.Logger
 	modern http.Handler
 
-	// base is the parent of every session's and call's context; it is
-	// cancelled when the drain time runs out.
+	// base is the parent of every session's and call's context, and ends
+	// the idle sweeper; it is cancelled when the drain time runs out, or by
+	// Close.
 	base       context.Context
 	cancelBase context.CancelFunc
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 
-	calls     sync.WaitGroup // in-flight calls
-	draining  atomic.Bool
-	stopSweep chan struct{}
-	closeOnce sync.Once
+	calls    sync.WaitGroup // in-flight calls
+	draining atomic.Bool
 
 	handler http.Handler
 }
@@ -118,11 +117,10 @@ type HTTP struct {
 func NewHTTP(srv *server.MCPServer, opts HTTPOptions) (*HTTP, error) {
 	opts = opts.withDefaults()
 	h := &HTTP{
-		srv:       srv,
-		opts:      opts,
-		logger:    opts.Logger,
-		sessions:  map[string]*httpSession{},
-		stopSweep: make(chan struct{}),
+		srv:      srv,
+		opts:     opts,
+		logger:   opts.Logger,
+		sessions: map[string]*httpSession{},
 	}
 	h.base, h.cancelBase = context.WithCancel(context.Background())
 	h.modern = server.NewStreamableHTTPServer(srv,
@@ -236,7 +234,6 @@ func (h *HTTP) shutdown(hs *http.Server) {
 // Close ends every session and stops the idle sweeper. In-flight calls are
 // not waited for; Serve's shutdown does that first.
 func (h *HTTP) Close() {
-	h.closeOnce.Do(func() { close(h.stopSweep) })
 	h.mu.Lock()
 	all := make([]*httpSession, 0, len(h.sessions))
 	for _, s := range h.sessions {
@@ -264,7 +261,8 @@ func (h *HTTP) releaseListeners() {
 	}
 }
 
-// sweepLoop ends idle sessions until Close.
+// sweepLoop ends idle sessions until Close, or until the drain time runs
+// out.
 func (h *HTTP) sweepLoop() {
 	interval := min(max(h.opts.SessionTTL/4, 10*time.Millisecond), time.Minute)
 	t := time.NewTicker(interval)
@@ -273,7 +271,7 @@ func (h *HTTP) sweepLoop() {
 		select {
 		case <-t.C:
 			h.sweep(h.opts.Now())
-		case <-h.stopSweep:
+		case <-h.base.Done():
 			return
 		}
 	}
