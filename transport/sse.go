@@ -77,22 +77,13 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
 		return
 	}
-	sess.touch(h.opts.Now())
-	if h.answeredNonCall(w, sess, body, env) {
+	if h.answered(w, sess, body, env) {
 		return
 	}
-	switch {
-	case !env.hasID():
-		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
-			_ = (&sseSink{sess: sess}).send(resp)
-		}
-		w.WriteHeader(http.StatusAccepted)
-	default:
-		h.calls.Add(1)
-		go h.runCall(sess.ctx, r.Context(), sess, &sseSink{sess: sess}, body, env.ID)
-		w.WriteHeader(http.StatusAccepted)
-		_, _ = io.WriteString(w, "Accepted\n")
-	}
+	h.calls.Add(1)
+	go h.runCall(sess.ctx, r.Context(), sess, &sseSink{sess: sess}, body, env.ID)
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = io.WriteString(w, "Accepted\n")
 }
 
 // sseSink queues a request's messages on its session's SSE connection.

@@ -86,27 +86,18 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 	if sess == nil {
 		return
 	}
-	sess.touch(h.opts.Now())
-	if h.answeredNonCall(w, sess, body, env) {
-		return
-	}
-	switch {
-	case !env.hasID():
-		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
-			writeJSON(w, http.StatusBadRequest, resp)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-	default:
+	if !h.answered(w, sess, body, env) {
 		h.request(w, r, sess, body, env.ID)
 	}
 }
 
-// answeredNonCall answers a posted message that is not a request or a
-// notification: a client's response to a request of the server, handed to
-// its waiting sender, or a message without a method, refused. It reports
-// whether it did; the Streamable HTTP and SSE transports route what is left.
-func (h *HTTP) answeredNonCall(w http.ResponseWriter, sess *httpSession, body []byte, env httpEnvelope) bool {
+// answered answers a message posted to sess that is not a request: a
+// client's response to a request of the server, handed to its waiting
+// sender; a notification, handled at once (202, or 400 with the error it
+// caused); a message without a method, refused. It reports whether it did;
+// the Streamable HTTP and SSE transports each run a request their own way.
+func (h *HTTP) answered(w http.ResponseWriter, sess *httpSession, body []byte, env httpEnvelope) bool {
+	sess.touch(h.opts.Now())
 	switch {
 	case env.Method == "" && env.hasID():
 		if !sess.deliver(body) {
@@ -115,6 +106,12 @@ func (h *HTTP) answeredNonCall(w http.ResponseWriter, sess *httpSession, body []
 		w.WriteHeader(http.StatusAccepted)
 	case env.Method == "":
 		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: missing method")
+	case !env.hasID():
+		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
+			writeJSON(w, http.StatusBadRequest, resp)
+		} else {
+			w.WriteHeader(http.StatusAccepted)
+		}
 	default:
 		return false
 	}
