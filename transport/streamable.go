@@ -144,7 +144,7 @@ func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, i
 // call is cancelled, as nothing can reach the client any more; otherwise
 // it goes on, and its events are recorded.
 func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, id json.RawMessage) {
-	sk := &postSink{sess: sess, conn: newHTTPConn(w), sse: acceptsSSE(r), retry: h.opts.SSERetry, http11: r.ProtoAtLeast(1, 1)}
+	sk := &postSink{sess: sess, conn: newHTTPConn(w), sse: acceptsSSE(r), retry: h.opts.SSERetry, chunked: r.ProtoAtLeast(1, 1)}
 	ctx, cancel := context.WithCancel(sess.ctx)
 	defer cancel()
 	stop := context.AfterFunc(r.Context(), func() {
@@ -162,11 +162,11 @@ func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession
 // response: as JSON when there is only the response, or as a resumable SSE
 // stream from the first message sent before it.
 type postSink struct {
-	sess   *httpSession
-	conn   *httpConn
-	sse    bool
-	retry  time.Duration
-	http11 bool // the response is chunked
+	sess    *httpSession
+	conn    *httpConn
+	sse     bool
+	retry   time.Duration
+	chunked bool // an SSE response has a chunked body (HTTP/1.1)
 
 	mu sync.Mutex
 	st *stream
@@ -228,7 +228,7 @@ func (p *postSink) closeStream() {
 		return
 	}
 	st.detach()
-	p.conn.end(p.http11)
+	p.conn.end(p.chunked)
 }
 
 // resumable reports whether the client has been given an event ID to
