@@ -227,7 +227,8 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 
 // notifyUpdated tells a client that subscribed to resources that they may
 // have changed, after a call that changed the session's state committed.
-// The notifications travel with the call's response, before it.
+// The notifications go to the client session as a whole (over Streamable
+// HTTP, its standalone GET stream), not with the call's response.
 func (s *Server) notifyUpdated(ctx context.Context) {
 	subs, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithResourceSubscriptions)
 	if !ok {
@@ -238,7 +239,7 @@ func (s *Server) notifyUpdated(ctx context.Context) {
 		srv = s.mcp
 	}
 	for _, uri := range subs.SubscribedResources() {
-		if err := srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}); err != nil {
+		if err := srv.SendNotificationToSpecificClient(subs.SessionID(), string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}); err != nil {
 			s.logger.Debug("sending resources/updated failed", "uri", uri, "err", err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/identity"
 )
 
-// JWTOptions configures NewJWTVerifier.
+// JWTOptions configures the validation of JWT bearer tokens.
 type JWTOptions struct {
 	// JWKSURL is where the authorization server publishes its signing
 	// keys (a JSON Web Key Set).
@@ -43,13 +43,15 @@ func (o JWTOptions) authorizationServers() []string {
 // that a public key can never be used as an HMAC secret.
 var jwtAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
-// NewJWTVerifier returns a verifier of JWT access tokens: signed with a
+// newJWTVerifier returns a verifier of JWT access tokens: signed with a
 // key from the JWKS at JWKSURL (fetched now, refreshed hourly and when a
 // token names an unknown key), with the given issuer and audience, an
-// expiry, and an asymmetric algorithm. It uses github.com/golang-jwt/jwt/v5
-// for parsing and validation and github.com/MicahParks/keyfunc/v3 for the
-// key set.
-func NewJWTVerifier(ctx context.Context, o JWTOptions) (TokenVerifier, error) {
+// expiry, and an asymmetric algorithm. A token's identity is its subject
+// ("sub") and scopes: the space-separated "scope" claim (RFC 8693, RFC
+// 9068) or the "scp" claim, a list or a space-separated string. It uses
+// github.com/golang-jwt/jwt/v5 for parsing and validation and
+// github.com/MicahParks/keyfunc/v3 for the key set.
+func newJWTVerifier(ctx context.Context, o JWTOptions) (verifier, error) {
 	if o.JWKSURL == "" || o.Issuer == "" || o.Audience == "" {
 		return nil, errors.New("transport: JWT validation needs a JWKS URL, an issuer and an audience")
 	}
@@ -68,40 +70,25 @@ func NewJWTVerifier(ctx context.Context, o JWTOptions) (TokenVerifier, error) {
 		jwt.WithIssuedAt(),
 		jwt.WithLeeway(o.Leeway),
 	)
-	return jwtVerifier{parser: parser, keys: k.Keyfunc}, nil
-}
-
-type jwtVerifier struct {
-	parser *jwt.Parser
-	keys   jwt.Keyfunc
-}
-
-func (v jwtVerifier) Verify(ctx context.Context, token string) error {
-	_, err := v.Identify(ctx, token)
-	return err
-}
-
-// Identify checks the token and returns its subject ("sub") and scopes:
-// the space-separated "scope" claim (RFC 8693, RFC 9068) or the "scp"
-// claim, a list or a space-separated string.
-func (v jwtVerifier) Identify(_ context.Context, token string) (identity.Identity, error) {
-	claims := jwt.MapClaims{}
-	if _, err := v.parser.ParseWithClaims(token, claims, v.keys); err != nil {
-		return identity.Identity{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
-	}
-	var who identity.Identity
-	who.Subject, _ = claims["sub"].(string)
-	for _, key := range []string{"scope", "scp"} {
-		switch s := claims[key].(type) {
-		case string:
-			who.Scopes = append(who.Scopes, strings.Fields(s)...)
-		case []any:
-			for _, x := range s {
-				if x, ok := x.(string); ok && x != "" {
-					who.Scopes = append(who.Scopes, x)
+	return func(_ context.Context, token string) (identity.Identity, error) {
+		claims := jwt.MapClaims{}
+		if _, err := parser.ParseWithClaims(token, claims, k.Keyfunc); err != nil {
+			return identity.Identity{}, fmt.Errorf("%w: %w", errInvalidToken, err)
+		}
+		var who identity.Identity
+		who.Subject, _ = claims["sub"].(string)
+		for _, key := range []string{"scope", "scp"} {
+			switch s := claims[key].(type) {
+			case string:
+				who.Scopes = append(who.Scopes, strings.Fields(s)...)
+			case []any:
+				for _, x := range s {
+					if x, ok := x.(string); ok && x != "" {
+						who.Scopes = append(who.Scopes, x)
+					}
 				}
 			}
 		}
-	}
-	return who, nil
+		return who, nil
+	}, nil
 }

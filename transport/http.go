@@ -28,8 +28,13 @@ const (
 	DefaultSessionTTL   = 30 * time.Minute
 	DefaultSSERetry     = time.Second
 	DefaultMaxBodyBytes = 4 << 20
-	defaultKeepAlive    = 25 * time.Second
-	shutdownGrace       = 5 * time.Second
+)
+
+const (
+	// keepAlive is the time between comment lines on long-lived streams.
+	keepAlive = 25 * time.Second
+	// shutdownGrace bounds the closing of connections after the drain.
+	shutdownGrace = 5 * time.Second
 )
 
 // HTTPOptions configures NewHTTP. Zero values mean the defaults noted.
@@ -45,9 +50,6 @@ type HTTPOptions struct {
 	// SSERetry is the reconnection delay announced on SSE response streams;
 	// default 1 second.
 	SSERetry time.Duration
-	// KeepAlive is the interval of comment lines on long-lived streams;
-	// default 25 seconds, negative for none.
-	KeepAlive time.Duration
 	// BasePath is the path prefix under which clients reach the server when
 	// a reverse proxy mounts it below the root ("/wink"); it is used in the
 	// endpoint the SSE transport announces.
@@ -75,9 +77,6 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	if o.SSERetry <= 0 {
 		o.SSERetry = DefaultSSERetry
 	}
-	if o.KeepAlive == 0 {
-		o.KeepAlive = defaultKeepAlive
-	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -90,50 +89,25 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 
 // HTTP serves an MCP server to remote clients over Streamable HTTP (at
 // /mcp) and the legacy HTTP+SSE transport (at /sse and /message) on one
-// listener, with /healthz for liveness.
-//
-// The session-based protocol era (2025-11-25 and before) is served by this
-// package itself, not by mcp-go's handlers, for these reasons:
-//
-//   - Each request is handled with its own view of the client session, so
-//     its progress and log notifications and its server→client requests
-//     (sampling, elicitation) travel on its own response, and are written
-//     before the response, every time. mcp-go's Streamable HTTP handler
-//     shares one notification channel among a session's concurrent
-//     requests and can drop a notification that races the response; its
-//     SSE handler writes notifications from a goroutine that races the
-//     response.
-//   - Response streams are resumable: each begins with a priming event (an
-//     ID and a retry time), its events are recorded, and a client that lost
-//     the connection, or whose connection the server closed
-//     (tools.Client.CloseStream), gets the rest with GET and Last-Event-ID.
-//   - Unknown sessions get 404 and a missing Mcp-Session-Id 400; idle
-//     sessions end after SessionTTL; DELETE ends one; every end of a session
-//     unregisters it from mcp-go, so the server's state for it ends too.
-//
-// Requests of the stateless 2026-07-28 era are handed to mcp-go's
-// Streamable HTTP handler, which serves them per request; they carry no
-// session (see server.Sessions.ForContext for how their state is kept).
+// listener, with /healthz for liveness. The package documentation says
+// which parts mcp-go serves and why the rest is served here.
 type HTTP struct {
 	srv    *server.MCPServer
 	opts   HTTPOptions
 	logger *slog.Logger
 	modern http.Handler
 
-	// base is the parent of every session's and call's context; it is
-	// cancelled when the drain time runs out.
+	// base is the parent of every session's and call's context, and ends
+	// the idle sweeper; it is cancelled when the drain time runs out, or by
+	// Close.
 	base       context.Context
 	cancelBase context.CancelFunc
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	sse      map[string]bool // the sessions of the SSE transport
 
-	calls     sync.WaitGroup // in-flight calls
-	workers   workers
-	draining  atomic.Bool
-	stopSweep chan struct{}
-	closeOnce sync.Once
+	calls    sync.WaitGroup // in-flight calls
+	draining atomic.Bool
 
 	handler http.Handler
 }
@@ -143,13 +117,10 @@ type HTTP struct {
 func NewHTTP(srv *server.MCPServer, opts HTTPOptions) (*HTTP, error) {
 	opts = opts.withDefaults()
 	h := &HTTP{
-		srv:       srv,
-		opts:      opts,
-		logger:    opts.Logger,
-		sessions:  map[string]*httpSession{},
-		sse:       map[string]bool{},
-		stopSweep: make(chan struct{}),
-		workers:   workers{work: make(chan func())},
+		srv:      srv,
+		opts:     opts,
+		logger:   opts.Logger,
+		sessions: map[string]*httpSession{},
 	}
 	h.base, h.cancelBase = context.WithCancel(context.Background())
 	h.modern = server.NewStreamableHTTPServer(srv,
@@ -169,8 +140,8 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) (*HTTP, error) {
 // checks.
 func (h *HTTP) Handler() http.Handler { return h.handler }
 
-// SessionCount returns the number of live client sessions.
-func (h *HTTP) SessionCount() int {
+// sessionCount returns the number of live client sessions.
+func (h *HTTP) sessionCount() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.sessions)
@@ -182,17 +153,16 @@ func (h *HTTP) routes() (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	protected := Chain(sec.host, sec.origin, sec.auth)
-	limited := Chain(protected, sec.bodyLimit)
+	protected := chain(sec.host, sec.origin, sec.auth)
+	limited := chain(protected, sec.bodyLimit)
 	mux.Handle("/mcp", limited(http.HandlerFunc(h.serveMCP)))
 	mux.Handle("/sse", protected(http.HandlerFunc(h.serveSSE)))
 	mux.Handle("/message", limited(http.HandlerFunc(h.serveMessage)))
-	open := Chain(sec.host, sec.origin)
+	open := chain(sec.host, sec.origin)
 	mux.Handle("/healthz", open(http.HandlerFunc(h.healthz)))
 	if sec.metadata != nil {
-		for _, p := range sec.metadataPaths {
-			mux.Handle(p, open(sec.metadata))
-		}
+		mux.Handle(metadataRoot, open(sec.metadata))
+		mux.Handle(metadataPath, open(sec.metadata))
 	}
 	for path, hd := range h.opts.Handlers {
 		mux.Handle(path, open(hd))
@@ -207,7 +177,7 @@ func (h *HTTP) healthz(w http.ResponseWriter, _ *http.Request) {
 	if h.draining.Load() {
 		status, code = "draining", http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]any{"status": status, "sessions": h.SessionCount()})
+	writeJSON(w, code, map[string]any{"status": status, "sessions": h.sessionCount()})
 }
 
 // Serve accepts connections on ln until ctx is cancelled, then shuts down
@@ -264,7 +234,6 @@ func (h *HTTP) shutdown(hs *http.Server) {
 // Close ends every session and stops the idle sweeper. In-flight calls are
 // not waited for; Serve's shutdown does that first.
 func (h *HTTP) Close() {
-	h.closeOnce.Do(func() { close(h.stopSweep) })
 	h.mu.Lock()
 	all := make([]*httpSession, 0, len(h.sessions))
 	for _, s := range h.sessions {
@@ -292,7 +261,8 @@ func (h *HTTP) releaseListeners() {
 	}
 }
 
-// sweepLoop ends idle sessions until Close.
+// sweepLoop ends idle sessions until Close, or until the drain time runs
+// out.
 func (h *HTTP) sweepLoop() {
 	interval := min(max(h.opts.SessionTTL/4, 10*time.Millisecond), time.Minute)
 	t := time.NewTicker(interval)
@@ -301,7 +271,7 @@ func (h *HTTP) sweepLoop() {
 		select {
 		case <-t.C:
 			h.sweep(h.opts.Now())
-		case <-h.stopSweep:
+		case <-h.base.Done():
 			return
 		}
 	}
@@ -326,15 +296,12 @@ func (h *HTTP) sweep(now time.Time) int {
 }
 
 // addSession registers a new session with mcp-go and the session table.
-func (h *HTTP) addSession(ctx context.Context, s *httpSession, sse bool) error {
+func (h *HTTP) addSession(ctx context.Context, s *httpSession) error {
 	if err := h.srv.RegisterSession(ctx, s); err != nil {
 		return err
 	}
 	h.mu.Lock()
 	h.sessions[s.id] = s
-	if sse {
-		h.sse[s.id] = true
-	}
 	h.mu.Unlock()
 	return nil
 }
@@ -345,13 +312,19 @@ func (h *HTTP) endSession(s *httpSession, why string) {
 	h.mu.Lock()
 	if h.sessions[s.id] == s {
 		delete(h.sessions, s.id)
-		delete(h.sse, s.id)
 	}
 	h.mu.Unlock()
 	if s.close() {
 		h.srv.UnregisterSession(context.Background(), s.id)
 		h.logger.Debug("session ended", "session", s.id, "why", why)
 	}
+}
+
+// session returns the live session called id, or nil.
+func (h *HTTP) session(id string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id]
 }
 
 // lookup returns the Streamable HTTP session named by the request's
@@ -362,11 +335,8 @@ func (h *HTTP) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 		http.Error(w, "Bad Request: missing Mcp-Session-Id header", http.StatusBadRequest)
 		return nil
 	}
-	h.mu.Lock()
-	s := h.sessions[id]
-	sse := h.sse[id]
-	h.mu.Unlock()
-	if s == nil || sse {
+	s := h.session(id)
+	if s == nil || s.out != nil {
 		http.Error(w, "Not Found: unknown or ended session", http.StatusNotFound)
 		return nil
 	}
@@ -465,30 +435,25 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 	return h.srv.HandleMessage(ctx, json.RawMessage(body))
 }
 
-// startCall runs a request of sess on a worker goroutine, writing what it
-// sends and its response to sk, and returns the function that cancels it.
-// The call outlives the HTTP request that carried it (reqCtx) when its
-// response is resumable; Serve waits for it when shutting down. It runs as
-// the identity of that request's bearer token.
-func (h *HTTP) startCall(reqCtx context.Context, sess *httpSession, sk sink, body []byte, id json.RawMessage) context.CancelFunc {
+// runCall handles a request of sess in ctx, writing what it sends and its
+// response to sk. ctx descends from the session's, not from the HTTP
+// request's, so that a call whose response is resumable outlives its
+// connection; the call runs as the identity of that request's bearer token
+// (reqCtx). The caller has added the call to h.calls, which Serve waits for
+// when shutting down.
+func (h *HTTP) runCall(ctx, reqCtx context.Context, sess *httpSession, sk sink, body []byte, id json.RawMessage) {
+	defer h.calls.Done()
 	rs := &requestSession{httpSession: sess, pump: newRequestPump(sk)}
 	rs.clientRequests = clientRequests{c: rs}
-	ctx, cancel := context.WithCancel(sess.ctx)
 	if who, ok := identity.From(reqCtx); ok {
 		ctx = identity.With(ctx, who)
 	}
 	ctx = h.srv.WithContext(ctx, rs)
 	ctx = winkserver.WithStreamCloser(ctx, func() { _ = rs.pump.send(ctx, closeStream{}) })
 	sess.begin(h.opts.Now())
-	h.calls.Add(1)
-	h.workers.run(func() {
-		defer h.calls.Done()
-		defer cancel()
-		resp := h.dispatch(ctx, id, body)
-		// The session is idle again from here: the response is written
-		// after, so a client that has it knows the session's clock runs.
-		sess.end(h.opts.Now())
-		rs.pump.finish(resp)
-	})
-	return cancel
+	resp := h.dispatch(ctx, id, body)
+	// The session is idle again from here: the response is written after,
+	// so a client that has it knows the session's clock runs.
+	sess.end(h.opts.Now())
+	rs.pump.finish(resp)
 }

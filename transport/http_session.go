@@ -3,10 +3,8 @@ package transport
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -25,13 +23,6 @@ var errSessionEnded = errors.New("transport: session ended")
 // SSE response, or the response was already sent.
 var errNoStream = errors.New("transport: the request's response cannot carry messages to the client")
 
-// newSessionID returns a random session ID of 32 hex digits.
-func newSessionID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // httpSession is one client session of the HTTP transports: an
 // Mcp-Session-Id of Streamable HTTP, or one connection of the SSE
 // transport. It is the mcp-go client session registered for it, holds the
@@ -49,7 +40,8 @@ type httpSession struct {
 	// a whole (not from a request); the standalone stream (Streamable HTTP
 	// GET) or the connection (SSE) writes them.
 	notifications chan mcp.JSONRPCNotification
-	// out queues the frames of an SSE connection (SSE transport only).
+	// out queues the frames of the SSE connection; it is nil for a session
+	// of Streamable HTTP.
 	out chan []byte
 
 	clientState
@@ -172,7 +164,7 @@ const maxStreams = 64
 
 // newStream creates and records a resumable response stream.
 func (s *httpSession) newStream(retry time.Duration) *stream {
-	st := &stream{id: newSessionID()[:16], sess: s, retry: retry}
+	st := &stream{id: rand.Text(), sess: s, retry: retry}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -232,20 +224,7 @@ func (r *requestSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
 // call sends a request to the client on the request's response and waits
 // for the client's reply, ctx, or the end of the session.
 func (r *requestSession) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	id, replies, err := r.register(method)
-	if err != nil {
-		return nil, fmt.Errorf("%s request: %w", method, err)
-	}
-	defer r.forget(id)
-	if err := r.pump.send(ctx, outgoingRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}); err != nil {
-		return nil, fmt.Errorf("%s request: %w", method, err)
-	}
-	select {
-	case reply := <-replies:
-		return reply.result, reply.err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%s request: %w", method, ctx.Err())
-	}
+	return r.roundTrip(ctx, method, params, func(req outgoingRequest) error { return r.pump.send(ctx, req) })
 }
 
 // sink is where a request's messages go: its response (Streamable HTTP) or

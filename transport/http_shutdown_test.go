@@ -118,8 +118,8 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 	if err := s.wait(t); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	if s.srv.Sessions().Len() != 0 || s.ht.SessionCount() != 0 {
-		t.Errorf("sessions left: server %d, transport %d", s.srv.Sessions().Len(), s.ht.SessionCount())
+	if s.srv.Sessions().Len() != 0 || s.ht.sessionCount() != 0 {
+		t.Errorf("sessions left: server %d, transport %d", s.srv.Sessions().Len(), s.ht.sessionCount())
 	}
 }
 

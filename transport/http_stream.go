@@ -64,6 +64,26 @@ func (c *httpConn) release() {
 	c.once.Do(func() { close(c.done) })
 }
 
+// end releases the connection and ends its response now, while the
+// handler goes on running a call: over HTTP/1.x it takes the connection
+// over from net/http, ends a chunked body and closes it, so that the
+// client sees the stream end. Where that cannot be done (HTTP/2), the
+// response ends when the handler returns.
+func (c *httpConn) end(chunked bool) {
+	c.release()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conn, buf, err := c.rc.Hijack()
+	if err != nil {
+		return
+	}
+	if chunked {
+		_, _ = buf.WriteString("0\r\n\r\n")
+		_ = buf.Flush()
+	}
+	_ = conn.Close()
+}
+
 // writeSSEHeaders starts an SSE response.
 func writeSSEHeaders(w http.ResponseWriter) {
 	h := w.Header()
@@ -73,18 +93,22 @@ func writeSSEHeaders(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// writeEvent writes one SSE event: an optional id, the JSON message as its
-// data.
-func writeEvent(w http.ResponseWriter, id string, data []byte) error {
-	var b strings.Builder
+// frame returns one SSE message event: an optional id, and data, a JSON
+// message.
+func frame(id string, data []byte) []byte {
 	if id != "" {
-		b.WriteString("id: " + id + "\n")
+		return fmt.Appendf(nil, "id: %s\nevent: message\ndata: %s\n\n", id, data)
 	}
-	b.WriteString("event: message\ndata: ")
-	b.Write(data)
-	b.WriteString("\n\n")
-	_, err := w.Write([]byte(b.String()))
-	return err
+	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", data)
+}
+
+// encodeFrame encodes msg as an SSE message event without id.
+func encodeFrame(msg any) ([]byte, error) {
+	data, err := json.Marshal(msg)
+	if err != nil {
+		return nil, &encodeError{err: err}
+	}
+	return frame("", data), nil
 }
 
 // maxStreamEvents bounds the events a stream keeps for replay; the oldest
@@ -174,7 +198,7 @@ func (st *stream) deliver(msg any, last bool) error {
 	if st.conn == nil {
 		return nil
 	}
-	if err := st.conn.write(func(w http.ResponseWriter) error { return writeEvent(w, st.eventID(ev.seq), ev.data) }); err != nil {
+	if err := st.conn.write(func(w http.ResponseWriter) error { _, err := w.Write(frame(st.eventID(ev.seq), ev.data)); return err }); err != nil {
 		st.conn = nil
 		return nil // recorded; the client may resume
 	}
@@ -202,7 +226,7 @@ func (st *stream) resume(c *httpConn, after int) bool {
 			if ev.seq <= after {
 				continue
 			}
-			if err := writeEvent(w, st.eventID(ev.seq), ev.data); err != nil {
+			if _, err := w.Write(frame(st.eventID(ev.seq), ev.data)); err != nil {
 				return err
 			}
 		}

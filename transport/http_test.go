@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -66,14 +68,14 @@ func TestDeleteEndsSession(t *testing.T) {
 	c := newClient(t, f.url)
 	c.initialize()
 	c.callText("planning_setup_plan", map[string]any{"objective": "x"})
-	if f.srv.Sessions().Len() != 1 || f.ht.SessionCount() != 1 {
-		t.Fatalf("sessions: server %d, transport %d", f.srv.Sessions().Len(), f.ht.SessionCount())
+	if f.srv.Sessions().Len() != 1 || f.ht.sessionCount() != 1 {
+		t.Fatalf("sessions: server %d, transport %d", f.srv.Sessions().Len(), f.ht.sessionCount())
 	}
 	if st := c.delete(); st != http.StatusNoContent {
 		t.Fatalf("DELETE: %d", st)
 	}
-	if f.srv.Sessions().Len() != 0 || f.ht.SessionCount() != 0 {
-		t.Fatalf("after DELETE: server %d, transport %d sessions", f.srv.Sessions().Len(), f.ht.SessionCount())
+	if f.srv.Sessions().Len() != 0 || f.ht.sessionCount() != 0 {
+		t.Fatalf("after DELETE: server %d, transport %d sessions", f.srv.Sessions().Len(), f.ht.sessionCount())
 	}
 	resp := c.post(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
 	resp.Body.Close()
@@ -158,7 +160,7 @@ func TestSweeperRuns(t *testing.T) {
 	c := newClient(t, f.url)
 	c.initialize()
 	c.callText("planning_setup_plan", map[string]any{"objective": "x"})
-	waitFor(t, "the idle session to end", func() bool { return f.ht.SessionCount() == 0 && f.srv.Sessions().Len() == 0 })
+	waitFor(t, "the idle session to end", func() bool { return f.ht.sessionCount() == 0 && f.srv.Sessions().Len() == 0 })
 }
 
 // TestNotificationsPrecedeResponseHTTP calls a notifying tool many times,
@@ -225,6 +227,42 @@ func TestSamplingAndElicitationOverHTTP(t *testing.T) {
 	}
 	if got := c.callText("elicit", map[string]any{"token": "name?"}); got != "elicited accept map[name:Ada]" {
 		t.Errorf("elicit: %q", got)
+	}
+}
+
+// TestDisconnectCancelsCallWithoutStream has a client go away from a call
+// that sent nothing yet, so that it holds no event ID to resume from: the
+// call is cancelled and its change restored.
+func TestDisconnectCancelsCallWithoutStream(t *testing.T) {
+	f := newHTTPFixture(t, HTTPOptions{})
+	c := newClient(t, f.url)
+	c.initialize()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": map[string]any{"name": "block", "arguments": map[string]any{"token": "gone"}}})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/mcp", bytes.NewReader(data))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", c.sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	f.waitStarted(t)
+	cancel()
+	<-done
+	// The session's next call waits for the cancelled one, which would
+	// otherwise run until its deadline of 30 seconds.
+	start := time.Now()
+	if got := c.callText("planning_read_plan", map[string]any{}); !strings.Contains(got, "No plan") {
+		t.Errorf("after the cancelled call: %q", got)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the call ran on for %v after its client went away", d)
 	}
 }
 
@@ -318,6 +356,40 @@ func TestStandaloneStreamAndUnknownEventID(t *testing.T) {
 	resp.Body.Close()
 }
 
+// TestSessionNotificationsOnTheStandaloneStream subscribes to the plan and
+// changes it: notifications/resources/updated, which concerns the session
+// rather than the call, arrives on the GET stream, not on the call's.
+func TestSessionNotificationsOnTheStandaloneStream(t *testing.T) {
+	f := newHTTPFixture(t, HTTPOptions{})
+	c := newClient(t, f.url)
+	c.initialize()
+	c.request("resources/subscribe", map[string]any{"uri": "wink://planning/plan"})
+	ctx, cancel := context.WithTimeout(t.Context(), failsafe)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msgs := c.call("planning_setup_plan", map[string]any{"objective": "watched"})
+	if len(msgs) != 1 || !msgs[0].isResponse() {
+		t.Errorf("the call's stream carried %d messages, the first %q; want only its response", len(msgs), msgs[0].Method)
+	}
+	for ev := range sseEvents(resp.Body) {
+		if ev.data == "" {
+			continue
+		}
+		if !strings.Contains(ev.data, `"notifications/resources/updated"`) || !strings.Contains(ev.data, "wink://planning/plan") {
+			t.Errorf("standalone stream: %s, want resources/updated for the plan", ev.data)
+		}
+		return
+	}
+	t.Error("no resources/updated on the standalone stream")
+}
+
 // TestNoLeakAfterManyShortLivedClients runs thousands of short-lived
 // clients: some end with DELETE, the rest are left to the idle sweeper.
 // Afterwards no session is left, in the transport or the server.
@@ -355,8 +427,8 @@ func TestNoLeakAfterManyShortLivedClients(t *testing.T) {
 	now = now.Add(2 * time.Hour)
 	mu.Unlock()
 	f.ht.sweep(clock())
-	if f.ht.SessionCount() != 0 || f.srv.Sessions().Len() != 0 {
-		t.Fatalf("after the sweep: transport %d, server %d sessions", f.ht.SessionCount(), f.srv.Sessions().Len())
+	if f.ht.sessionCount() != 0 || f.srv.Sessions().Len() != 0 {
+		t.Fatalf("after the sweep: transport %d, server %d sessions", f.ht.sessionCount(), f.srv.Sessions().Len())
 	}
 }
 
@@ -392,7 +464,7 @@ func TestMemoryFlatAfterSessionsEnd(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if f.srv.Sessions().Len() != 0 || f.ht.SessionCount() != 0 {
+		if f.srv.Sessions().Len() != 0 || f.ht.sessionCount() != 0 {
 			t.Fatalf("round %d: sessions left", r)
 		}
 		heap, gor := measure()
@@ -401,7 +473,7 @@ func TestMemoryFlatAfterSessionsEnd(t *testing.T) {
 			continue
 		}
 		// Connections come and go with the client's pool (a few goroutines
-		// each), and idle workers linger; neither grows with the rounds.
+		// each), which does not grow with the rounds.
 		if heap > heap0+4<<20 || gor > gor0+128 {
 			t.Errorf("round %d: heap %d KiB (first %d KiB), goroutines %d (first %d)", r, heap>>10, heap0>>10, gor, gor0)
 		}

@@ -19,11 +19,11 @@ import (
 	"github.com/wink-mcp/wink-mcp/identity"
 )
 
-// Middleware wraps an http.Handler with one check.
-type Middleware func(http.Handler) http.Handler
+// middleware wraps an http.Handler with one check.
+type middleware func(http.Handler) http.Handler
 
-// Chain composes middleware; the first is the outermost.
-func Chain(mws ...Middleware) Middleware {
+// chain composes middleware; the first is the outermost.
+func chain(mws ...middleware) middleware {
 	return func(h http.Handler) http.Handler {
 		for i := len(mws) - 1; i >= 0; i-- {
 			h = mws[i](h)
@@ -33,7 +33,7 @@ func Chain(mws ...Middleware) Middleware {
 }
 
 // Security configures the checks every request to the HTTP transport
-// passes before it reaches MCP. Each is a small Middleware of its own.
+// passes before it reaches MCP. Each is a small middleware of its own.
 type Security struct {
 	// AllowedOrigins lists the browser origins ("https://app.example",
 	// scheme, host and port as the browser sends them) allowed to call the
@@ -68,9 +68,8 @@ func (s Security) AuthRequired() bool { return len(s.BearerTokens) > 0 || s.JWT 
 
 // security is Security compiled into middleware.
 type security struct {
-	host, origin, auth, bodyLimit Middleware
+	host, origin, auth, bodyLimit middleware
 	metadata                      http.Handler // the protected-resource metadata document, with JWT
-	metadataPaths                 []string
 }
 
 // metadataPath is where the OAuth protected-resource metadata (RFC 9728)
@@ -82,28 +81,27 @@ const (
 
 func (s Security) middleware(logger *slog.Logger) (*security, error) {
 	out := &security{
-		host:      HostCheck(s.AllowedHosts),
-		origin:    OriginCheck(s.AllowedOrigins),
-		bodyLimit: BodyLimit(s.MaxBodyBytes),
+		host:      hostCheck(s.AllowedHosts),
+		origin:    originCheck(s.AllowedOrigins),
+		bodyLimit: bodyLimit(s.MaxBodyBytes),
 		auth:      func(h http.Handler) http.Handler { return h },
 	}
-	var verifiers []TokenVerifier
+	var verifiers []verifier
 	if len(s.BearerTokens) > 0 {
-		verifiers = append(verifiers, StaticTokens(s.BearerTokens))
+		verifiers = append(verifiers, staticTokens(s.BearerTokens))
 	}
-	challenge := Challenge{Realm: "wink-mcp"}
+	var metadata func(r *http.Request) string
 	if s.JWT != nil {
-		v, err := NewJWTVerifier(context.Background(), *s.JWT)
+		v, err := newJWTVerifier(context.Background(), *s.JWT)
 		if err != nil {
 			return nil, err
 		}
 		verifiers = append(verifiers, v)
-		challenge.ResourceMetadata = func(r *http.Request) string { return metadataURL(s.ResourceURL, r) }
-		out.metadata = ProtectedResourceMetadata(s.ResourceURL, s.JWT.authorizationServers(), s.JWT.Scopes)
-		out.metadataPaths = []string{metadataRoot, metadataPath}
+		metadata = func(r *http.Request) string { return metadataURL(s.ResourceURL, r) }
+		out.metadata = protectedResourceMetadata(s.ResourceURL, s.JWT.authorizationServers(), s.JWT.Scopes)
 	}
 	if len(verifiers) > 0 {
-		out.auth = BearerAuth(AnyVerifier(verifiers...), challenge, logger)
+		out.auth = bearerAuth(verifiers, metadata, logger)
 	}
 	return out, nil
 }
@@ -133,11 +131,11 @@ func forbidden(w http.ResponseWriter, message string) {
 	writeJSONError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, message)
 }
 
-// HostCheck rejects, with 403, a request whose Host header is not a
+// hostCheck rejects, with 403, a request whose Host header is not a
 // loopback name when it arrived on a loopback listener (a DNS-rebinding
 // attack), or is not in allowed when the list is not empty. Names in allowed
 // are compared without port and case.
-func HostCheck(allowed []string) Middleware {
+func hostCheck(allowed []string) middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			host := r.Host
@@ -157,11 +155,11 @@ func HostCheck(allowed []string) Middleware {
 // corsHeaders are the request headers a browser client may send.
 const corsHeaders = "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
 
-// OriginCheck rejects, with 403, a request whose Origin is not allowed: not
+// originCheck rejects, with 403, a request whose Origin is not allowed: not
 // in allowed ("*" allows any), and not a loopback origin on a loopback
 // listener. A request without Origin passes. For allowed origins it adds
 // the CORS headers and answers preflight requests.
-func OriginCheck(allowed []string) Middleware {
+func originCheck(allowed []string) middleware {
 	anyOrigin := slices.Contains(allowed, "*")
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -196,13 +194,10 @@ func OriginCheck(allowed []string) Middleware {
 	}
 }
 
-// BodyLimit answers 413 to a request whose body is larger than n bytes:
+// bodyLimit answers 413 to a request whose body is larger than n bytes:
 // at once when its Content-Length says so, or when the handler reads past
 // the limit.
-func BodyLimit(n int64) Middleware {
-	if n <= 0 {
-		n = DefaultMaxBodyBytes
-	}
+func bodyLimit(n int64) middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > n {
@@ -218,141 +213,80 @@ func BodyLimit(n int64) Middleware {
 	}
 }
 
-// TokenVerifier decides whether a bearer token is acceptable.
-type TokenVerifier interface {
-	Verify(ctx context.Context, token string) error
-}
+// A verifier checks a bearer token and returns whom it belongs to: the
+// zero Identity for a token that names nobody, such as a static token.
+// bearerAuth puts that identity in the request's context (identity.With),
+// where the server's authorisation reads it.
+type verifier func(ctx context.Context, token string) (identity.Identity, error)
 
-// An Identifier is a TokenVerifier that can also say whom a token it
-// accepts belongs to. BearerAuth puts that identity in the request's
-// context (identity.With), where the server's authorisation reads it; a
-// verifier that is not an Identifier leaves the request anonymous.
-type Identifier interface {
-	TokenVerifier
-	Identify(ctx context.Context, token string) (identity.Identity, error)
-}
+// errInvalidToken is returned by verifiers for a token they do not accept.
+var errInvalidToken = errors.New("invalid token")
 
-// ErrInvalidToken is returned by verifiers for a token they do not accept.
-var ErrInvalidToken = errors.New("invalid token")
-
-// StaticTokens accepts exactly the given tokens. Tokens are compared by
+// staticTokens accepts exactly the given tokens. Tokens are compared by
 // their SHA-256 digests with crypto/subtle, and every token is compared, so
 // the time taken tells nothing about a token's length or content.
-func StaticTokens(tokens []string) TokenVerifier {
-	st := staticTokens{}
+func staticTokens(tokens []string) verifier {
+	var digests [][sha256.Size]byte
 	for _, t := range tokens {
 		if t != "" {
-			st = append(st, sha256.Sum256([]byte(t)))
+			digests = append(digests, sha256.Sum256([]byte(t)))
 		}
 	}
-	return st
-}
-
-type staticTokens [][sha256.Size]byte
-
-func (st staticTokens) Verify(_ context.Context, token string) error {
-	got := sha256.Sum256([]byte(token))
-	match := 0
-	for _, want := range st {
-		match |= subtle.ConstantTimeCompare(got[:], want[:])
-	}
-	if match != 1 {
-		return ErrInvalidToken
-	}
-	return nil
-}
-
-// AnyVerifier accepts a token any of vs accepts.
-func AnyVerifier(vs ...TokenVerifier) TokenVerifier { return anyVerifier(vs) }
-
-type anyVerifier []TokenVerifier
-
-// Identify returns the identity the first verifier that accepts the token
-// gives it: the one an Identifier says, none for another verifier.
-func (a anyVerifier) Identify(ctx context.Context, token string) (identity.Identity, error) {
-	var errs []error
-	for _, v := range a {
-		if id, ok := v.(Identifier); ok {
-			who, err := id.Identify(ctx, token)
-			if err == nil {
-				return who, nil
-			}
-			errs = append(errs, err)
-			continue
+	return func(_ context.Context, token string) (identity.Identity, error) {
+		got := sha256.Sum256([]byte(token))
+		match := 0
+		for _, want := range digests {
+			match |= subtle.ConstantTimeCompare(got[:], want[:])
 		}
-		err := v.Verify(ctx, token)
-		if err == nil {
-			return identity.Identity{}, nil
+		if match != 1 {
+			return identity.Identity{}, errInvalidToken
 		}
-		errs = append(errs, err)
+		return identity.Identity{}, nil
 	}
-	return identity.Identity{}, errors.Join(errs...)
 }
 
-func (a anyVerifier) Verify(ctx context.Context, token string) error {
-	var errs []error
-	for _, v := range a {
-		err := v.Verify(ctx, token)
-		if err == nil {
-			return nil
+// bearerAuth lets through only requests with "Authorization: Bearer TOKEN"
+// whose token one of vs accepts, with the token's identity in the
+// request's context; others get 401 with a WWW-Authenticate challenge,
+// which names the protected-resource metadata when metadata is set. CORS
+// preflight requests, which browsers send without credentials, are
+// answered by originCheck before they get here.
+func bearerAuth(vs []verifier, metadata func(r *http.Request) string, logger *slog.Logger) middleware {
+	challenge := func(w http.ResponseWriter, r *http.Request, invalid bool) {
+		c := `Bearer realm="wink-mcp"`
+		if metadata != nil {
+			c += fmt.Sprintf(", resource_metadata=%q", metadata(r))
 		}
-		errs = append(errs, err)
+		msg := "Unauthorized: a bearer token is required"
+		if invalid {
+			c += `, error="invalid_token"`
+			msg = "Unauthorized: invalid bearer token"
+		}
+		w.Header().Set("WWW-Authenticate", c)
+		writeJSONError(w, http.StatusUnauthorized, nil, mcp.INVALID_REQUEST, msg)
 	}
-	return errors.Join(errs...)
-}
-
-// Challenge is what a 401 response's WWW-Authenticate header says.
-type Challenge struct {
-	Realm string
-	// ResourceMetadata, when set, returns the URL of the OAuth
-	// protected-resource metadata, for clients to discover the
-	// authorization server.
-	ResourceMetadata func(r *http.Request) string
-}
-
-func (c Challenge) header(r *http.Request, invalid bool) string {
-	parts := []string{fmt.Sprintf("realm=%q", c.Realm)}
-	if c.ResourceMetadata != nil {
-		parts = append(parts, fmt.Sprintf("resource_metadata=%q", c.ResourceMetadata(r)))
-	}
-	if invalid {
-		parts = append(parts, `error="invalid_token"`)
-	}
-	return "Bearer " + strings.Join(parts, ", ")
-}
-
-// BearerAuth lets through only requests with "Authorization: Bearer TOKEN"
-// whose token v accepts; others get 401 with a WWW-Authenticate challenge.
-// CORS preflight requests, which browsers send without credentials, pass.
-// When v is an Identifier, the token's identity goes in the request's
-// context.
-func BearerAuth(v TokenVerifier, c Challenge, logger *slog.Logger) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
 			token = strings.TrimSpace(token)
 			if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
-				w.Header().Set("WWW-Authenticate", c.header(r, false))
-				writeJSONError(w, http.StatusUnauthorized, nil, mcp.INVALID_REQUEST, "Unauthorized: a bearer token is required")
+				challenge(w, r, false)
 				return
 			}
-			var who identity.Identity
-			var err error
-			if id, ok := v.(Identifier); ok {
-				who, err = id.Identify(r.Context(), token)
-			} else {
-				err = v.Verify(r.Context(), token)
+			var errs []error
+			for _, v := range vs {
+				who, err := v(r.Context(), token)
+				if err == nil {
+					if !who.Anonymous() {
+						r = r.WithContext(identity.With(r.Context(), who))
+					}
+					next.ServeHTTP(w, r)
+					return
+				}
+				errs = append(errs, err)
 			}
-			if err != nil {
-				logger.Debug("rejected a bearer token", "err", err, "remote", r.RemoteAddr)
-				w.Header().Set("WWW-Authenticate", c.header(r, true))
-				writeJSONError(w, http.StatusUnauthorized, nil, mcp.INVALID_REQUEST, "Unauthorized: invalid bearer token")
-				return
-			}
-			if !who.Anonymous() {
-				r = r.WithContext(identity.With(r.Context(), who))
-			}
-			next.ServeHTTP(w, r)
+			logger.Debug("rejected a bearer token", "err", errors.Join(errs...), "remote", r.RemoteAddr)
+			challenge(w, r, true)
 		})
 	}
 }
@@ -380,10 +314,10 @@ func resourceURL(resource string, r *http.Request) string {
 	return scheme + "://" + r.Host + "/mcp"
 }
 
-// ProtectedResourceMetadata serves the OAuth 2.0 protected-resource
+// protectedResourceMetadata serves the OAuth 2.0 protected-resource
 // metadata document (RFC 9728) that the MCP authorisation spec asks of a
 // server whose tokens come from an authorization server.
-func ProtectedResourceMetadata(resource string, authServers, scopes []string) http.Handler {
+func protectedResourceMetadata(resource string, authServers, scopes []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

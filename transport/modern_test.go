@@ -49,7 +49,7 @@ func TestStatelessEraRequestsKeepNoState(t *testing.T) {
 	if n := f.srv.Sessions().Len(); n != 0 {
 		t.Errorf("%d server sessions left", n)
 	}
-	if n := f.ht.SessionCount(); n != 0 {
+	if n := f.ht.sessionCount(); n != 0 {
 		t.Errorf("%d transport sessions left", n)
 	}
 }

@@ -1,11 +1,22 @@
 package transport
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
+
+// outgoingRequest is a JSON-RPC request from the server to the client.
+type outgoingRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      int64  `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
 
 // clientReply is the client's answer to a server→client request.
 type clientReply struct {
@@ -45,6 +56,25 @@ func (p *pendingRequests) register(method string) (int64, chan clientReply, erro
 	replies := make(chan clientReply, 1)
 	p.calls[id] = pendingCall{method: method, replies: replies}
 	return id, replies, nil
+}
+
+// roundTrip sends a request with a fresh ID through send and waits for the
+// client's reply with that ID, for ctx to be done, or for fail.
+func (p *pendingRequests) roundTrip(ctx context.Context, method string, params any, send func(outgoingRequest) error) (json.RawMessage, error) {
+	id, replies, err := p.register(method)
+	if err != nil {
+		return nil, fmt.Errorf("%s request: %w", method, err)
+	}
+	defer p.forget(id)
+	if err := send(outgoingRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}); err != nil {
+		return nil, fmt.Errorf("send %s request: %w", method, err)
+	}
+	select {
+	case reply := <-replies:
+		return reply.result, reply.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s request: %w", method, ctx.Err())
+	}
 }
 
 // forget removes a request, if it is still pending.

@@ -42,7 +42,7 @@ func (h *okHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve runs mw around a recording handler for one request that arrived on
 // a listener with the given local address, and returns the response and
 // whether the handler ran.
-func serve(mw Middleware, local string, r *http.Request) (*httptest.ResponseRecorder, bool) {
+func serve(mw middleware, local string, r *http.Request) (*httptest.ResponseRecorder, bool) {
 	ip, port, _ := net.SplitHostPort(local)
 	addr := &net.TCPAddr{IP: net.ParseIP(ip)}
 	_ = port
@@ -73,7 +73,7 @@ func TestHostCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 			r.Host = tt.host
-			w, ran := serve(HostCheck(tt.allowed), tt.local, r)
+			w, ran := serve(hostCheck(tt.allowed), tt.local, r)
 			if w.Code != tt.want || ran != (tt.want == 200) {
 				t.Errorf("status %d (handler ran: %v), want %d", w.Code, ran, tt.want)
 			}
@@ -103,7 +103,7 @@ func TestOriginCheck(t *testing.T) {
 			if tt.origin != "" {
 				r.Header.Set("Origin", tt.origin)
 			}
-			w, ran := serve(OriginCheck(tt.allowed), tt.local, r)
+			w, ran := serve(originCheck(tt.allowed), tt.local, r)
 			if w.Code != tt.want || ran != (tt.want == 200) {
 				t.Errorf("status %d (handler ran: %v), want %d", w.Code, ran, tt.want)
 			}
@@ -116,7 +116,7 @@ func TestOriginCheck(t *testing.T) {
 		r := httptest.NewRequest(http.MethodOptions, "/mcp", nil)
 		r.Header.Set("Origin", "https://app.example")
 		r.Header.Set("Access-Control-Request-Method", "POST")
-		w, ran := serve(OriginCheck([]string{"https://app.example"}), "127.0.0.1:1", r)
+		w, ran := serve(originCheck([]string{"https://app.example"}), "127.0.0.1:1", r)
 		if w.Code != http.StatusNoContent || ran || !strings.Contains(w.Header().Get("Access-Control-Allow-Headers"), "Mcp-Session-Id") {
 			t.Errorf("preflight: %d, ran %v, headers %v", w.Code, ran, w.Header())
 		}
@@ -124,7 +124,7 @@ func TestOriginCheck(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
-	mw := BodyLimit(10)
+	mw := bodyLimit(10)
 	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("0123456789"))
 	if w, ran := serve(mw, "127.0.0.1:1", r); w.Code != 200 || !ran {
 		t.Errorf("body at the limit: %d", w.Code)
@@ -142,16 +142,16 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestStaticTokens(t *testing.T) {
-	v := StaticTokens([]string{"alpha-token", "", "beta"})
+	v := staticTokens([]string{"alpha-token", "", "beta"})
 	for tok, want := range map[string]bool{"alpha-token": true, "beta": true, "": false, "alpha": false, "alpha-token ": false, "BETA": false} {
-		if got := v.Verify(context.Background(), tok) == nil; got != want {
-			t.Errorf("Verify(%q) = %v, want %v", tok, got, want)
+		if _, err := v(context.Background(), tok); (err == nil) != want {
+			t.Errorf("token %q accepted: %v, want %v", tok, err == nil, want)
 		}
 	}
 }
 
 func TestBearerAuth(t *testing.T) {
-	mw := BearerAuth(StaticTokens([]string{"s3cret"}), Challenge{Realm: "wink-mcp"}, slog.New(slog.DiscardHandler))
+	mw := bearerAuth([]verifier{staticTokens([]string{"s3cret"})}, nil, slog.New(slog.DiscardHandler))
 	for _, tt := range []struct {
 		name, header string
 		want         int
@@ -221,7 +221,7 @@ func (j *jwks) sign(t testing.TB, claims jwt.MapClaims) string {
 
 func TestJWTVerifier(t *testing.T) {
 	j := newJWKS(t)
-	v, err := NewJWTVerifier(t.Context(), JWTOptions{JWKSURL: j.ts.URL, Issuer: "https://as.example", Audience: "https://mcp.example/mcp"})
+	v, err := newJWTVerifier(t.Context(), JWTOptions{JWKSURL: j.ts.URL, Issuer: "https://as.example", Audience: "https://mcp.example/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestJWTVerifier(t *testing.T) {
 		}
 		return c
 	}
-	if err := v.Verify(t.Context(), j.sign(t, good)); err != nil {
+	if _, err := v(t.Context(), j.sign(t, good)); err != nil {
 		t.Errorf("valid token rejected: %v", err)
 	}
 	for name, claims := range map[string]jwt.MapClaims{
@@ -249,7 +249,7 @@ func TestJWTVerifier(t *testing.T) {
 		"no expiry":      with("exp", nil),
 		"not yet valid":  with("nbf", now.Add(time.Hour).Unix()),
 	} {
-		if err := v.Verify(t.Context(), j.sign(t, claims)); err == nil {
+		if _, err := v(t.Context(), j.sign(t, claims)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -258,17 +258,17 @@ func TestJWTVerifier(t *testing.T) {
 	tok := jwt.NewWithClaims(jwt.SigningMethodES256, good)
 	tok.Header["kid"] = j.kid
 	forged, _ := tok.SignedString(other)
-	if err := v.Verify(t.Context(), forged); err == nil {
+	if _, err := v(t.Context(), forged); err == nil {
 		t.Error("token signed by another key accepted")
 	}
 	// HMAC with the public key as secret (algorithm confusion).
 	hm := jwt.NewWithClaims(jwt.SigningMethodHS256, good)
 	hm.Header["kid"] = j.kid
 	confused, _ := hm.SignedString(j.key.PublicKey.N.Bytes())
-	if err := v.Verify(t.Context(), confused); err == nil {
+	if _, err := v(t.Context(), confused); err == nil {
 		t.Error("HS256 token accepted")
 	}
-	if err := v.Verify(t.Context(), "not.a.jwt"); err == nil {
+	if _, err := v(t.Context(), "not.a.jwt"); err == nil {
 		t.Error("garbage accepted")
 	}
 }
@@ -287,7 +287,7 @@ func TestRejectedRequestsChangeNothing(t *testing.T) {
 	good.header.Set("Authorization", "Bearer static-token")
 	good.initialize()
 	good.callText("planning_read_plan", map[string]any{}) // the server's state for the session exists from here
-	sessions, transportSessions := f.srv.Sessions().Len(), f.ht.SessionCount()
+	sessions, transportSessions := f.srv.Sessions().Len(), f.ht.sessionCount()
 
 	setup := func(objective string) map[string]any {
 		return map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
@@ -339,8 +339,8 @@ func TestRejectedRequestsChangeNothing(t *testing.T) {
 			if got := good.callText("planning_read_plan", map[string]any{}); !strings.Contains(got, "No plan") {
 				t.Errorf("the rejected request changed the plan: %q", got)
 			}
-			if f.srv.Sessions().Len() != sessions || f.ht.SessionCount() != transportSessions {
-				t.Errorf("sessions changed: server %d→%d, transport %d→%d", sessions, f.srv.Sessions().Len(), transportSessions, f.ht.SessionCount())
+			if f.srv.Sessions().Len() != sessions || f.ht.sessionCount() != transportSessions {
+				t.Errorf("sessions changed: server %d→%d, transport %d→%d", sessions, f.srv.Sessions().Len(), transportSessions, f.ht.sessionCount())
 			}
 		})
 	}

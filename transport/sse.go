@@ -1,12 +1,11 @@
 package transport
 
 import (
-	"encoding/json"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -27,9 +26,9 @@ func (h *HTTP) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if h.refuseDraining(w) {
 		return
 	}
-	sess := newHTTPSession(h.base, newSessionID(), h.opts.Now())
+	sess := newHTTPSession(h.base, rand.Text(), h.opts.Now())
 	sess.out = make(chan []byte, sseQueue)
-	if err := h.addSession(r.Context(), sess, true); err != nil {
+	if err := h.addSession(r.Context(), sess); err != nil {
 		h.logger.Error("transport: registering a session failed", "err", err)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 		return
@@ -48,56 +47,7 @@ func (h *HTTP) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}); err != nil {
 		return
 	}
-	frame := func(b []byte) bool {
-		return conn.write(func(w http.ResponseWriter) error { _, err := w.Write(b); return err }) == nil
-	}
-	var tick <-chan time.Time
-	if h.opts.KeepAlive > 0 {
-		t := time.NewTicker(h.opts.KeepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case b := <-sess.out:
-			if !frame(b) {
-				return
-			}
-		case n := <-sess.notifications:
-			if b, err := sseFrame(n); err == nil && !frame(b) {
-				return
-			}
-		case <-tick:
-			if !frame([]byte(": keepalive\n\n")) {
-				return
-			}
-		case <-sess.done:
-			// Write what the session's calls queued before it ended.
-			for {
-				select {
-				case b := <-sess.out:
-					if !frame(b) {
-						return
-					}
-				default:
-					return
-				}
-			}
-		case <-conn.done:
-			return
-		case <-r.Context().Done():
-			return
-		}
-	}
-}
-
-// sseFrame encodes msg as an SSE message event.
-func sseFrame(msg any) ([]byte, error) {
-	data, err := json.Marshal(msg)
-	if err != nil {
-		return nil, &encodeError{err: err}
-	}
-	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", data), nil
+	h.follow(r, sess, conn)
 }
 
 // serveMessage takes the messages of an SSE session: POST
@@ -111,15 +61,12 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.URL.Query().Get("sessionId")
-	h.mu.Lock()
-	sess := h.sessions[id]
-	isSSE := h.sse[id]
-	h.mu.Unlock()
 	if id == "" {
 		http.Error(w, "Bad Request: missing sessionId", http.StatusBadRequest)
 		return
 	}
-	if sess == nil || !isSSE {
+	sess := h.session(id)
+	if sess == nil || sess.out == nil {
 		http.Error(w, "Not Found: unknown or ended session", http.StatusNotFound)
 		return
 	}
@@ -130,21 +77,13 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
 		return
 	}
-	sess.touch(h.opts.Now())
-	if h.answeredNonCall(w, sess, body, env) {
+	if h.answered(w, sess, body, env) {
 		return
 	}
-	switch {
-	case !env.hasID():
-		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
-			_ = (&sseSink{sess: sess}).send(resp)
-		}
-		w.WriteHeader(http.StatusAccepted)
-	default:
-		h.startCall(r.Context(), sess, &sseSink{sess: sess}, body, env.ID)
-		w.WriteHeader(http.StatusAccepted)
-		_, _ = io.WriteString(w, "Accepted\n")
-	}
+	h.calls.Add(1)
+	go h.runCall(sess.ctx, r.Context(), sess, &sseSink{sess: sess}, body, env.ID)
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = io.WriteString(w, "Accepted\n")
 }
 
 // sseSink queues a request's messages on its session's SSE connection.
@@ -157,7 +96,7 @@ type sseSink struct {
 func (s *sseSink) closeStream() {}
 
 func (s *sseSink) send(msg any) error {
-	b, err := sseFrame(msg)
+	b, err := encodeFrame(msg)
 	if err != nil {
 		return err
 	}

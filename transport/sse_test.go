@@ -186,7 +186,7 @@ func TestSSESessionsAreIsolatedAndEndWithTheConnection(t *testing.T) {
 		t.Fatalf("%d server sessions, want 2", f.srv.Sessions().Len())
 	}
 	a.resp.Body.Close()
-	waitFor(t, "a's session to end", func() bool { return f.srv.Sessions().Len() == 1 && f.ht.SessionCount() == 1 })
+	waitFor(t, "a's session to end", func() bool { return f.srv.Sessions().Len() == 1 && f.ht.sessionCount() == 1 })
 	// A message for the ended session is refused.
 	data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"})
 	resp, err := http.Post(f.url+a.endpoint, "application/json", bytes.NewReader(data))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -66,30 +65,8 @@ func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
 	return s.notifications
 }
 
-// outgoingRequest is a JSON-RPC request from the server to the client.
-type outgoingRequest struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      int64  `json:"id"`
-	Method  string `json:"method"`
-	Params  any    `json:"params,omitempty"`
-}
-
-// call sends a request with a fresh id to the client and waits for the
-// reply with that id, for ctx to be done, or for the session to close.
+// call sends a request to the client through the connection's writer and
+// waits for the reply, for ctx to be done, or for the session to close.
 func (s *stdioSession) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	id, replies, err := s.register(method)
-	if err != nil {
-		return nil, fmt.Errorf("%s request: %w", method, err)
-	}
-	defer s.forget(id)
-	req := outgoingRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}
-	if err := s.writer.post(req); err != nil {
-		return nil, fmt.Errorf("send %s request: %w", method, err)
-	}
-	select {
-	case reply := <-replies:
-		return reply.result, reply.err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%s request: %w", method, ctx.Err())
-	}
+	return s.roundTrip(ctx, method, params, func(req outgoingRequest) error { return s.writer.post(req) })
 }

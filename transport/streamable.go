@@ -2,6 +2,8 @@ package transport
 
 import (
 	"bytes"
+	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -84,27 +86,18 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 	if sess == nil {
 		return
 	}
-	sess.touch(h.opts.Now())
-	if h.answeredNonCall(w, sess, body, env) {
-		return
-	}
-	switch {
-	case !env.hasID():
-		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
-			writeJSON(w, http.StatusBadRequest, resp)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-	default:
+	if !h.answered(w, sess, body, env) {
 		h.request(w, r, sess, body, env.ID)
 	}
 }
 
-// answeredNonCall answers a posted message that is not a request or a
-// notification: a client's response to a request of the server, handed to
-// its waiting sender, or a message without a method, refused. It reports
-// whether it did; the Streamable HTTP and SSE transports route what is left.
-func (h *HTTP) answeredNonCall(w http.ResponseWriter, sess *httpSession, body []byte, env httpEnvelope) bool {
+// answered answers a message posted to sess that is not a request: a
+// client's response to a request of the server, handed to its waiting
+// sender; a notification, handled at once (202, or 400 with the error it
+// caused); a message without a method, refused. It reports whether it did;
+// the Streamable HTTP and SSE transports each run a request their own way.
+func (h *HTTP) answered(w http.ResponseWriter, sess *httpSession, body []byte, env httpEnvelope) bool {
+	sess.touch(h.opts.Now())
 	switch {
 	case env.Method == "" && env.hasID():
 		if !sess.deliver(body) {
@@ -113,6 +106,12 @@ func (h *HTTP) answeredNonCall(w http.ResponseWriter, sess *httpSession, body []
 		w.WriteHeader(http.StatusAccepted)
 	case env.Method == "":
 		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: missing method")
+	case !env.hasID():
+		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
+			writeJSON(w, http.StatusBadRequest, resp)
+		} else {
+			w.WriteHeader(http.StatusAccepted)
+		}
 	default:
 		return false
 	}
@@ -122,8 +121,8 @@ func (h *HTTP) answeredNonCall(w http.ResponseWriter, sess *httpSession, body []
 // initialize starts a session: the response carries its Mcp-Session-Id.
 // A failed initialize leaves no session behind.
 func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
-	sess := newHTTPSession(h.base, newSessionID(), h.opts.Now())
-	if err := h.addSession(r.Context(), sess, false); err != nil {
+	sess := newHTTPSession(h.base, rand.Text(), h.opts.Now())
+	if err := h.addSession(r.Context(), sess); err != nil {
 		h.logger.Error("transport: registering a session failed", "err", err)
 		writeJSONError(w, http.StatusInternalServerError, id, mcp.INTERNAL_ERROR, "Internal error: session registration failed")
 		return
@@ -138,32 +137,36 @@ func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, i
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// request handles a request of an initialized session. Its response is
-// JSON unless the call sends something to the client first, in which case
-// it becomes a resumable SSE stream.
+// request handles a request of an initialized session on the goroutine
+// net/http gave it. Its response is JSON unless the call sends something to
+// the client first, in which case it becomes a resumable SSE stream. If the
+// client goes away before it was given an event ID to resume from, the
+// call is cancelled, as nothing can reach the client any more; otherwise
+// it goes on, and its events are recorded.
 func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, id json.RawMessage) {
-	conn := newHTTPConn(w)
-	sk := &postSink{sess: sess, conn: conn, sse: acceptsSSE(r), retry: h.opts.SSERetry}
-	cancel := h.startCall(r.Context(), sess, sk, body, id)
-	select {
-	case <-conn.done:
-		// The response was written, or the server closed the stream.
-	case <-r.Context().Done():
+	sk := &postSink{sess: sess, conn: newHTTPConn(w), sse: acceptsSSE(r), retry: h.opts.SSERetry, chunked: r.ProtoAtLeast(1, 1)}
+	ctx, cancel := context.WithCancel(sess.ctx)
+	defer cancel()
+	stop := context.AfterFunc(r.Context(), func() {
 		if !sk.resumable() {
-			cancel() // nothing can reach the client any more
+			cancel()
 		}
 		sk.abandon()
-	}
+	})
+	defer stop()
+	h.calls.Add(1)
+	h.runCall(ctx, r.Context(), sess, sk, body, id)
 }
 
 // postSink writes a Streamable HTTP request's messages to its POST
 // response: as JSON when there is only the response, or as a resumable SSE
 // stream from the first message sent before it.
 type postSink struct {
-	sess  *httpSession
-	conn  *httpConn
-	sse   bool
-	retry time.Duration
+	sess    *httpSession
+	conn    *httpConn
+	sse     bool
+	retry   time.Duration
+	chunked bool // an SSE response has a chunked body (HTTP/1.1)
 
 	mu sync.Mutex
 	st *stream
@@ -225,6 +228,7 @@ func (p *postSink) closeStream() {
 		return
 	}
 	st.detach()
+	p.conn.end(p.chunked)
 }
 
 // resumable reports whether the client has been given an event ID to
@@ -283,29 +287,46 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 	if err := conn.write(func(w http.ResponseWriter) error { writeSSEHeaders(w); return nil }); err != nil {
 		return
 	}
-	var tick <-chan time.Time
-	if h.opts.KeepAlive > 0 {
-		t := time.NewTicker(h.opts.KeepAlive)
-		defer t.Stop()
-		tick = t.C
+	h.follow(r, sess, conn)
+}
+
+// follow writes to conn what the session is sent as a whole: the frames its
+// calls queue (SSE transport) and the notifications mcp-go sends it (such
+// as list_changed), with a comment line every keepAlive, until the
+// connection, the request or the session ends. Frames queued before the
+// session ended are still written.
+func (h *HTTP) follow(r *http.Request, sess *httpSession, conn *httpConn) {
+	write := func(b []byte) bool {
+		return conn.write(func(w http.ResponseWriter) error { _, err := w.Write(b); return err }) == nil
 	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
 	for {
 		select {
+		case b := <-sess.out:
+			if !write(b) {
+				return
+			}
 		case n := <-sess.notifications:
-			data, err := json.Marshal(n)
-			if err != nil {
-				continue
-			}
-			if conn.write(func(w http.ResponseWriter) error { return writeEvent(w, "", data) }) != nil {
+			if b, err := encodeFrame(n); err == nil && !write(b) {
 				return
 			}
-		case <-tick:
-			if conn.write(func(w http.ResponseWriter) error { _, err := io.WriteString(w, ": keepalive\n\n"); return err }) != nil {
+		case <-tick.C:
+			if !write([]byte(": keepalive\n\n")) {
 				return
+			}
+		case <-sess.done:
+			for {
+				select {
+				case b := <-sess.out:
+					if !write(b) {
+						return
+					}
+				default:
+					return
+				}
 			}
 		case <-conn.done:
-			return
-		case <-sess.done:
 			return
 		case <-r.Context().Done():
 			return

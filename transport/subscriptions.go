@@ -49,7 +49,4 @@ func (s *subscriptions) IsSubscribedToResource(uri string) bool {
 	return slices.Contains(s.uris, uri)
 }
 
-var (
-	_ server.SessionWithResourceSubscriptions = (*httpSession)(nil)
-	_ server.SessionWithResourceSubscriptions = (*stdioSession)(nil)
-)
+var _ server.SessionWithResourceSubscriptions = (*stdioSession)(nil)
