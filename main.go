@@ -44,8 +44,18 @@ import (
 var version = ""
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// defaultGCPercent is the garbage collector's target unless GOGC is set.
+// Collecting when the heap has grown by twice the live heap, rather than
+// once, spends a few MB of memory to save about a tenth of the CPU a call
+// costs under load (bench/run.sh: 96 against 110 µs of CPU per call over
+// stdio, one call in flight).
+const defaultGCPercent = 200
 
 // flags are the command-line options.
 type flags struct {
@@ -132,7 +142,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stdout, "wink-mcp", moduleVersion())
 		return 0
 	}
-	logger, err := newLogger(stderr, isTerminal(stderr), f.logLevel, f.logFormat)
+	sink := newLogSink(stderr)
+	defer sink.Flush()
+	logger, err := newLogger(sink, isTerminal(stderr), f.logLevel, f.logFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
@@ -383,9 +395,9 @@ func serverPolicies(cfg *config.Config, tree *sections.Tree) ([]policy.Policy, e
 	return []policy.Policy{policy.NewSequentialDependency(deps)}, nil
 }
 
-// newLogger returns a logger writing to w: text (tint's, colourised, when
-// w is a terminal; slog's key=value otherwise) or JSON.
-func newLogger(w io.Writer, terminal bool, level, format string) (*slog.Logger, error) {
+// newLogger returns a logger writing to sink: text (tint's, colourised,
+// when the sink ends in a terminal; slog's key=value otherwise) or JSON.
+func newLogger(sink *logSink, terminal bool, level, format string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)
@@ -393,19 +405,19 @@ func newLogger(w io.Writer, terminal bool, level, format string) (*slog.Logger, 
 	var h slog.Handler
 	switch format {
 	case "json":
-		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv})
+		h = slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: lv})
 	case "text":
 		if terminal {
-			h = tint.NewHandler(w, &tint.Options{Level: lv})
+			h = tint.NewHandler(sink, &tint.Options{Level: lv})
 		} else {
 			// Not read by a person as it is written: plain key=value
 			// lines, without colour codes, for a file or a collector.
-			h = slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})
+			h = slog.NewTextHandler(sink, &slog.HandlerOptions{Level: lv})
 		}
 	default:
 		return nil, fmt.Errorf("--log-format: %q is not one of text, json", format)
 	}
-	return slog.New(h), nil
+	return slog.New(flushHandler{Handler: h, sink: sink}), nil
 }
 
 // isTerminal reports whether w is a character device.

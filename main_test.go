@@ -176,14 +176,6 @@ func TestParseMount(t *testing.T) {
 	}
 }
 
-func TestNewLoggerRejectsBadSettings(t *testing.T) {
-	for _, tc := range [][2]string{{"loud", "text"}, {"info", "xml"}} {
-		if _, err := newLogger(io.Discard, false, tc[0], tc[1]); err == nil {
-			t.Errorf("newLogger(%q, %q) accepted", tc[0], tc[1])
-		}
-	}
-}
-
 // TestReadBeforeWriteConfig: the configuration switches the policy off.
 func TestReadBeforeWriteConfig(t *testing.T) {
 	dir := t.TempDir()
