@@ -1,0 +1,680 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// JetStream is a Store on NATS JetStream, reached in process (OpenEmbedded)
+// or over the network (Connect).
+//
+// It keeps two streams. The state stream holds heads under
+// NAME.head.SESSION and blobs under NAME.blob.SESSION.HASH, one message per
+// subject, so a message's stream sequence is the revision of a head or blob
+// and heads and blobs share one sequence. The log stream holds each
+// session's call log under NAME.log.SESSION, as many messages per subject
+// as Options.LogRetention.
+//
+// A head is replaced by publishing with an expected last sequence for its
+// subject (the same compare-and-swap a KV bucket's Update makes); a plain KV
+// bucket is not used because its reads may be served by a replica that
+// lags, which could show a head whose blobs it has not yet received, and
+// because a head must carry the id of the commit that wrote it. A deleted
+// session's head is a marker message (header Wink-Op: delete) until its
+// blobs are purged, then nothing.
+type JetStream struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	state   jetstream.Stream
+	log     jetstream.Stream
+	name    string
+	timeout time.Duration
+
+	srv  *server.Server // the embedded server, or nil
+	lock *os.File       // the embedded state dir's lock, or nil
+
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+var _ Store = (*JetStream)(nil)
+
+const (
+	// opHeader marks a head message that is not a head.
+	opHeader = "Wink-Op"
+	opDelete = "delete"
+
+	// dedupWindow is how long the server remembers a commit's id, within
+	// which a commit sent again after a lost answer is recognised rather
+	// than applied twice. It outlasts a failover and a commit's deadline;
+	// past it the head's commit id still settles the outcome.
+	dedupWindow = 30 * time.Second
+)
+
+// open creates or updates the store's streams on nc, retrying while a fresh
+// cluster elects its leaders, and returns the store. On error nc is left
+// to the caller.
+func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) {
+	if !validName(opts.Name) {
+		return nil, fmt.Errorf("store: name %q: %w", opts.Name, ErrInvalid)
+	}
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(opts.Timeout))
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, done: make(chan struct{})}
+	prefix := strings.ToUpper(opts.Name)
+	direct := opts.Replicas == 1
+	s.state, err = createStream(ctx, js, jetstream.StreamConfig{
+		Name:              prefix + "_STATE",
+		Subjects:          []string{s.name + ".head.*", s.name + ".blob.*.*"},
+		Storage:           jetstream.FileStorage,
+		Replicas:          opts.Replicas,
+		MaxMsgsPerSubject: 1,
+		Discard:           jetstream.DiscardOld,
+		Duplicates:        dedupWindow,
+		AllowDirect:       direct,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log, err = createStream(ctx, js, jetstream.StreamConfig{
+		Name:              prefix + "_LOG",
+		Subjects:          []string{s.name + ".log.*"},
+		Storage:           jetstream.FileStorage,
+		Replicas:          opts.Replicas,
+		MaxMsgsPerSubject: int64(opts.LogRetention),
+		Discard:           jetstream.DiscardOld,
+		AllowDirect:       direct,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// createStream creates or updates a stream. A cluster that has just formed
+// refuses until it has elected a leader, so each attempt has a short
+// deadline and failures are retried until ctx ends.
+func createStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	for {
+		attempt, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := js.CreateOrUpdateStream(attempt, cfg)
+		cancel()
+		if err == nil {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("store: create stream %s: %w: %w", cfg.Name, ErrUnavailable, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// validName reports whether a store name can prefix streams and subjects.
+func validName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+func (s *JetStream) headSubject(session string) string { return s.name + ".head." + session }
+func (s *JetStream) blobSubject(session, hash string) string {
+	return s.name + ".blob." + session + "." + hash
+}
+func (s *JetStream) logSubject(session string) string { return s.name + ".log." + session }
+
+// Attempts of a call that gets no answer are repeated with a pause, each
+// with a deadline of its own, until the call's context ends.
+const (
+	attemptTimeout = time.Second
+	attemptPause   = 50 * time.Millisecond
+)
+
+// retry calls try until it reports that it is done, or ctx ends, and
+// returns try's last error.
+func retry(ctx context.Context, try func(ctx context.Context) (done bool, err error)) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		done, err := try(actx)
+		cancel()
+		if done {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(attemptPause):
+		}
+	}
+}
+
+// settled reports whether err ends a call: no error, an answer of the
+// server, an answer of this package, or a closed connection. Anything else
+// means the request or its answer was lost, and the call may be tried
+// again.
+func (s *JetStream) settled(err error) bool {
+	var api *jetstream.APIError
+	return err == nil || errors.As(err, &api) || errors.Is(err, ErrNotFound) ||
+		errors.Is(err, errMoved) || s.nc.IsClosed()
+}
+
+// do calls fn as retry does, until it returns an error that settles the
+// call.
+func (s *JetStream) do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return retry(ctx, func(ctx context.Context) (bool, error) {
+		err := fn(ctx)
+		return s.settled(err), err
+	})
+}
+
+// fail describes an error of operation op on session. An answer of the
+// server is a refusal; anything else means the store was not reached, or
+// did not answer in time.
+func fail(op, session string, err error) error {
+	var api *jetstream.APIError
+	if errors.Is(err, ErrNotFound) || errors.As(err, &api) {
+		return fmt.Errorf("store: %s %s: %w", op, session, err)
+	}
+	return fmt.Errorf("store: %s %s: %w: %w", op, session, ErrUnavailable, err)
+}
+
+// isDeleted reports whether a head message is a deletion marker.
+func isDeleted(h nats.Header) bool { return h.Get(opHeader) == opDelete }
+
+// last returns the last message on a subject of the state stream, or an
+// error wrapping ErrNotFound.
+func (s *JetStream) last(ctx context.Context, subject string) (*jetstream.RawStreamMsg, error) {
+	m, err := s.state.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, ErrNotFound
+	}
+	return m, err
+}
+
+// read returns the last message on a subject of the state stream, trying
+// again while the store does not answer.
+func (s *JetStream) read(ctx context.Context, subject string) (m *jetstream.RawStreamMsg, err error) {
+	err = s.do(ctx, func(ctx context.Context) error {
+		m, err = s.last(ctx, subject)
+		return err
+	})
+	return m, err
+}
+
+// Create implements Store. A deletion left unfinished under the same name
+// is finished first.
+func (s *JetStream) Create(ctx context.Context, session string, head []byte) (uint64, error) {
+	if err := checkCommit(session, head, nil); err != nil {
+		return 0, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	for {
+		cur, err := s.read(ctx, s.headSubject(session))
+		switch {
+		case err == nil && !isDeleted(cur.Header):
+			return 0, fmt.Errorf("store: create %s: %w", session, ErrExists)
+		case err == nil:
+			if err := s.finishDelete(ctx, session, cur.Sequence); err != nil {
+				return 0, fail("create", session, err)
+			}
+		case !errors.Is(err, ErrNotFound):
+			return 0, fail("create", session, err)
+		}
+		rev, err := s.putHead(ctx, session, 0, head)
+		switch {
+		case errors.Is(err, errMoved):
+			return 0, fmt.Errorf("store: create %s: %w", session, ErrExists)
+		case errors.Is(err, ErrNotFound):
+			continue // deleted meanwhile: finish that deletion first
+		case err != nil:
+			return 0, fail("create", session, err)
+		}
+		return rev, nil
+	}
+}
+
+// Load implements Store.
+func (s *JetStream) Load(ctx context.Context, session string) (Head, error) {
+	if err := checkSession(session); err != nil {
+		return Head{}, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	m, err := s.read(ctx, s.headSubject(session))
+	if err == nil && isDeleted(m.Header) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Head{}, fail("load", session, err)
+	}
+	return Head{Data: m.Data, Rev: m.Sequence, Time: m.Time}, nil
+}
+
+// Commit implements Store. The blobs are published together, and all are
+// stored before the head is published.
+func (s *JetStream) Commit(ctx context.Context, session string, rev uint64, head []byte, blobs map[string][]byte) (uint64, error) {
+	if err := checkCommit(session, head, blobs); err != nil {
+		return 0, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	if len(blobs) > 0 {
+		if err := s.do(ctx, func(ctx context.Context) error { return s.putBlobs(ctx, session, blobs) }); err != nil {
+			return 0, fail("commit", session, err)
+		}
+	}
+	newRev, err := s.putHead(ctx, session, rev, head)
+	switch {
+	case errors.Is(err, errMoved):
+		return 0, fmt.Errorf("store: commit %s at %d: %w", session, rev, ErrConflict)
+	case err != nil:
+		return 0, fail("commit", session, err)
+	}
+	return newRev, nil
+}
+
+// putBlobs publishes blobs and waits until every one is stored.
+func (s *JetStream) putBlobs(ctx context.Context, session string, blobs map[string][]byte) error {
+	acks := make([]jetstream.PubAckFuture, 0, len(blobs))
+	for h, b := range blobs {
+		a, err := s.js.PublishMsgAsync(&nats.Msg{Subject: s.blobSubject(session, h), Data: b})
+		if err != nil {
+			return err
+		}
+		acks = append(acks, a)
+	}
+	for _, a := range acks {
+		select {
+		case <-a.Ok():
+		case err := <-a.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// errMoved reports that a head was not replaced because it is no longer at
+// the expected revision.
+var errMoved = errors.New("head moved")
+
+// putHead publishes head if the session's head is at revision rev (0: if
+// there is none) and returns its revision. It returns errMoved if the head
+// is elsewhere, ErrNotFound if the session was deleted. Whatever went wrong
+// with the request, what happened is read from the head, which carries the
+// id of the commit that wrote it; while the head is still at rev the
+// request is sent again under the same id, which the server recognises if
+// the first one was applied after all.
+func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, head []byte) (uint64, error) {
+	subject := s.headSubject(session)
+	id := nuid.Next()
+	var out uint64
+	err := retry(ctx, func(ctx context.Context) (bool, error) {
+		msg := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: head}
+		ack, err := s.js.PublishMsg(ctx, msg,
+			jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgID(id))
+		if err == nil {
+			out = ack.Sequence
+			return true, nil
+		}
+		cur, gerr := s.last(ctx, subject)
+		switch {
+		case gerr == nil && cur.Header.Get(jetstream.MsgIDHeader) == id:
+			out = cur.Sequence
+			return true, nil
+		case gerr == nil && isDeleted(cur.Header):
+			return true, ErrNotFound
+		case gerr == nil && cur.Sequence != rev:
+			return true, errMoved
+		case errors.Is(gerr, ErrNotFound) && rev != 0:
+			return true, ErrNotFound
+		}
+		return s.nc.IsClosed(), err
+	})
+	return out, err
+}
+
+// Blob implements Store.
+func (s *JetStream) Blob(ctx context.Context, session, hash string) ([]byte, error) {
+	if err := checkSession(session); err != nil {
+		return nil, err
+	}
+	if err := checkHash(hash); err != nil {
+		return nil, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	m, err := s.read(ctx, s.blobSubject(session, hash))
+	if err != nil {
+		return nil, fail("blob", session+"/"+hash, err)
+	}
+	return m.Data, nil
+}
+
+// Sweep implements Store. Each unreferenced blob is purged with revision
+// rev as the bound, so a blob written again after rev survives.
+func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (int, error) {
+	if err := checkSession(session); err != nil {
+		return 0, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	prefix := s.blobSubject(session, "")
+	var old []string
+	err := s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{prefix + "*"},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		HeadersOnly:    true,
+	}, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		if meta.Sequence.Stream < rev {
+			old = append(old, strings.TrimPrefix(m.Subject(), prefix))
+		}
+	})
+	if err != nil {
+		return 0, fail("sweep", session, err)
+	}
+	n := 0
+	for _, hash := range old {
+		if live(hash) {
+			continue
+		}
+		err := s.do(ctx, func(ctx context.Context) error {
+			return s.state.Purge(ctx, jetstream.WithPurgeSubject(prefix+hash), jetstream.WithPurgeSequence(rev))
+		})
+		if err != nil {
+			return n, fail("sweep", session, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// Delete implements Store.
+func (s *JetStream) Delete(ctx context.Context, session string) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	for {
+		h, err := s.Load(ctx, session)
+		if err != nil {
+			return err
+		}
+		ok, err := s.remove(ctx, session, h.Rev)
+		if err != nil {
+			return fail("delete", session, err)
+		}
+		if ok {
+			return nil
+		}
+	}
+}
+
+// remove deletes a session if its head is at revision rev, and reports
+// whether it did (or found it deleted by someone else meanwhile).
+func (s *JetStream) remove(ctx context.Context, session string, rev uint64) (bool, error) {
+	subject := s.headSubject(session)
+	var mark uint64
+	err := retry(ctx, func(ctx context.Context) (bool, error) {
+		msg := &nats.Msg{Subject: subject, Header: nats.Header{opHeader: []string{opDelete}}}
+		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rev))
+		if err == nil {
+			mark = ack.Sequence
+			return true, nil
+		}
+		cur, gerr := s.last(ctx, subject)
+		switch {
+		case gerr == nil && isDeleted(cur.Header):
+			mark = cur.Sequence
+			return true, nil
+		case gerr == nil && cur.Sequence != rev:
+			return true, errMoved
+		case errors.Is(gerr, ErrNotFound):
+			return true, ErrNotFound
+		}
+		return s.nc.IsClosed(), err
+	})
+	switch {
+	case errors.Is(err, errMoved), errors.Is(err, ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, s.finishDelete(ctx, session, mark)
+}
+
+// finishDelete purges what a session stored before its deletion marker at
+// revision mark, then the marker itself unless a new head replaced it.
+func (s *JetStream) finishDelete(ctx context.Context, session string, mark uint64) error {
+	return s.do(ctx, func(ctx context.Context) error {
+		err := s.state.Purge(ctx, jetstream.WithPurgeSubject(s.blobSubject(session, "*")), jetstream.WithPurgeSequence(mark))
+		if err == nil {
+			err = s.log.Purge(ctx, jetstream.WithPurgeSubject(s.logSubject(session)))
+		}
+		if err == nil {
+			err = s.state.Purge(ctx, jetstream.WithPurgeSubject(s.headSubject(session)), jetstream.WithPurgeSequence(mark+1))
+		}
+		return err
+	})
+}
+
+// Expire implements Store. It also finishes deletions that a crash
+// interrupted.
+func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	type head struct {
+		session string
+		rev     uint64
+		deleted bool
+	}
+	var old []head
+	prefix := s.headSubject("")
+	err := s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{prefix + "*"},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+		HeadersOnly:    true,
+	}, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		deleted := isDeleted(m.Headers())
+		if deleted || meta.Timestamp.Before(before) {
+			old = append(old, head{strings.TrimPrefix(m.Subject(), prefix), meta.Sequence.Stream, deleted})
+		}
+	})
+	if err != nil {
+		return 0, fail("expire", "", err)
+	}
+	n := 0
+	for _, h := range old {
+		if h.deleted {
+			err = s.finishDelete(ctx, h.session, h.rev)
+		} else {
+			var ok bool
+			ok, err = s.remove(ctx, h.session, h.rev)
+			if ok {
+				n++
+			}
+		}
+		if err != nil {
+			return n, fail("expire", h.session, err)
+		}
+	}
+	return n, nil
+}
+
+// scan delivers to fn the messages that an ordered consumer of st with cfg
+// has when it starts, then returns. An attempt that fails midway is started
+// over, after reset.
+func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream.OrderedConsumerConfig, reset func(), fn func(jetstream.Msg, *jetstream.MsgMetadata)) error {
+	cfg.InactiveThreshold = 10 * time.Second
+	return retry(ctx, func(actx context.Context) (bool, error) {
+		reset()
+		c, err := st.OrderedConsumer(actx, cfg)
+		if err != nil {
+			return s.settled(err), err
+		}
+		if c.CachedInfo().NumPending == 0 {
+			return true, nil
+		}
+		it, err := c.Messages()
+		if err != nil {
+			return s.settled(err), err
+		}
+		defer it.Stop()
+		for {
+			// The whole scan may outlast one attempt's deadline. When
+			// messages stop coming, those still counted as pending may
+			// have been removed meanwhile: the consumer says.
+			next, cancel := context.WithTimeout(ctx, attemptTimeout)
+			m, err := it.Next(jetstream.NextContext(next))
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				info, ierr := c.Info(ctx)
+				if ierr == nil && info.NumPending == 0 {
+					return true, nil
+				}
+				continue
+			}
+			if err != nil {
+				return s.settled(err), err
+			}
+			meta, err := m.Metadata()
+			if err != nil {
+				return true, err
+			}
+			fn(m, meta)
+			if meta.NumPending == 0 {
+				return true, nil
+			}
+		}
+	})
+}
+
+// AppendLog implements Store. An entry sent again after a lost answer is
+// recognised by its id and stored once.
+func (s *JetStream) AppendLog(ctx context.Context, session string, entry []byte) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	if err := checkValue("log entry", entry); err != nil {
+		return err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	id := nuid.Next()
+	err := s.do(ctx, func(ctx context.Context) error {
+		_, err := s.js.Publish(ctx, s.logSubject(session), entry, jetstream.WithMsgID(id))
+		return err
+	})
+	if err != nil {
+		return fail("append log", session, err)
+	}
+	return nil
+}
+
+// ReadLog implements Store.
+func (s *JetStream) ReadLog(ctx context.Context, session string, n int) ([][]byte, error) {
+	if err := checkSession(session); err != nil {
+		return nil, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	var out [][]byte
+	err := s.scan(ctx, s.log, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.logSubject(session)},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	}, func() { out = out[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		if meta.NumPending < uint64(n) {
+			out = append(out, m.Data())
+		}
+	})
+	if err != nil {
+		return nil, fail("read log", session, err)
+	}
+	return out, nil
+}
+
+// Watch implements Store, with an ordered consumer of the head subjects
+// that carries headers only and picks up where it was after a failover.
+func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
+	start, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	prefix := s.headSubject("")
+	var c jetstream.Consumer
+	err := s.do(start, func(actx context.Context) (err error) {
+		c, err = s.state.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{prefix + "*"},
+			DeliverPolicy:  jetstream.DeliverNewPolicy,
+			HeadersOnly:    true,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fail("watch", "", err)
+	}
+	out := make(chan Change)
+	stop := make(chan struct{})
+	cc, err := c.Consume(func(m jetstream.Msg) {
+		ch := Change{Session: strings.TrimPrefix(m.Subject(), prefix)}
+		if !isDeleted(m.Headers()) {
+			meta, err := m.Metadata()
+			if err != nil {
+				return
+			}
+			ch.Rev = meta.Sequence.Stream
+		}
+		select {
+		case out <- ch:
+		case <-stop:
+		}
+	})
+	if err != nil {
+		return nil, fail("watch", "", err)
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.done:
+		}
+		close(stop)
+		cc.Stop()
+		<-cc.Closed()
+		close(out)
+	}()
+	return out, nil
+}
+
+// Close implements Store. It closes the connection, then stops the
+// embedded server and releases the state dir.
+func (s *JetStream) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.nc.Close()
+		if s.srv != nil {
+			s.srv.Shutdown()
+			s.srv.WaitForShutdown()
+		}
+		if s.lock != nil {
+			s.lock.Close()
+		}
+	})
+	return nil
+}
