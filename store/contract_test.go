@@ -60,14 +60,16 @@ func TestEmbedded(t *testing.T) {
 	})
 }
 
+// contractStores numbers the stores made on the shared cluster.
+var contractStores atomic.Int32
+
 func TestCluster(t *testing.T) {
 	c := sharedCluster(t)
-	var n atomic.Int32
 	contract(t, func(t *testing.T) Store {
 		s, err := Connect(ctxT(t), c.urls(), Options{
 			LogRetention: contractRetention,
 			Replicas:     3,
-			Name:         fmt.Sprintf("contract%d", n.Add(1)),
+			Name:         fmt.Sprintf("contract%d", contractStores.Add(1)),
 			Timeout:      20 * time.Second,
 		})
 		if err != nil {

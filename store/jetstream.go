@@ -33,12 +33,13 @@ import (
 // session's head is a marker message (header Wink-Op: delete) until its
 // blobs are purged, then nothing.
 type JetStream struct {
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	state   jetstream.Stream
-	log     jetstream.Stream
-	name    string
-	timeout time.Duration
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	state     jetstream.Stream
+	log       jetstream.Stream
+	name      string
+	timeout   time.Duration
+	retention int
 
 	srv  *server.Server // the embedded server, or nil
 	lock *os.File       // the embedded state dir's lock, or nil
@@ -72,7 +73,7 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, done: make(chan struct{})}
+	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, retention: opts.LogRetention, done: make(chan struct{})}
 	prefix := strings.ToUpper(opts.Name)
 	direct := opts.Replicas == 1
 	s.state, err = createStream(ctx, js, jetstream.StreamConfig{
@@ -146,6 +147,14 @@ const (
 	attemptPause   = 50 * time.Millisecond
 )
 
+// A consumer's first pull request, sent as the consumer starts on another
+// server, can be lost; short pulls with heartbeats notice that soon and
+// have an ordered consumer start over.
+const (
+	pullExpiry    = jetstream.PullExpiry(2 * time.Second)
+	pullHeartbeat = jetstream.PullHeartbeat(500 * time.Millisecond)
+)
+
 // retry calls try until it reports that it is done, or ctx ends, and
 // returns try's last error.
 func retry(ctx context.Context, try func(ctx context.Context) (done bool, err error)) error {
@@ -197,10 +206,10 @@ func fail(op, session string, err error) error {
 // isDeleted reports whether a head message is a deletion marker.
 func isDeleted(h nats.Header) bool { return h.Get(opHeader) == opDelete }
 
-// last returns the last message on a subject of the state stream, or an
-// error wrapping ErrNotFound.
-func (s *JetStream) last(ctx context.Context, subject string) (*jetstream.RawStreamMsg, error) {
-	m, err := s.state.GetLastMsgForSubject(ctx, subject)
+// last returns the last message on a subject of st, or an error wrapping
+// ErrNotFound.
+func last(ctx context.Context, st jetstream.Stream, subject string) (*jetstream.RawStreamMsg, error) {
+	m, err := st.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, ErrNotFound
 	}
@@ -211,7 +220,7 @@ func (s *JetStream) last(ctx context.Context, subject string) (*jetstream.RawStr
 // again while the store does not answer.
 func (s *JetStream) read(ctx context.Context, subject string) (m *jetstream.RawStreamMsg, err error) {
 	err = s.do(ctx, func(ctx context.Context) error {
-		m, err = s.last(ctx, subject)
+		m, err = last(ctx, s.state, subject)
 		return err
 	})
 	return m, err
@@ -335,7 +344,7 @@ func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, hea
 			out = ack.Sequence
 			return true, nil
 		}
-		cur, gerr := s.last(ctx, subject)
+		cur, gerr := last(ctx, s.state, subject)
 		switch {
 		case gerr == nil && cur.Header.Get(jetstream.MsgIDHeader) == id:
 			out = cur.Sequence
@@ -383,7 +392,7 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 		FilterSubjects: []string{prefix + "*"},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 		HeadersOnly:    true,
-	}, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+	}, 0, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		if meta.Sequence.Stream < rev {
 			old = append(old, strings.TrimPrefix(m.Subject(), prefix))
 		}
@@ -441,7 +450,7 @@ func (s *JetStream) remove(ctx context.Context, session string, rev uint64) (boo
 			mark = ack.Sequence
 			return true, nil
 		}
-		cur, gerr := s.last(ctx, subject)
+		cur, gerr := last(ctx, s.state, subject)
 		switch {
 		case gerr == nil && isDeleted(cur.Header):
 			mark = cur.Sequence
@@ -493,7 +502,7 @@ func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 		FilterSubjects: []string{prefix + "*"},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 		HeadersOnly:    true,
-	}, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+	}, 0, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		deleted := isDeleted(m.Headers())
 		if deleted || meta.Timestamp.Before(before) {
 			old = append(old, head{strings.TrimPrefix(m.Subject(), prefix), meta.Sequence.Stream, deleted})
@@ -520,10 +529,12 @@ func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 	return n, nil
 }
 
-// scan delivers to fn the messages that an ordered consumer of st with cfg
-// has when it starts, then returns. An attempt that fails midway is started
-// over, after reset.
-func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream.OrderedConsumerConfig, reset func(), fn func(jetstream.Msg, *jetstream.MsgMetadata)) error {
+// scan delivers to fn the messages of st that an ordered consumer with cfg
+// finds: those it counts when it starts or, if until is not 0, those up to
+// the one at sequence until. The consumer may run on a replica that lags,
+// so a scan that must see a write names it in until. An attempt that fails
+// midway is started over, after reset.
+func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream.OrderedConsumerConfig, until uint64, reset func(), fn func(jetstream.Msg, *jetstream.MsgMetadata)) error {
 	cfg.InactiveThreshold = 10 * time.Second
 	return retry(ctx, func(actx context.Context) (bool, error) {
 		reset()
@@ -531,10 +542,10 @@ func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream
 		if err != nil {
 			return s.settled(err), err
 		}
-		if c.CachedInfo().NumPending == 0 {
+		if until == 0 && c.CachedInfo().NumPending == 0 {
 			return true, nil
 		}
-		it, err := c.Messages()
+		it, err := c.Messages(pullExpiry, pullHeartbeat)
 		if err != nil {
 			return s.settled(err), err
 		}
@@ -547,8 +558,7 @@ func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream
 			m, err := it.Next(jetstream.NextContext(next))
 			cancel()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				info, ierr := c.Info(ctx)
-				if ierr == nil && info.NumPending == 0 {
+				if info, err := c.Info(ctx); err == nil && info.NumPending == 0 {
 					return true, nil
 				}
 				continue
@@ -561,7 +571,7 @@ func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream
 				return true, err
 			}
 			fn(m, meta)
-			if meta.NumPending == 0 {
+			if until != 0 && meta.Sequence.Stream >= until || until == 0 && meta.NumPending == 0 {
 				return true, nil
 			}
 		}
@@ -590,26 +600,41 @@ func (s *JetStream) AppendLog(ctx context.Context, session string, entry []byte)
 	return nil
 }
 
-// ReadLog implements Store.
+// ReadLog implements Store. The log's last entry is read from the stream's
+// leader, and the scan, which may run on a replica that lags, goes on until
+// it has seen that entry.
 func (s *JetStream) ReadLog(ctx context.Context, session string, n int) ([][]byte, error) {
 	if err := checkSession(session); err != nil {
 		return nil, err
 	}
 	ctx, cancel := deadline(ctx, s.timeout)
 	defer cancel()
+	subject := s.logSubject(session)
+	var end *jetstream.RawStreamMsg
+	err := s.do(ctx, func(ctx context.Context) (err error) {
+		end, err = last(ctx, s.log, subject)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) || err == nil && n <= 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fail("read log", session, err)
+	}
 	var out [][]byte
-	err := s.scan(ctx, s.log, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{s.logSubject(session)},
+	err = s.scan(ctx, s.log, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subject},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	}, func() { out = out[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
-		if meta.NumPending < uint64(n) {
+	}, end.Sequence, func() { out = out[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		if meta.Sequence.Stream <= end.Sequence {
 			out = append(out, m.Data())
 		}
 	})
 	if err != nil {
 		return nil, fail("read log", session, err)
 	}
-	return out, nil
+	// A lagging replica delivers entries it has not yet dropped.
+	return out[max(0, len(out)-min(n, s.retention)):], nil
 }
 
 // Watch implements Store, with an ordered consumer of the head subjects
@@ -645,7 +670,7 @@ func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
 		case out <- ch:
 		case <-stop:
 		}
-	})
+	}, pullExpiry, pullHeartbeat)
 	if err != nil {
 		return nil, fail("watch", "", err)
 	}
