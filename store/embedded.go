@@ -2,14 +2,12 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -84,10 +82,11 @@ func lockDir(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: state dir %s is not writable: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	ok, err := tryLock(f)
+	if !ok {
 		holder, _ := os.ReadFile(path)
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if err == nil {
 			return nil, fmt.Errorf("store: state dir %s is in use by process %s (lock file %s)",
 				dir, strings.TrimSpace(string(holder)), path)
 		}

@@ -105,22 +105,17 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 }
 
 // createStream creates or updates a stream. A cluster that has just formed
-// refuses until it has elected a leader, so each attempt has a short
-// deadline and failures are retried until ctx ends.
-func createStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	for {
-		attempt, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st, err := js.CreateOrUpdateStream(attempt, cfg)
-		cancel()
-		if err == nil {
-			return st, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("store: create stream %s: %w: %w", cfg.Name, ErrUnavailable, err)
-		case <-time.After(100 * time.Millisecond):
-		}
+// refuses until it has elected a leader, so failed attempts are repeated
+// until ctx ends.
+func createStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (st jetstream.Stream, err error) {
+	err = retry(ctx, func(ctx context.Context) (bool, error) {
+		st, err = js.CreateOrUpdateStream(ctx, cfg)
+		return err == nil || js.Conn().IsClosed(), err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: create stream %s: %w: %w", cfg.Name, ErrUnavailable, err)
 	}
+	return st, nil
 }
 
 // validName reports whether a store name can prefix streams and subjects.

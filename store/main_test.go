@@ -268,7 +268,7 @@ var shared struct {
 }
 
 // sharedCluster returns the shared cluster, starting it if needed.
-func sharedCluster(t *testing.T) *testCluster {
+func sharedCluster(t testing.TB) *testCluster {
 	t.Helper()
 	shared.once.Do(func() {
 		shared.dir, shared.err = os.MkdirTemp("", "store-cluster-")
