@@ -17,7 +17,7 @@ import (
 // is kept.
 func TestClusterLeaderShutdown(t *testing.T) {
 	c := sharedCluster(t)
-	s := must[*JetStream](t)(Connect(ctxT(t), c.urls(), Options{Replicas: 3, Name: "shutdown", Timeout: 30 * time.Second}))
+	s := must[*JetStream](t)(Connect(ctxT(t), c.urls(), Options{Replicas: 3, Name: storeName("shutdown"), Timeout: 30 * time.Second}))
 	defer s.Close()
 	underLoad(t, s, func(acked func() int64) {
 		waitFor(t, 10*time.Second, func() bool { return acked() >= 30 })

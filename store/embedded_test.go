@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestEmbeddedReopen(t *testing.T) {
@@ -198,5 +200,34 @@ func TestEmbeddedQuiet(t *testing.T) {
 	w.Close()
 	if b := <-got; len(b) > 0 {
 		t.Fatalf("the embedded store wrote %q", b)
+	}
+}
+
+// TestEmbeddedRefused checks that a write the server refuses for good
+// fails soon with the server's answer, not at the deadline as if the store
+// were down.
+func TestEmbeddedRefused(t *testing.T) {
+	ctx := ctxT(t)
+	s := must[*JetStream](t)(OpenEmbedded(ctx, t.TempDir(), Options{}))
+	defer s.Close()
+	rev := must[uint64](t)(s.Create(ctx, "s", nil))
+	cfg := s.state.CachedInfo().Config
+	cfg.Sealed = true
+	must[jetstream.Stream](t)(s.js.UpdateStream(ctx, cfg))
+
+	_, blobs := blob("content")
+	for _, tt := range []struct {
+		name  string
+		blobs map[string][]byte
+	}{{"head", nil}, {"blob", blobs}} {
+		start := time.Now()
+		_, err := s.Commit(ctx, "s", rev, []byte("h"), tt.blobs)
+		var api *jetstream.APIError
+		if !errors.As(err, &api) || errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s refused: %v, want the server's answer", tt.name, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s refused after %v", tt.name, d)
+		}
 	}
 }

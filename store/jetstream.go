@@ -31,7 +31,9 @@ import (
 // lags, which could show a head whose blobs it has not yet received, and
 // because a head must carry the id of the commit that wrote it. A deleted
 // session's head is a marker message (header Wink-Op: delete) until its
-// blobs are purged, then nothing.
+// blobs and log are purged, then another (Wink-Op: deleted) that the server
+// removes after a minute, so that watchers see the deletion. Per-message
+// TTLs need nats-server 2.11 or later.
 type JetStream struct {
 	nc        *nats.Conn
 	js        jetstream.JetStream
@@ -51,9 +53,13 @@ type JetStream struct {
 var _ Store = (*JetStream)(nil)
 
 const (
-	// opHeader marks a head message that is not a head.
-	opHeader = "Wink-Op"
-	opDelete = "delete"
+	// opHeader marks a head message that is a deletion marker: opDelete
+	// while the session's blobs and log are being purged, then opDeleted,
+	// which the server removes after deletedTTL.
+	opHeader   = "Wink-Op"
+	opDelete   = "delete"
+	opDeleted  = "deleted"
+	deletedTTL = time.Minute
 
 	// dedupWindow is how long the server remembers a commit's id, within
 	// which a commit sent again after a lost answer is recognised rather
@@ -85,6 +91,7 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 		Discard:           jetstream.DiscardOld,
 		Duplicates:        dedupWindow,
 		AllowDirect:       direct,
+		AllowMsgTTL:       true,
 	})
 	if err != nil {
 		return nil, err
@@ -143,11 +150,14 @@ const (
 )
 
 // A consumer's first pull request, sent as the consumer starts on another
-// server, can be lost; short pulls with heartbeats notice that soon and
-// have an ordered consumer start over.
+// server, can be lost; short pulls with heartbeats notice that soon (after
+// two missed heartbeats) and have an ordered consumer start over. A scan
+// waits scanIdle for a message before it asks the consumer whether any is
+// still pending: longer than it takes to notice a lost pull.
 const (
-	pullExpiry    = jetstream.PullExpiry(2 * time.Second)
+	pullExpiry    = jetstream.PullExpiry(5 * time.Second)
 	pullHeartbeat = jetstream.PullHeartbeat(500 * time.Millisecond)
+	scanIdle      = 2 * time.Second
 )
 
 // retry calls try until it reports that it is done, or ctx ends, and
@@ -199,7 +209,7 @@ func fail(op, session string, err error) error {
 }
 
 // isDeleted reports whether a head message is a deletion marker.
-func isDeleted(h nats.Header) bool { return h.Get(opHeader) == opDelete }
+func isDeleted(h nats.Header) bool { return h.Get(opHeader) != "" }
 
 // last returns the last message on a subject of st, or an error wrapping
 // ErrNotFound.
@@ -230,23 +240,25 @@ func (s *JetStream) Create(ctx context.Context, session string, head []byte) (ui
 	ctx, cancel := deadline(ctx, s.timeout)
 	defer cancel()
 	for {
+		var after uint64 // the revision of a deletion marker the head replaces
 		cur, err := s.read(ctx, s.headSubject(session))
 		switch {
 		case err == nil && !isDeleted(cur.Header):
 			return 0, fmt.Errorf("store: create %s: %w", session, ErrExists)
-		case err == nil:
+		case err == nil && cur.Header.Get(opHeader) == opDelete:
 			if err := s.finishDelete(ctx, session, cur.Sequence); err != nil {
 				return 0, fail("create", session, err)
 			}
+			continue
+		case err == nil:
+			after = cur.Sequence
 		case !errors.Is(err, ErrNotFound):
 			return 0, fail("create", session, err)
 		}
-		rev, err := s.putHead(ctx, session, 0, head)
+		rev, err := s.putHead(ctx, session, after, head, nil)
 		switch {
-		case errors.Is(err, errMoved):
-			return 0, fmt.Errorf("store: create %s: %w", session, ErrExists)
-		case errors.Is(err, ErrNotFound):
-			continue // deleted meanwhile: finish that deletion first
+		case errors.Is(err, errMoved), errors.Is(err, ErrNotFound):
+			continue // changed meanwhile: look again
 		case err != nil:
 			return 0, fail("create", session, err)
 		}
@@ -272,81 +284,138 @@ func (s *JetStream) Load(ctx context.Context, session string) (Head, error) {
 }
 
 // Commit implements Store. The blobs are published together, and all are
-// stored before the head is published.
+// stored before the head is published. If the session turns out to be
+// deleted, the blobs are purged again: anything of a session stored before
+// them belongs to it as it was before the deletion, as a session created
+// again under the name stores its blobs after that.
 func (s *JetStream) Commit(ctx context.Context, session string, rev uint64, head []byte, blobs map[string][]byte) (uint64, error) {
 	if err := checkCommit(session, head, blobs); err != nil {
 		return 0, err
 	}
 	ctx, cancel := deadline(ctx, s.timeout)
 	defer cancel()
+	var written uint64
 	if len(blobs) > 0 {
-		if err := s.do(ctx, func(ctx context.Context) error { return s.putBlobs(ctx, session, blobs) }); err != nil {
+		err := s.do(ctx, func(ctx context.Context) (err error) {
+			written, err = s.putBlobs(ctx, session, blobs)
+			return err
+		})
+		if err != nil {
 			return 0, fail("commit", session, err)
 		}
 	}
-	newRev, err := s.putHead(ctx, session, rev, head)
+	newRev, err := s.putHead(ctx, session, rev, head, nil)
 	switch {
 	case errors.Is(err, errMoved):
 		return 0, fmt.Errorf("store: commit %s at %d: %w", session, rev, ErrConflict)
+	case errors.Is(err, ErrNotFound) && written > 0:
+		if perr := s.purge(ctx, s.state, s.blobSubject(session, "*"), written+1); perr != nil {
+			err = fmt.Errorf("%w (and its blobs were left: %w)", err, perr)
+		}
+		return 0, fail("commit", session, err)
 	case err != nil:
 		return 0, fail("commit", session, err)
 	}
 	return newRev, nil
 }
 
-// putBlobs publishes blobs and waits until every one is stored.
-func (s *JetStream) putBlobs(ctx context.Context, session string, blobs map[string][]byte) error {
-	acks := make([]jetstream.PubAckFuture, 0, len(blobs))
-	for h, b := range blobs {
-		a, err := s.js.PublishMsgAsync(&nats.Msg{Subject: s.blobSubject(session, h), Data: b})
-		if err != nil {
-			return err
-		}
-		acks = append(acks, a)
-	}
-	for _, a := range acks {
+// putBlobs publishes blobs, at most blobWindow unacknowledged at a time,
+// waits until every one is stored, and returns the highest revision they
+// got.
+func (s *JetStream) putBlobs(ctx context.Context, session string, blobs map[string][]byte) (uint64, error) {
+	var highest uint64
+	wait := func(a jetstream.PubAckFuture) error {
 		select {
-		case <-a.Ok():
+		case ack := <-a.Ok():
+			highest = max(highest, ack.Sequence)
+			return nil
 		case err := <-a.Err():
 			return err
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	return nil
+	pending := make([]jetstream.PubAckFuture, 0, min(len(blobs), blobWindow))
+	for h, b := range blobs {
+		if len(pending) == blobWindow {
+			if err := wait(pending[0]); err != nil {
+				return 0, err
+			}
+			pending = pending[1:]
+		}
+		a, err := s.js.PublishMsgAsync(&nats.Msg{Subject: s.blobSubject(session, h), Data: b})
+		if err != nil {
+			return 0, err
+		}
+		pending = append(pending, a)
+	}
+	for _, a := range pending {
+		if err := wait(a); err != nil {
+			return 0, err
+		}
+	}
+	return highest, nil
 }
+
+// blobWindow bounds the blobs of one commit in flight at once.
+const blobWindow = 256
+
+// purge removes the messages of st on subject (which may end in a
+// wildcard) whose revision is below before, or all of them if before is 0.
+func (s *JetStream) purge(ctx context.Context, st jetstream.Stream, subject string, before uint64) error {
+	return s.do(ctx, func(ctx context.Context) error {
+		return st.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(before))
+	})
+}
+
+// maxRefusals is how many times in a row the server may refuse a head
+// that is still at its expected revision before the refusal is final.
+const maxRefusals = 10
 
 // errMoved reports that a head was not replaced because it is no longer at
 // the expected revision.
 var errMoved = errors.New("head moved")
 
-// putHead publishes head if the session's head is at revision rev (0: if
-// there is none) and returns its revision. It returns errMoved if the head
-// is elsewhere, ErrNotFound if the session was deleted. Whatever went wrong
-// with the request, what happened is read from the head, which carries the
-// id of the commit that wrote it; while the head is still at rev the
-// request is sent again under the same id, which the server recognises if
-// the first one was applied after all.
-func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, head []byte) (uint64, error) {
+// putHead publishes head, with headers hdr, if the session's head is at
+// revision rev (0: if there is none) and returns its revision. It returns
+// errMoved if the head is elsewhere, ErrNotFound if the session was
+// deleted. Whatever went wrong with the request, what happened is read from
+// the head, which carries the id of the commit that wrote it; while the
+// head is still at rev the request is sent again under the same id, which
+// the server recognises if the first one was applied after all.
+func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, head []byte, hdr nats.Header, opts ...jetstream.PublishOpt) (uint64, error) {
 	subject := s.headSubject(session)
-	id := nuid.Next()
+	opts = append(opts, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgID(nuid.Next()))
 	var out uint64
+	refusals := 0
 	err := retry(ctx, func(ctx context.Context) (bool, error) {
 		msg := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: head}
-		ack, err := s.js.PublishMsg(ctx, msg,
-			jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgID(id))
+		for k, v := range hdr {
+			msg.Header[k] = v
+		}
+		ack, err := s.js.PublishMsg(ctx, msg, opts...)
 		if err == nil {
 			out = ack.Sequence
 			return true, nil
 		}
 		cur, gerr := last(ctx, s.state, subject)
 		switch {
-		case gerr == nil && cur.Header.Get(jetstream.MsgIDHeader) == id:
+		case gerr == nil && cur.Header.Get(jetstream.MsgIDHeader) == msg.Header.Get(jetstream.MsgIDHeader):
 			out = cur.Sequence
 			return true, nil
+		case gerr == nil && cur.Sequence == rev:
+			// Not applied, or not yet (a replicated stream refuses while
+			// an earlier write is in flight): send it again, unless the
+			// server keeps refusing.
+			var api *jetstream.APIError
+			if errors.As(err, &api) {
+				if refusals++; refusals == maxRefusals {
+					return true, err
+				}
+			}
 		case gerr == nil && isDeleted(cur.Header):
 			return true, ErrNotFound
-		case gerr == nil && cur.Sequence != rev:
+		case gerr == nil:
 			return true, errMoved
 		case errors.Is(gerr, ErrNotFound) && rev != 0:
 			return true, ErrNotFound
@@ -400,10 +469,7 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 		if live(hash) {
 			continue
 		}
-		err := s.do(ctx, func(ctx context.Context) error {
-			return s.state.Purge(ctx, jetstream.WithPurgeSubject(prefix+hash), jetstream.WithPurgeSequence(rev))
-		})
-		if err != nil {
+		if err := s.purge(ctx, s.state, prefix+hash, rev); err != nil {
 			return n, fail("sweep", session, err)
 		}
 		n++
@@ -434,32 +500,12 @@ func (s *JetStream) Delete(ctx context.Context, session string) error {
 }
 
 // remove deletes a session if its head is at revision rev, and reports
-// whether it did (or found it deleted by someone else meanwhile).
+// whether it did.
 func (s *JetStream) remove(ctx context.Context, session string, rev uint64) (bool, error) {
-	subject := s.headSubject(session)
-	var mark uint64
-	err := retry(ctx, func(ctx context.Context) (bool, error) {
-		msg := &nats.Msg{Subject: subject, Header: nats.Header{opHeader: []string{opDelete}}}
-		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rev))
-		if err == nil {
-			mark = ack.Sequence
-			return true, nil
-		}
-		cur, gerr := last(ctx, s.state, subject)
-		switch {
-		case gerr == nil && isDeleted(cur.Header):
-			mark = cur.Sequence
-			return true, nil
-		case gerr == nil && cur.Sequence != rev:
-			return true, errMoved
-		case errors.Is(gerr, ErrNotFound):
-			return true, ErrNotFound
-		}
-		return s.nc.IsClosed(), err
-	})
+	mark, err := s.putHead(ctx, session, rev, nil, nats.Header{opHeader: []string{opDelete}})
 	switch {
 	case errors.Is(err, errMoved), errors.Is(err, ErrNotFound):
-		return false, nil
+		return false, nil // committed or deleted meanwhile
 	case err != nil:
 		return false, err
 	}
@@ -467,22 +513,24 @@ func (s *JetStream) remove(ctx context.Context, session string, rev uint64) (boo
 }
 
 // finishDelete purges what a session stored before its deletion marker at
-// revision mark, then the marker itself unless a new head replaced it.
+// revision mark, then replaces the marker with one that the server removes
+// in time, unless something replaced it meanwhile.
 func (s *JetStream) finishDelete(ctx context.Context, session string, mark uint64) error {
-	return s.do(ctx, func(ctx context.Context) error {
-		err := s.state.Purge(ctx, jetstream.WithPurgeSubject(s.blobSubject(session, "*")), jetstream.WithPurgeSequence(mark))
-		if err == nil {
-			err = s.log.Purge(ctx, jetstream.WithPurgeSubject(s.logSubject(session)))
-		}
-		if err == nil {
-			err = s.state.Purge(ctx, jetstream.WithPurgeSubject(s.headSubject(session)), jetstream.WithPurgeSequence(mark+1))
-		}
+	if err := s.purge(ctx, s.state, s.blobSubject(session, "*"), mark); err != nil {
 		return err
-	})
+	}
+	if err := s.purge(ctx, s.log, s.logSubject(session), 0); err != nil {
+		return err
+	}
+	_, err := s.putHead(ctx, session, mark, nil, nats.Header{opHeader: []string{opDeleted}}, jetstream.WithMsgTTL(deletedTTL))
+	if errors.Is(err, errMoved) || errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // Expire implements Store. It also finishes deletions that a crash
-// interrupted.
+// interrupted, which it finds by their markers.
 func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 	ctx, cancel := deadline(ctx, s.timeout)
 	defer cancel()
@@ -498,8 +546,9 @@ func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 		HeadersOnly:    true,
 	}, 0, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
-		deleted := isDeleted(m.Headers())
-		if deleted || meta.Timestamp.Before(before) {
+		op := m.Headers().Get(opHeader)
+		deleted := op == opDelete
+		if deleted || op == "" && meta.Timestamp.Before(before) {
 			old = append(old, head{strings.TrimPrefix(m.Subject(), prefix), meta.Sequence.Stream, deleted})
 		}
 	})
@@ -549,7 +598,7 @@ func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream
 			// The whole scan may outlast one attempt's deadline. When
 			// messages stop coming, those still counted as pending may
 			// have been removed meanwhile: the consumer says.
-			next, cancel := context.WithTimeout(ctx, attemptTimeout)
+			next, cancel := context.WithTimeout(ctx, scanIdle)
 			m, err := it.Next(jetstream.NextContext(next))
 			cancel()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -633,16 +682,24 @@ func (s *JetStream) ReadLog(ctx context.Context, session string, n int) ([][]byt
 }
 
 // Watch implements Store, with an ordered consumer of the head subjects
-// that carries headers only and picks up where it was after a failover.
+// that carries headers only and picks up where it was after a failover. It
+// starts after the stream's last message as the leader reports it: an
+// ordered consumer told to deliver new messages would take "new" afresh
+// each time it starts over.
 func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
 	start, cancel := deadline(ctx, s.timeout)
 	defer cancel()
 	prefix := s.headSubject("")
 	var c jetstream.Consumer
-	err := s.do(start, func(actx context.Context) (err error) {
+	err := s.do(start, func(actx context.Context) error {
+		info, err := s.state.Info(actx)
+		if err != nil {
+			return err
+		}
 		c, err = s.state.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{prefix + "*"},
-			DeliverPolicy:  jetstream.DeliverNewPolicy,
+			DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:    info.State.LastSeq + 1,
 			HeadersOnly:    true,
 		})
 		return err

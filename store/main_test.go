@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,6 +267,12 @@ var shared struct {
 	c    *testCluster
 	err  error
 }
+
+// stores numbers the stores made on the shared cluster.
+var stores atomic.Int32
+
+// storeName returns a name for a new store on the shared cluster.
+func storeName(prefix string) string { return fmt.Sprintf("%s%d", prefix, stores.Add(1)) }
 
 // sharedCluster returns the shared cluster, starting it if needed.
 func sharedCluster(t testing.TB) *testCluster {

@@ -96,7 +96,8 @@ type Store interface {
 	Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (int, error)
 
 	// Delete removes the session's head, blobs and log. It returns
-	// ErrNotFound if the session does not exist.
+	// ErrNotFound if the session does not exist. A commit that loaded the
+	// session before gets ErrNotFound, and its blobs are purged again.
 	Delete(ctx context.Context, session string) error
 
 	// Expire deletes every session whose head was last committed before
@@ -104,9 +105,12 @@ type Store interface {
 	// session committed meanwhile is kept.
 	Expire(ctx context.Context, before time.Time) (int, error)
 
-	// Watch reports every change of a head made after it returns, by any
+	// Watch reports the changes of heads made after it returns, by any
 	// client of the store, until ctx ends or the store is closed; then the
-	// channel is closed. The receiver must keep reading.
+	// channel is closed. A revision replaced before it is delivered may be
+	// skipped, so a receiver learns at least each session's latest
+	// revision; a deletion may be reported twice. The receiver must keep
+	// reading.
 	Watch(ctx context.Context) (<-chan Change, error)
 
 	// AppendLog adds an entry to the session's call log.
