@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -230,4 +231,34 @@ func TestEmbeddedRefused(t *testing.T) {
 			t.Errorf("%s refused after %v", tt.name, d)
 		}
 	}
+}
+
+// TestInterruptedDelete leaves a deletion as a crash right after its marker
+// would, and checks that Expire finishes it, and so does Create under the
+// same name.
+func TestInterruptedDelete(t *testing.T) {
+	ctx := ctxT(t)
+	s := must[*JetStream](t)(OpenEmbedded(ctx, t.TempDir(), Options{}))
+	defer s.Close()
+	content, blobs := blob("content")
+	interrupt := func(session string) {
+		rev := must[uint64](t)(s.Create(ctx, session, nil))
+		rev = must[uint64](t)(s.Commit(ctx, session, rev, []byte("h"), blobs))
+		must[uint64](t)(s.putHead(ctx, session, rev, nil, nats.Header{opHeader: []string{opDelete}}))
+		_, err := s.Load(ctx, session)
+		wantErr(t, err, ErrNotFound)
+		must[[]byte](t)(s.Blob(ctx, session, Hash(content))) // left behind
+	}
+
+	interrupt("expired")
+	if n := must[int](t)(s.Expire(ctx, time.Time{})); n != 0 {
+		t.Fatalf("Expire deleted %d sessions, want it to finish one deletion only", n)
+	}
+	_, err := s.Blob(ctx, "expired", Hash(content))
+	wantErr(t, err, ErrNotFound)
+
+	interrupt("created")
+	must[uint64](t)(s.Create(ctx, "created", nil))
+	_, err = s.Blob(ctx, "created", Hash(content))
+	wantErr(t, err, ErrNotFound)
 }

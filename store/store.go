@@ -2,7 +2,8 @@
 // with three ways to run it: in process memory (NewMemory), on a NATS server
 // with JetStream embedded in the process (OpenEmbedded), and on an external
 // NATS cluster (Connect). The last two are one implementation, JetStream,
-// that differs only in how it reaches the server.
+// that differs only in how it reaches the server. All three pass one
+// contract test suite.
 //
 // # Data model
 //
@@ -18,18 +19,22 @@
 // counting): deleting a session purges its blobs by prefix. Commit writes
 // the blobs before the head, so a head never refers to a blob that is not
 // stored; a crash between the two leaves unreferenced blobs, never a head
-// that points at nothing. Create stores a head that refers to no blob: the
-// blobs of a session come with its commits.
+// that points at nothing.
 //
-// Heads and blobs draw their revisions from one sequence. This is what makes
-// reclamation safe while commits run: Sweep(rev, live) removes only the blobs
-// written before rev that the head at rev does not use. A commit made on rev
-// or later writes every blob its new head refers to and the loaded head did
-// not, even one that is already stored (it is written again rather than
-// skipped, which is why blobs are not created if-absent), so those blobs
-// carry a later revision and survive the sweep. Delete works the same way:
-// it marks the head deleted and purges the blobs written before the mark,
-// and a new session of the same name writes its blobs after the mark.
+// Heads and blobs draw their revisions from one sequence, which is what
+// makes reclamation safe while commits run:
+//
+//   - Sweep(rev, live) removes only the blobs written before rev that the
+//     head at rev does not use. A commit made on rev or later writes every
+//     blob its new head refers to and the loaded head did not, even one
+//     that is still stored (it is written again rather than created
+//     if-absent), so those blobs carry a later revision and survive.
+//   - Delete marks the head deleted and purges the blobs written before the
+//     mark. Create stores a head that refers to no blob, so a session
+//     created again under the name writes all its blobs after the mark.
+//   - A commit that loaded a session deleted since purges the blobs it
+//     wrote, as everything of that session up to them predates any new
+//     session of the name.
 //
 // The call log is append-only, per session, and keeps the last
 // Options.LogRetention entries.
@@ -41,17 +46,26 @@
 // blobs and log; it is meant to run periodically, on any number of replicas
 // at once. Only commits count as use: a caller that keeps a session alive on
 // reads re-commits the unchanged head (Commit with no blobs) once Head.Time
-// is older than a fraction of the idle limit.
+// is older than a fraction of the idle limit, which keeps the tracking of
+// use free for calls that change state and cheap for those that do not.
+//
+// # Replicas
+//
+// Reads of heads and blobs are answered by the stream's leader, so a
+// replica sees every commit acknowledged to another. Watch reports head
+// changes made through any replica, for notifications; it may skip a
+// revision that was replaced before it was delivered.
 //
 // # Failures
 //
 // Every call honours its context's deadline, and applies Options.Timeout
 // when the context has none. A store that cannot be reached (closed, its
 // server stopped, no answer before the deadline) returns an error wrapping
-// ErrUnavailable. A commit whose answer is lost (a server fails over while
-// the request is in flight) is sent again and settled by reading the head,
-// which records which commit wrote it: Commit returns the new revision only
-// if the head is this commit's, ErrConflict if another commit moved it, and
+// ErrUnavailable; a refusal by the server is returned as such. A commit
+// whose answer is lost (a server fails over while the request is in
+// flight) is sent again and settled by reading the head, which records
+// which commit wrote it: Commit returns the new revision only if the head
+// is this commit's, ErrConflict if another commit moved it, and
 // ErrUnavailable if it cannot tell before the deadline, in which case the
 // caller must Load before assuming either.
 package store
@@ -161,7 +175,9 @@ type Options struct {
 	// Logger receives the embedded server's warnings and errors; nil
 	// discards them. The server never writes to stdout.
 	Logger *slog.Logger
-	// Timeout bounds a call whose context has no deadline; 0 means 5s.
+	// Timeout bounds a call whose context has no deadline; 0 means 5s. A
+	// cluster elects a new leader seconds after a node crashes (up to about
+	// 10s), and a call that must outlast that needs a longer deadline.
 	Timeout time.Duration
 	// LogRetention is the number of call log entries kept per session; 0
 	// means 1000.
