@@ -61,11 +61,16 @@ const (
 	opDeleted  = "deleted"
 	deletedTTL = time.Minute
 
-	// dedupWindow is how long the server remembers a commit's id, within
-	// which a commit sent again after a lost answer is recognised rather
+	// dedupWindow is how long a cluster remembers the id of a write, within
+	// which a write sent again after a lost answer is recognised rather
 	// than applied twice. It outlasts a failover and a commit's deadline;
-	// past it the head's commit id still settles the outcome.
-	dedupWindow = 30 * time.Second
+	// past it the head's commit id still settles the outcome, unless
+	// another commit has replaced that head meanwhile. A single server
+	// checks a head's expected revision before its id, so there the window
+	// spares nothing and is kept at the server's minimum, which spares the
+	// memory of remembering every id.
+	dedupWindow    = 30 * time.Second
+	minDedupWindow = 100 * time.Millisecond
 )
 
 // open creates or updates the store's streams on nc, retrying while a fresh
@@ -81,7 +86,10 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 	}
 	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, retention: opts.LogRetention, done: make(chan struct{})}
 	prefix := strings.ToUpper(opts.Name)
-	direct := opts.Replicas == 1
+	single, dedup := opts.Replicas == 1, dedupWindow
+	if single {
+		dedup = minDedupWindow
+	}
 	s.state, err = createStream(ctx, js, jetstream.StreamConfig{
 		Name:              prefix + "_STATE",
 		Subjects:          []string{s.name + ".head.*", s.name + ".blob.*.*"},
@@ -89,8 +97,8 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 		Replicas:          opts.Replicas,
 		MaxMsgsPerSubject: 1,
 		Discard:           jetstream.DiscardOld,
-		Duplicates:        dedupWindow,
-		AllowDirect:       direct,
+		Duplicates:        dedup,
+		AllowDirect:       single,
 		AllowMsgTTL:       true,
 	})
 	if err != nil {
@@ -103,7 +111,8 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 		Replicas:          opts.Replicas,
 		MaxMsgsPerSubject: int64(opts.LogRetention),
 		Discard:           jetstream.DiscardOld,
-		AllowDirect:       direct,
+		Duplicates:        dedup,
+		AllowDirect:       single,
 	})
 	if err != nil {
 		return nil, err
