@@ -22,6 +22,7 @@ var allowedImports = map[string][]string{
 	"schema":      {},
 	"config":      {"hooks", "planning"},
 	"identity":    {},
+	"store":       {},
 	"tools":       {"session", "schema"},
 	"policy":      {"tools", "session"},
 	"sections":    {"tools", "policy", "session"},

@@ -1,0 +1,766 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// JetStream is a Store on NATS JetStream, reached in process (OpenEmbedded)
+// or over the network (Connect).
+//
+// It keeps two streams. The state stream holds heads under
+// NAME.head.SESSION and blobs under NAME.blob.SESSION.HASH, one message per
+// subject, so a message's stream sequence is the revision of a head or blob
+// and heads and blobs share one sequence. The log stream holds each
+// session's call log under NAME.log.SESSION, as many messages per subject
+// as Options.LogRetention.
+//
+// A head is replaced by publishing with an expected last sequence for its
+// subject (the same compare-and-swap a KV bucket's Update makes); a plain KV
+// bucket is not used because its reads may be served by a replica that
+// lags, which could show a head whose blobs it has not yet received, and
+// because a head must carry the id of the commit that wrote it. A deleted
+// session's head is a marker message (header Wink-Op: delete) until its
+// blobs and log are purged, then another (Wink-Op: deleted) that the server
+// removes after a minute, so that watchers see the deletion. Per-message
+// TTLs need nats-server 2.11 or later.
+type JetStream struct {
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	state     jetstream.Stream
+	log       jetstream.Stream
+	name      string
+	timeout   time.Duration
+	retention int
+
+	srv  *server.Server // the embedded server, or nil
+	lock *os.File       // the embedded state dir's lock, or nil
+
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+var _ Store = (*JetStream)(nil)
+
+const (
+	// opHeader marks a head message that is a deletion marker: opDelete
+	// while the session's blobs and log are being purged, then opDeleted,
+	// which the server removes after deletedTTL.
+	opHeader   = "Wink-Op"
+	opDelete   = "delete"
+	opDeleted  = "deleted"
+	deletedTTL = time.Minute
+
+	// dedupWindow is how long a cluster remembers the id of a write, within
+	// which a write sent again after a lost answer is recognised rather
+	// than applied twice. It outlasts a failover and a commit's deadline;
+	// past it the head's commit id still settles the outcome, unless
+	// another commit has replaced that head meanwhile. A single server
+	// checks a head's expected revision before its id, so there the window
+	// spares nothing and is kept at the server's minimum, which spares the
+	// memory of remembering every id.
+	dedupWindow    = 30 * time.Second
+	minDedupWindow = 100 * time.Millisecond
+)
+
+// open creates or updates the store's streams on nc, retrying while a fresh
+// cluster elects its leaders, and returns the store. On error nc is left
+// to the caller.
+func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) {
+	if !validName(opts.Name) {
+		return nil, fmt.Errorf("store: name %q: %w", opts.Name, ErrInvalid)
+	}
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(opts.Timeout))
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, retention: opts.LogRetention, done: make(chan struct{})}
+	prefix := strings.ToUpper(opts.Name)
+	single, dedup := opts.Replicas == 1, dedupWindow
+	if single {
+		dedup = minDedupWindow
+	}
+	s.state, err = createStream(ctx, js, jetstream.StreamConfig{
+		Name:              prefix + "_STATE",
+		Subjects:          []string{s.name + ".head.*", s.name + ".blob.*.*"},
+		Storage:           jetstream.FileStorage,
+		Replicas:          opts.Replicas,
+		MaxMsgsPerSubject: 1,
+		Discard:           jetstream.DiscardOld,
+		Duplicates:        dedup,
+		AllowDirect:       single,
+		AllowMsgTTL:       true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log, err = createStream(ctx, js, jetstream.StreamConfig{
+		Name:              prefix + "_LOG",
+		Subjects:          []string{s.name + ".log.*"},
+		Storage:           jetstream.FileStorage,
+		Replicas:          opts.Replicas,
+		MaxMsgsPerSubject: int64(opts.LogRetention),
+		Discard:           jetstream.DiscardOld,
+		Duplicates:        dedup,
+		AllowDirect:       single,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// createStream creates or updates a stream. A cluster that has just formed
+// refuses until it has elected a leader, so failed attempts are repeated
+// until ctx ends.
+func createStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (st jetstream.Stream, err error) {
+	err = retry(ctx, func(ctx context.Context) (bool, error) {
+		st, err = js.CreateOrUpdateStream(ctx, cfg)
+		return err == nil || js.Conn().IsClosed(), err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: create stream %s: %w: %w", cfg.Name, ErrUnavailable, err)
+	}
+	return st, nil
+}
+
+// validName reports whether a store name can prefix streams and subjects.
+func validName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+func (s *JetStream) headSubject(session string) string { return s.name + ".head." + session }
+func (s *JetStream) blobSubject(session, hash string) string {
+	return s.name + ".blob." + session + "." + hash
+}
+func (s *JetStream) logSubject(session string) string { return s.name + ".log." + session }
+
+// Attempts of a call that gets no answer are repeated with a pause, each
+// with a deadline of its own, until the call's context ends.
+const (
+	attemptTimeout = time.Second
+	attemptPause   = 50 * time.Millisecond
+)
+
+// A consumer's first pull request, sent as the consumer starts on another
+// server, can be lost; short pulls with heartbeats notice that soon (after
+// two missed heartbeats) and have an ordered consumer start over. A scan
+// waits scanIdle for a message before it asks the consumer whether any is
+// still pending: longer than it takes to notice a lost pull.
+const (
+	pullExpiry    = jetstream.PullExpiry(5 * time.Second)
+	pullHeartbeat = jetstream.PullHeartbeat(500 * time.Millisecond)
+	scanIdle      = 2 * time.Second
+)
+
+// retry calls try until it reports that it is done, or ctx ends, and
+// returns try's last error.
+func retry(ctx context.Context, try func(ctx context.Context) (done bool, err error)) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		done, err := try(actx)
+		cancel()
+		if done {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(attemptPause):
+		}
+	}
+}
+
+// settled reports whether err ends a call: no error, an answer of the
+// server, an answer of this package, or a closed connection. Anything else
+// means the request or its answer was lost, and the call may be tried
+// again.
+func (s *JetStream) settled(err error) bool {
+	var api *jetstream.APIError
+	return err == nil || errors.As(err, &api) || errors.Is(err, ErrNotFound) ||
+		errors.Is(err, errMoved) || s.nc.IsClosed()
+}
+
+// do calls fn as retry does, until it returns an error that settles the
+// call.
+func (s *JetStream) do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return retry(ctx, func(ctx context.Context) (bool, error) {
+		err := fn(ctx)
+		return s.settled(err), err
+	})
+}
+
+// fail describes an error of operation op on session. An answer of the
+// server is a refusal; anything else means the store was not reached, or
+// did not answer in time.
+func fail(op, session string, err error) error {
+	var api *jetstream.APIError
+	if errors.Is(err, ErrNotFound) || errors.As(err, &api) {
+		return fmt.Errorf("store: %s %s: %w", op, session, err)
+	}
+	return fmt.Errorf("store: %s %s: %w: %w", op, session, ErrUnavailable, err)
+}
+
+// isDeleted reports whether a head message is a deletion marker.
+func isDeleted(h nats.Header) bool { return h.Get(opHeader) != "" }
+
+// last returns the last message on a subject of st, or an error wrapping
+// ErrNotFound.
+func last(ctx context.Context, st jetstream.Stream, subject string) (*jetstream.RawStreamMsg, error) {
+	m, err := st.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, ErrNotFound
+	}
+	return m, err
+}
+
+// read returns the last message on a subject of the state stream, trying
+// again while the store does not answer.
+func (s *JetStream) read(ctx context.Context, subject string) (m *jetstream.RawStreamMsg, err error) {
+	err = s.do(ctx, func(ctx context.Context) error {
+		m, err = last(ctx, s.state, subject)
+		return err
+	})
+	return m, err
+}
+
+// Create implements Store. A deletion left unfinished under the same name
+// is finished first.
+func (s *JetStream) Create(ctx context.Context, session string, head []byte) (uint64, error) {
+	if err := checkCommit(session, head, nil); err != nil {
+		return 0, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	for {
+		var after uint64 // the revision of a deletion marker the head replaces
+		cur, err := s.read(ctx, s.headSubject(session))
+		switch {
+		case err == nil && !isDeleted(cur.Header):
+			return 0, fmt.Errorf("store: create %s: %w", session, ErrExists)
+		case err == nil && cur.Header.Get(opHeader) == opDelete:
+			if err := s.finishDelete(ctx, session, cur.Sequence); err != nil {
+				return 0, fail("create", session, err)
+			}
+			continue
+		case err == nil:
+			after = cur.Sequence
+		case !errors.Is(err, ErrNotFound):
+			return 0, fail("create", session, err)
+		}
+		rev, err := s.putHead(ctx, session, after, head, nil)
+		switch {
+		case errors.Is(err, errMoved), errors.Is(err, ErrNotFound):
+			continue // changed meanwhile: look again
+		case err != nil:
+			return 0, fail("create", session, err)
+		}
+		return rev, nil
+	}
+}
+
+// Load implements Store.
+func (s *JetStream) Load(ctx context.Context, session string) (Head, error) {
+	if err := checkSession(session); err != nil {
+		return Head{}, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	m, err := s.read(ctx, s.headSubject(session))
+	if err == nil && isDeleted(m.Header) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Head{}, fail("load", session, err)
+	}
+	return Head{Data: m.Data, Rev: m.Sequence, Time: m.Time}, nil
+}
+
+// Commit implements Store. The blobs are published together, and all are
+// stored before the head is published. If the session turns out to be
+// deleted, the blobs are purged again: anything of a session stored before
+// them belongs to it as it was before the deletion, as a session created
+// again under the name stores its blobs after that.
+func (s *JetStream) Commit(ctx context.Context, session string, rev uint64, head []byte, blobs map[string][]byte) (uint64, error) {
+	if err := checkCommit(session, head, blobs); err != nil {
+		return 0, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	var written uint64
+	if len(blobs) > 0 {
+		err := s.do(ctx, func(ctx context.Context) (err error) {
+			written, err = s.putBlobs(ctx, session, blobs)
+			return err
+		})
+		if err != nil {
+			return 0, fail("commit", session, err)
+		}
+	}
+	newRev, err := s.putHead(ctx, session, rev, head, nil)
+	switch {
+	case errors.Is(err, errMoved):
+		return 0, fmt.Errorf("store: commit %s at %d: %w", session, rev, ErrConflict)
+	case errors.Is(err, ErrNotFound) && written > 0:
+		if perr := s.purge(ctx, s.state, s.blobSubject(session, "*"), written+1); perr != nil {
+			err = fmt.Errorf("%w (and its blobs were left: %w)", err, perr)
+		}
+		return 0, fail("commit", session, err)
+	case err != nil:
+		return 0, fail("commit", session, err)
+	}
+	return newRev, nil
+}
+
+// putBlobs publishes blobs, at most blobWindow unacknowledged at a time,
+// waits until every one is stored, and returns the highest revision they
+// got.
+func (s *JetStream) putBlobs(ctx context.Context, session string, blobs map[string][]byte) (uint64, error) {
+	var highest uint64
+	wait := func(a jetstream.PubAckFuture) error {
+		select {
+		case ack := <-a.Ok():
+			highest = max(highest, ack.Sequence)
+			return nil
+		case err := <-a.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	pending := make([]jetstream.PubAckFuture, 0, min(len(blobs), blobWindow))
+	for h, b := range blobs {
+		if len(pending) == blobWindow {
+			if err := wait(pending[0]); err != nil {
+				return 0, err
+			}
+			pending = pending[1:]
+		}
+		a, err := s.js.PublishMsgAsync(&nats.Msg{Subject: s.blobSubject(session, h), Data: b})
+		if err != nil {
+			return 0, err
+		}
+		pending = append(pending, a)
+	}
+	for _, a := range pending {
+		if err := wait(a); err != nil {
+			return 0, err
+		}
+	}
+	return highest, nil
+}
+
+// blobWindow bounds the blobs of one commit in flight at once.
+const blobWindow = 256
+
+// purge removes the messages of st on subject (which may end in a
+// wildcard) whose revision is below before, or all of them if before is 0.
+func (s *JetStream) purge(ctx context.Context, st jetstream.Stream, subject string, before uint64) error {
+	return s.do(ctx, func(ctx context.Context) error {
+		return st.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(before))
+	})
+}
+
+// maxRefusals is how many times in a row the server may refuse a head
+// that is still at its expected revision before the refusal is final.
+const maxRefusals = 10
+
+// errMoved reports that a head was not replaced because it is no longer at
+// the expected revision.
+var errMoved = errors.New("head moved")
+
+// putHead publishes head, with headers hdr, if the session's head is at
+// revision rev (0: if there is none) and returns its revision. It returns
+// errMoved if the head is elsewhere, ErrNotFound if the session was
+// deleted. Whatever went wrong with the request, what happened is read from
+// the head, which carries the id of the commit that wrote it; while the
+// head is still at rev the request is sent again under the same id, which
+// the server recognises if the first one was applied after all.
+func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, head []byte, hdr nats.Header, opts ...jetstream.PublishOpt) (uint64, error) {
+	subject := s.headSubject(session)
+	opts = append(opts, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgID(nuid.Next()))
+	var out uint64
+	refusals := 0
+	err := retry(ctx, func(ctx context.Context) (bool, error) {
+		msg := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: head}
+		for k, v := range hdr {
+			msg.Header[k] = v
+		}
+		ack, err := s.js.PublishMsg(ctx, msg, opts...)
+		if err == nil {
+			out = ack.Sequence
+			return true, nil
+		}
+		cur, gerr := last(ctx, s.state, subject)
+		switch {
+		case gerr == nil && cur.Header.Get(jetstream.MsgIDHeader) == msg.Header.Get(jetstream.MsgIDHeader):
+			out = cur.Sequence
+			return true, nil
+		case gerr == nil && cur.Sequence == rev:
+			// Not applied, or not yet (a replicated stream refuses while
+			// an earlier write is in flight): send it again, unless the
+			// server keeps refusing.
+			var api *jetstream.APIError
+			if errors.As(err, &api) {
+				if refusals++; refusals == maxRefusals {
+					return true, err
+				}
+			}
+		case gerr == nil && isDeleted(cur.Header):
+			return true, ErrNotFound
+		case gerr == nil:
+			return true, errMoved
+		case errors.Is(gerr, ErrNotFound) && rev != 0:
+			return true, ErrNotFound
+		}
+		return s.nc.IsClosed(), err
+	})
+	return out, err
+}
+
+// Blob implements Store.
+func (s *JetStream) Blob(ctx context.Context, session, hash string) ([]byte, error) {
+	if err := checkSession(session); err != nil {
+		return nil, err
+	}
+	if err := checkHash(hash); err != nil {
+		return nil, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	m, err := s.read(ctx, s.blobSubject(session, hash))
+	if err != nil {
+		return nil, fail("blob", session+"/"+hash, err)
+	}
+	return m.Data, nil
+}
+
+// Sweep implements Store. Each unreferenced blob is purged with revision
+// rev as the bound, so a blob written again after rev survives.
+func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (int, error) {
+	if err := checkSession(session); err != nil {
+		return 0, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	prefix := s.blobSubject(session, "")
+	var old []string
+	err := s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{prefix + "*"},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		HeadersOnly:    true,
+	}, 0, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		if meta.Sequence.Stream < rev {
+			old = append(old, strings.TrimPrefix(m.Subject(), prefix))
+		}
+	})
+	if err != nil {
+		return 0, fail("sweep", session, err)
+	}
+	n := 0
+	for _, hash := range old {
+		if live(hash) {
+			continue
+		}
+		if err := s.purge(ctx, s.state, prefix+hash, rev); err != nil {
+			return n, fail("sweep", session, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// Delete implements Store.
+func (s *JetStream) Delete(ctx context.Context, session string) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	for {
+		h, err := s.Load(ctx, session)
+		if err != nil {
+			return err
+		}
+		ok, err := s.remove(ctx, session, h.Rev)
+		if err != nil {
+			return fail("delete", session, err)
+		}
+		if ok {
+			return nil
+		}
+	}
+}
+
+// remove deletes a session if its head is at revision rev, and reports
+// whether it did.
+func (s *JetStream) remove(ctx context.Context, session string, rev uint64) (bool, error) {
+	mark, err := s.putHead(ctx, session, rev, nil, nats.Header{opHeader: []string{opDelete}})
+	switch {
+	case errors.Is(err, errMoved), errors.Is(err, ErrNotFound):
+		return false, nil // committed or deleted meanwhile
+	case err != nil:
+		return false, err
+	}
+	return true, s.finishDelete(ctx, session, mark)
+}
+
+// finishDelete purges what a session stored before its deletion marker at
+// revision mark, then replaces the marker with one that the server removes
+// in time, unless something replaced it meanwhile.
+func (s *JetStream) finishDelete(ctx context.Context, session string, mark uint64) error {
+	if err := s.purge(ctx, s.state, s.blobSubject(session, "*"), mark); err != nil {
+		return err
+	}
+	if err := s.purge(ctx, s.log, s.logSubject(session), 0); err != nil {
+		return err
+	}
+	_, err := s.putHead(ctx, session, mark, nil, nats.Header{opHeader: []string{opDeleted}}, jetstream.WithMsgTTL(deletedTTL))
+	if errors.Is(err, errMoved) || errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Expire implements Store. It also finishes deletions that a crash
+// interrupted, which it finds by their markers.
+func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	type head struct {
+		session string
+		rev     uint64
+		deleted bool
+	}
+	var old []head
+	prefix := s.headSubject("")
+	err := s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{prefix + "*"},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+		HeadersOnly:    true,
+	}, 0, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		op := m.Headers().Get(opHeader)
+		deleted := op == opDelete
+		if deleted || op == "" && meta.Timestamp.Before(before) {
+			old = append(old, head{strings.TrimPrefix(m.Subject(), prefix), meta.Sequence.Stream, deleted})
+		}
+	})
+	if err != nil {
+		return 0, fail("expire", "", err)
+	}
+	n := 0
+	for _, h := range old {
+		if h.deleted {
+			err = s.finishDelete(ctx, h.session, h.rev)
+		} else {
+			var ok bool
+			ok, err = s.remove(ctx, h.session, h.rev)
+			if ok {
+				n++
+			}
+		}
+		if err != nil {
+			return n, fail("expire", h.session, err)
+		}
+	}
+	return n, nil
+}
+
+// scan delivers to fn the messages of st that an ordered consumer with cfg
+// finds: those it counts when it starts or, if until is not 0, those up to
+// the one at sequence until. The consumer may run on a replica that lags,
+// so a scan that must see a write names it in until. An attempt that fails
+// midway is started over, after reset.
+func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream.OrderedConsumerConfig, until uint64, reset func(), fn func(jetstream.Msg, *jetstream.MsgMetadata)) error {
+	cfg.InactiveThreshold = 10 * time.Second
+	return retry(ctx, func(actx context.Context) (bool, error) {
+		reset()
+		c, err := st.OrderedConsumer(actx, cfg)
+		if err != nil {
+			return s.settled(err), err
+		}
+		if until == 0 && c.CachedInfo().NumPending == 0 {
+			return true, nil
+		}
+		it, err := c.Messages(pullExpiry, pullHeartbeat)
+		if err != nil {
+			return s.settled(err), err
+		}
+		defer it.Stop()
+		for {
+			// The whole scan may outlast one attempt's deadline. When
+			// messages stop coming, those still counted as pending may
+			// have been removed meanwhile: the consumer says.
+			next, cancel := context.WithTimeout(ctx, scanIdle)
+			m, err := it.Next(jetstream.NextContext(next))
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				if info, err := c.Info(ctx); err == nil && info.NumPending == 0 {
+					return true, nil
+				}
+				continue
+			}
+			if err != nil {
+				return s.settled(err), err
+			}
+			meta, err := m.Metadata()
+			if err != nil {
+				return true, err
+			}
+			fn(m, meta)
+			if until != 0 && meta.Sequence.Stream >= until || until == 0 && meta.NumPending == 0 {
+				return true, nil
+			}
+		}
+	})
+}
+
+// AppendLog implements Store. An entry sent again after a lost answer is
+// recognised by its id and stored once.
+func (s *JetStream) AppendLog(ctx context.Context, session string, entry []byte) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	if err := checkValue("log entry", entry); err != nil {
+		return err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	id := nuid.Next()
+	err := s.do(ctx, func(ctx context.Context) error {
+		_, err := s.js.Publish(ctx, s.logSubject(session), entry, jetstream.WithMsgID(id))
+		return err
+	})
+	if err != nil {
+		return fail("append log", session, err)
+	}
+	return nil
+}
+
+// ReadLog implements Store. The log's last entry is read from the stream's
+// leader, and the scan, which may run on a replica that lags, goes on until
+// it has seen that entry.
+func (s *JetStream) ReadLog(ctx context.Context, session string, n int) ([][]byte, error) {
+	if err := checkSession(session); err != nil {
+		return nil, err
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	subject := s.logSubject(session)
+	var end *jetstream.RawStreamMsg
+	err := s.do(ctx, func(ctx context.Context) (err error) {
+		end, err = last(ctx, s.log, subject)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) || err == nil && n <= 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fail("read log", session, err)
+	}
+	var out [][]byte
+	err = s.scan(ctx, s.log, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subject},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	}, end.Sequence, func() { out = out[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		if meta.Sequence.Stream <= end.Sequence {
+			out = append(out, m.Data())
+		}
+	})
+	if err != nil {
+		return nil, fail("read log", session, err)
+	}
+	// A lagging replica delivers entries it has not yet dropped.
+	return out[max(0, len(out)-min(n, s.retention)):], nil
+}
+
+// Watch implements Store, with an ordered consumer of the head subjects
+// that carries headers only and picks up where it was after a failover. It
+// starts after the stream's last message as the leader reports it: an
+// ordered consumer told to deliver new messages would take "new" afresh
+// each time it starts over.
+func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
+	start, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	prefix := s.headSubject("")
+	var c jetstream.Consumer
+	err := s.do(start, func(actx context.Context) error {
+		info, err := s.state.Info(actx)
+		if err != nil {
+			return err
+		}
+		c, err = s.state.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{prefix + "*"},
+			DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:    info.State.LastSeq + 1,
+			HeadersOnly:    true,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fail("watch", "", err)
+	}
+	out := make(chan Change)
+	stop := make(chan struct{})
+	cc, err := c.Consume(func(m jetstream.Msg) {
+		ch := Change{Session: strings.TrimPrefix(m.Subject(), prefix)}
+		if !isDeleted(m.Headers()) {
+			meta, err := m.Metadata()
+			if err != nil {
+				return
+			}
+			ch.Rev = meta.Sequence.Stream
+		}
+		select {
+		case out <- ch:
+		case <-stop:
+		}
+	}, pullExpiry, pullHeartbeat)
+	if err != nil {
+		return nil, fail("watch", "", err)
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.done:
+		}
+		close(stop)
+		cc.Stop()
+		<-cc.Closed()
+		close(out)
+	}()
+	return out, nil
+}
+
+// Close implements Store. It closes the connection, then stops the
+// embedded server and releases the state dir.
+func (s *JetStream) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.nc.Close()
+		if s.srv != nil {
+			s.srv.Shutdown()
+			s.srv.WaitForShutdown()
+		}
+		if s.lock != nil {
+			s.lock.Close()
+		}
+	})
+	return nil
+}

@@ -1,0 +1,346 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Memory is a Store in process memory. It keeps the same contract as the
+// JetStream store, including revisions drawn from one sequence for heads
+// and blobs, and loses everything when the process ends.
+type Memory struct {
+	retention int
+
+	mu       sync.Mutex
+	closed   bool
+	seq      uint64
+	heads    map[string]memHead
+	blobs    map[string]map[string]memBlob
+	logs     map[string][][]byte
+	watchers map[*memWatcher]struct{}
+}
+
+type memHead struct {
+	data []byte
+	rev  uint64
+	time time.Time
+}
+
+type memBlob struct {
+	data []byte
+	rev  uint64
+}
+
+var _ Store = (*Memory)(nil)
+
+// NewMemory returns an empty memory store. Of opts it uses LogRetention.
+func NewMemory(opts Options) *Memory {
+	return &Memory{
+		retention: opts.withDefaults().LogRetention,
+		heads:     map[string]memHead{},
+		blobs:     map[string]map[string]memBlob{},
+		logs:      map[string][][]byte{},
+		watchers:  map[*memWatcher]struct{}{},
+	}
+}
+
+// begin checks the store is open and the context alive, and locks the
+// store; the caller unlocks it.
+func (m *Memory) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return fmt.Errorf("store: closed: %w", ErrUnavailable)
+	}
+	return nil
+}
+
+// Create implements Store.
+func (m *Memory) Create(ctx context.Context, session string, head []byte) (uint64, error) {
+	if err := checkCommit(session, head, nil); err != nil {
+		return 0, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	if _, ok := m.heads[session]; ok {
+		return 0, fmt.Errorf("store: create %s: %w", session, ErrExists)
+	}
+	return m.putHead(session, head), nil
+}
+
+// putHead stores a head under the next revision and notifies watchers. The
+// store is locked.
+func (m *Memory) putHead(session string, head []byte) uint64 {
+	m.seq++
+	m.heads[session] = memHead{data: bytes.Clone(head), rev: m.seq, time: time.Now()}
+	m.notify(Change{Session: session, Rev: m.seq})
+	return m.seq
+}
+
+// Load implements Store.
+func (m *Memory) Load(ctx context.Context, session string) (Head, error) {
+	if err := checkSession(session); err != nil {
+		return Head{}, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return Head{}, err
+	}
+	defer m.mu.Unlock()
+	h, ok := m.heads[session]
+	if !ok {
+		return Head{}, fmt.Errorf("store: load %s: %w", session, ErrNotFound)
+	}
+	return Head{Data: bytes.Clone(h.data), Rev: h.rev, Time: h.time}, nil
+}
+
+// Commit implements Store. As in the JetStream store, the blobs are
+// written before the head's revision is checked, so a commit that loses
+// the race leaves them as garbage for Sweep.
+func (m *Memory) Commit(ctx context.Context, session string, rev uint64, head []byte, blobs map[string][]byte) (uint64, error) {
+	if err := checkCommit(session, head, blobs); err != nil {
+		return 0, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	h, ok := m.heads[session]
+	if !ok {
+		return 0, fmt.Errorf("store: commit %s: %w", session, ErrNotFound)
+	}
+	if len(blobs) > 0 && m.blobs[session] == nil {
+		m.blobs[session] = map[string]memBlob{}
+	}
+	for k, b := range blobs {
+		m.seq++
+		m.blobs[session][k] = memBlob{data: bytes.Clone(b), rev: m.seq}
+	}
+	if h.rev != rev {
+		return 0, fmt.Errorf("store: commit %s at %d, head at %d: %w", session, rev, h.rev, ErrConflict)
+	}
+	return m.putHead(session, head), nil
+}
+
+// Blob implements Store.
+func (m *Memory) Blob(ctx context.Context, session, hash string) ([]byte, error) {
+	if err := checkSession(session); err != nil {
+		return nil, err
+	}
+	if err := checkHash(hash); err != nil {
+		return nil, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	b, ok := m.blobs[session][hash]
+	if !ok {
+		return nil, fmt.Errorf("store: blob %s/%s: %w", session, hash, ErrNotFound)
+	}
+	return bytes.Clone(b.data), nil
+}
+
+// Sweep implements Store. live is called without the store locked.
+func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (int, error) {
+	if err := checkSession(session); err != nil {
+		return 0, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return 0, err
+	}
+	var old []string
+	for k, b := range m.blobs[session] {
+		if b.rev < rev {
+			old = append(old, k)
+		}
+	}
+	m.mu.Unlock()
+
+	var dead []string
+	for _, k := range old {
+		if !live(k) {
+			dead = append(dead, k)
+		}
+	}
+
+	if err := m.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	n := 0
+	for _, k := range dead {
+		if b, ok := m.blobs[session][k]; ok && b.rev < rev {
+			delete(m.blobs[session], k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Delete implements Store.
+func (m *Memory) Delete(ctx context.Context, session string) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if _, ok := m.heads[session]; !ok {
+		return fmt.Errorf("store: delete %s: %w", session, ErrNotFound)
+	}
+	m.remove(session)
+	return nil
+}
+
+// remove deletes a session and notifies watchers. The store is locked.
+func (m *Memory) remove(session string) {
+	delete(m.heads, session)
+	delete(m.blobs, session)
+	delete(m.logs, session)
+	m.notify(Change{Session: session})
+}
+
+// Expire implements Store.
+func (m *Memory) Expire(ctx context.Context, before time.Time) (int, error) {
+	if err := m.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	n := 0
+	for s, h := range m.heads {
+		if h.time.Before(before) {
+			m.remove(s)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// AppendLog implements Store.
+func (m *Memory) AppendLog(ctx context.Context, session string, entry []byte) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	if err := checkValue("log entry", entry); err != nil {
+		return err
+	}
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	l := append(m.logs[session], bytes.Clone(entry))
+	if len(l) > m.retention {
+		l = append(l[:0:0], l[len(l)-m.retention:]...)
+	}
+	m.logs[session] = l
+	return nil
+}
+
+// ReadLog implements Store.
+func (m *Memory) ReadLog(ctx context.Context, session string, n int) ([][]byte, error) {
+	if err := checkSession(session); err != nil {
+		return nil, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	l := m.logs[session]
+	l = l[max(0, len(l)-n):]
+	out := make([][]byte, len(l))
+	for i, e := range l {
+		out[i] = bytes.Clone(e)
+	}
+	return out, nil
+}
+
+// Watch implements Store. Changes queue without bound for a slow reader, so
+// that commits never wait for a watcher.
+func (m *Memory) Watch(ctx context.Context) (<-chan Change, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	w := &memWatcher{wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	m.watchers[w] = struct{}{}
+	out := make(chan Change)
+	go func() {
+		defer close(out)
+		defer func() {
+			m.mu.Lock()
+			delete(m.watchers, w)
+			m.mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.stop:
+				return
+			case <-w.wake:
+			}
+			for _, c := range w.take() {
+				select {
+				case out <- c:
+				case <-ctx.Done():
+					return
+				case <-w.stop:
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// notify queues a change for every watcher. The store is locked.
+func (m *Memory) notify(c Change) {
+	for w := range m.watchers {
+		w.mu.Lock()
+		w.queue = append(w.queue, c)
+		w.mu.Unlock()
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// memWatcher is the queue of one Watch.
+type memWatcher struct {
+	mu    sync.Mutex
+	queue []Change
+	wake  chan struct{}
+	stop  chan struct{}
+}
+
+// take empties the queue and returns what it held.
+func (w *memWatcher) take() []Change {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q := w.queue
+	w.queue = nil
+	return q
+}
+
+// Close implements Store.
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.closed = true
+		for w := range m.watchers {
+			close(w.stop)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,301 @@
+// Package store keeps the state of sessions durably, behind one interface
+// with three ways to run it: in process memory (NewMemory), on a NATS server
+// with JetStream embedded in the process (OpenEmbedded), and on an external
+// NATS cluster (Connect). The last two are one implementation, JetStream,
+// that differs only in how it reaches the server. All three pass one
+// contract test suite.
+//
+// # Data model
+//
+// A session is a small head record, a set of blobs and a call log.
+//
+// The head is opaque bytes to the store, with a revision. Create stores the
+// first head of a session; Commit replaces it by compare-and-swap on the
+// revision the caller loaded, so of two calls that loaded the same revision
+// exactly one commits and the other gets ErrConflict.
+//
+// A blob is content-addressed: its key is Hash of its bytes. Blobs belong to
+// one session (there is no sharing across sessions, so no reference
+// counting): deleting a session purges its blobs by prefix. Commit writes
+// the blobs before the head, so a head never refers to a blob that is not
+// stored; a crash between the two leaves unreferenced blobs, never a head
+// that points at nothing.
+//
+// Heads and blobs draw their revisions from one sequence, which is what
+// makes reclamation safe while commits run:
+//
+//   - Sweep(rev, live) removes only the blobs written before rev that the
+//     head at rev does not use. A commit made on rev or later writes every
+//     blob its new head refers to and the loaded head did not, even one
+//     that is still stored (it is written again rather than created
+//     if-absent), so those blobs carry a later revision and survive.
+//   - Delete marks the head deleted and purges the blobs written before the
+//     mark. Create stores a head that refers to no blob, so a session
+//     created again under the name writes all its blobs after the mark.
+//   - A commit that loaded a session deleted since purges the blobs it
+//     wrote, as everything of that session up to them predates any new
+//     session of the name.
+//
+// The call log is append-only, per session, and keeps the last
+// Options.LogRetention entries.
+//
+// # Time and expiry
+//
+// Head.Time is when the head was last committed, by the store's clock.
+// Expire deletes every session whose head is older than a cutoff, with its
+// blobs and log; it is meant to run periodically, on any number of replicas
+// at once. Only commits count as use: a caller that keeps a session alive on
+// reads re-commits the unchanged head (Commit with no blobs) once Head.Time
+// is older than a fraction of the idle limit, which keeps the tracking of
+// use free for calls that change state and cheap for those that do not.
+//
+// # Replicas
+//
+// Reads of heads and blobs are answered by the stream's leader, so a
+// replica sees every commit acknowledged to another. Watch reports head
+// changes made through any replica, for notifications; it may skip a
+// revision that was replaced before it was delivered.
+//
+// # Failures
+//
+// Every call honours its context's deadline, and applies Options.Timeout
+// when the context has none. A store that cannot be reached (closed, its
+// server stopped, no answer before the deadline) returns an error wrapping
+// ErrUnavailable; a refusal by the server is returned as such. A commit
+// whose answer is lost (a server fails over while the request is in
+// flight) is sent again and settled by reading the head, which records
+// which commit wrote it: Commit returns the new revision only if the head
+// is this commit's, ErrConflict if another commit moved it, and
+// ErrUnavailable if it cannot tell before the deadline, in which case the
+// caller must Load before assuming either.
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Store is the durable home of session state. Every method is safe for
+// concurrent use. Session names are 1 to 128 letters, digits, '-' or '_'.
+type Store interface {
+	// Create stores the first head of a session and returns its revision.
+	// It returns ErrExists if the session exists.
+	Create(ctx context.Context, session string, head []byte) (uint64, error)
+
+	// Load returns the session's head. It returns ErrNotFound for a session
+	// that does not exist or was deleted.
+	Load(ctx context.Context, session string) (Head, error)
+
+	// Commit writes blobs, keyed by Hash of their content, then replaces the
+	// head at revision rev with head, and returns the new revision. blobs
+	// must hold every blob the new head refers to that the head at rev did
+	// not. It returns ErrConflict if the head is no longer at rev, and
+	// ErrNotFound if the session was deleted.
+	Commit(ctx context.Context, session string, rev uint64, head []byte, blobs map[string][]byte) (uint64, error)
+
+	// Blob returns the content of one of the session's blobs, or
+	// ErrNotFound.
+	Blob(ctx context.Context, session, hash string) ([]byte, error)
+
+	// Sweep removes the session's blobs that were written before revision
+	// rev and for which live reports false, and returns how many it
+	// removed. live must report true for every blob the head at rev refers
+	// to. Blobs written after rev are kept whatever live says.
+	Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (int, error)
+
+	// Delete removes the session's head, blobs and log. It returns
+	// ErrNotFound if the session does not exist. A commit that loaded the
+	// session before gets ErrNotFound, and its blobs are purged again.
+	Delete(ctx context.Context, session string) error
+
+	// Expire deletes every session whose head was last committed before
+	// the cutoff, as Delete does, and returns how many it deleted. A
+	// session committed meanwhile is kept.
+	Expire(ctx context.Context, before time.Time) (int, error)
+
+	// Watch reports the changes of heads made after it returns, by any
+	// client of the store, until ctx ends or the store is closed; then the
+	// channel is closed. A revision replaced before it is delivered may be
+	// skipped, so a receiver learns at least each session's latest
+	// revision; a deletion may be reported twice. The receiver must keep
+	// reading.
+	Watch(ctx context.Context) (<-chan Change, error)
+
+	// AppendLog adds an entry to the session's call log.
+	AppendLog(ctx context.Context, session string, entry []byte) error
+
+	// ReadLog returns the last n entries of the session's call log, oldest
+	// first.
+	ReadLog(ctx context.Context, session string, n int) ([][]byte, error)
+
+	// Close releases the store. Calls made after it return ErrUnavailable.
+	Close() error
+}
+
+// Head is a session's head record as loaded.
+type Head struct {
+	// Data is the caller's head bytes.
+	Data []byte
+	// Rev is the revision to pass to Commit.
+	Rev uint64
+	// Time is when the head was last committed.
+	Time time.Time
+}
+
+// Change reports that a session's head moved to revision Rev, or, when Rev
+// is 0, that the session was deleted.
+type Change struct {
+	Session string
+	Rev     uint64
+}
+
+// Errors that callers branch on. Errors returned by the store wrap them.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrExists      = errors.New("session exists")
+	ErrConflict    = errors.New("head moved since it was loaded")
+	ErrInvalid     = errors.New("invalid argument")
+	ErrUnavailable = errors.New("store unavailable")
+)
+
+// MaxValue is the largest head, blob or log entry the store accepts: the
+// default max_payload of a NATS server (1 MiB) less room for the subject
+// and headers that travel with it. Larger content must be split by the
+// caller.
+const MaxValue = 1<<20 - 16<<10
+
+// Options configures a store. The zero value is usable.
+type Options struct {
+	// Logger receives the embedded server's warnings and errors; nil
+	// discards them. The server never writes to stdout.
+	Logger *slog.Logger
+	// Timeout bounds a call whose context has no deadline; 0 means 5s. A
+	// cluster elects a new leader seconds after a node crashes (up to about
+	// 10s), and a call that must outlast that needs a longer deadline.
+	Timeout time.Duration
+	// LogRetention is the number of call log entries kept per session; 0
+	// means 1000.
+	LogRetention int
+	// Name prefixes the store's streams and subjects, so that several
+	// stores can share one NATS account; it is lower-case letters, digits,
+	// '-' or '_'. Empty means "wink".
+	Name string
+	// SyncAlways makes the embedded server flush every write to disk
+	// before acknowledging it, so that a power loss loses no acknowledged
+	// commit; by default the server syncs on an interval (2 minutes) and a
+	// power loss can lose up to that much. A process kill loses nothing
+	// either way. External servers have their own setting.
+	SyncAlways bool
+	// Replicas is the number of servers each stream is kept on in an
+	// external cluster, for instance 3; 0 means 1. The embedded store
+	// always keeps one.
+	Replicas int
+	// CredsFile is a NATS credentials file used to connect to an external
+	// cluster.
+	CredsFile string
+	// TLS, when set, is used to connect to an external cluster.
+	TLS *tls.Config
+}
+
+// Hash returns the key of a blob: the hex SHA-256 of its content.
+func Hash(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}
+
+// ValidSession reports whether name can name a session.
+func ValidSession(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// withDefaults returns opts with its zero settings replaced by defaults.
+func (opts Options) withDefaults() Options {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.LogRetention <= 0 {
+		opts.LogRetention = 1000
+	}
+	if opts.Name == "" {
+		opts.Name = "wink"
+	}
+	if opts.Replicas <= 0 {
+		opts.Replicas = 1
+	}
+	return opts
+}
+
+// deadline returns ctx bounded by timeout when it has no deadline.
+func deadline(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
+}
+
+// checkSession returns an ErrInvalid error if name cannot name a session.
+func checkSession(name string) error {
+	if !ValidSession(name) {
+		return fmt.Errorf("store: session name %q: %w", name, ErrInvalid)
+	}
+	return nil
+}
+
+// checkValue returns an ErrInvalid error if a value is larger than
+// MaxValue.
+func checkValue(what string, v []byte) error {
+	if len(v) > MaxValue {
+		return fmt.Errorf("store: %s of %d bytes exceeds %d: %w", what, len(v), MaxValue, ErrInvalid)
+	}
+	return nil
+}
+
+// checkCommit validates the arguments of Commit.
+func checkCommit(session string, head []byte, blobs map[string][]byte) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	if err := checkValue("head", head); err != nil {
+		return err
+	}
+	for h, b := range blobs {
+		if err := checkValue("blob", b); err != nil {
+			return err
+		}
+		if Hash(b) != h {
+			return fmt.Errorf("store: blob key %q is not the hash of its content: %w", h, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// checkHash returns an ErrInvalid error if h cannot be a blob key.
+func checkHash(h string) error {
+	if len(h) != 2*sha256.Size {
+		return fmt.Errorf("store: blob key %q: %w", h, ErrInvalid)
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return fmt.Errorf("store: blob key %q: %w", h, ErrInvalid)
+		}
+	}
+	return nil
+}
