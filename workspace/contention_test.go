@@ -264,8 +264,8 @@ func TestLocksBeforeHeldOnesAreNotWaitedFor(t *testing.T) {
 	}
 	start := time.Now()
 	_, err := two.lock(ctx, "two", []string{"a"})
-	if be, ok := err.(*BusyError); !ok || be.Path != "a" || time.Since(start) > time.Second {
-		t.Errorf("lock a while holding b = %v after %v, want a BusyError at once", err, time.Since(start))
+	if be, ok := err.(*busyError); !ok || be.path != "a" || time.Since(start) > time.Second {
+		t.Errorf("lock a while holding b = %v after %v, want a busyError at once", err, time.Since(start))
 	}
 	one.(*diskStore).end(one.(*diskStore).c)
 	if _, err := two.lock(ctx, "two", []string{"a"}); err != nil {

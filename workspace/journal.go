@@ -19,12 +19,9 @@ import (
 	"time"
 )
 
-// Suffixes of the files in a workspace's state directory: a call's undo
-// journal, and the same while it is being created.
-const (
-	journalSuffix = ".journal"
-	openSuffix    = ".open"
-)
+// journalSuffix ends the names of undo journals in a workspace's state
+// directory.
+const journalSuffix = ".journal"
 
 // txn is what one call holds on a disk workspace: the locks of the paths
 // it may change, and its undo journal. It begins with the call's first
@@ -108,16 +105,17 @@ func (s *diskStore) take(ctx context.Context, t *txn, p string) error {
 	l, mark, err := acquire(ctx, lockName(s.b.state, p), wait)
 	switch {
 	case errors.Is(err, errBusy), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return &BusyError{Path: p}
+		return &busyError{path: p}
 	case err != nil:
-		return fmt.Errorf("locking %s: %w", p, err)
+		// Not %w: the error is about the state directory, not about p.
+		return fmt.Errorf("locking %s: %v", p, err)
 	}
 	if mark != "" && mark != t.id {
 		s.b.recoverPath(mark, p)
 	}
 	if err := l.mark(t.id); err != nil {
 		_ = l.release()
-		return fmt.Errorf("locking %s: %w", p, err)
+		return fmt.Errorf("locking %s: %v", p, err)
 	}
 	t.locks[p] = l
 	if wait {
@@ -169,29 +167,17 @@ func (s *diskStore) change(t *txn, p string, intent state) error {
 	}
 	buf = appendRecord(buf, recIntent, p, intent)
 	if err := s.appendJournal(t, buf, first); err != nil {
-		return fmt.Errorf("saving %s for undo: %w", p, err)
+		return fmt.Errorf("saving %s for undo: %v", p, err)
 	}
 	t.recorded[p] = true
 	return nil
 }
 
-// appendJournal writes records to t's journal, creating it first: under a
-// temporary name until it is flocked, so that a recovery never mistakes a
-// journal being born for one left by a dead process.
+// appendJournal writes records to t's journal, creating it first.
 func (s *diskStore) appendJournal(t *txn, buf []byte, sync bool) error {
 	if t.journal == nil {
-		name := filepath.Join(s.b.state, t.id)
-		f, err := os.OpenFile(name+openSuffix, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+		f, err := createJournal(filepath.Join(s.b.state, t.id+journalSuffix))
 		if err != nil {
-			return err
-		}
-		if _, err := tryFlock(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := os.Rename(name+openSuffix, name+journalSuffix); err != nil {
-			f.Close()
-			_ = os.Remove(name + openSuffix)
 			return err
 		}
 		t.journal = f
@@ -206,6 +192,38 @@ func (s *diskStore) appendJournal(t *txn, buf []byte, sync bool) error {
 		return t.journal.Sync()
 	}
 	return nil
+}
+
+// createJournal creates the journal name and flocks it. A process starting
+// on the workspace may take the new, empty journal for one a dead process
+// left, and remove it, before the flock: then it is made again.
+func createJournal(name string) (*os.File, error) {
+	for {
+		f, err := createInStateDir(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND)
+		if errors.Is(err, fs.ErrExist) {
+			time.Sleep(time.Millisecond) // about to be removed
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ok, err := tryFlock(f)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if ok {
+			fi, err := f.Stat()
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			if cur, err := os.Stat(name); err == nil && os.SameFile(fi, cur) {
+				return f, nil
+			}
+		}
+		f.Close()
+	}
 }
 
 // syncDir makes the entries of dir durable.
@@ -236,7 +254,7 @@ func (s *diskStore) endLocked(t *txn) error {
 	}
 	var errs []error
 	if t.journal != nil {
-		errs = append(errs, os.Remove(filepath.Join(s.b.state, t.id+journalSuffix)), t.journal.Close())
+		errs = append(errs, closeAndRemove(t.journal))
 		t.journal = nil
 	}
 	for p, l := range t.locks {
@@ -510,16 +528,12 @@ func (b *diskBackend) recoverAll() (int, error) {
 	n := 0
 	var errs []error
 	for _, e := range entries {
-		name := e.Name()
-		switch {
-		case strings.HasSuffix(name, journalSuffix):
-			done, err := b.recoverJournal(strings.TrimSuffix(name, journalSuffix))
+		if id, ok := strings.CutSuffix(e.Name(), journalSuffix); ok {
+			done, err := b.recoverJournal(id)
 			if done {
 				n++
 			}
 			errs = append(errs, err)
-		case strings.HasSuffix(name, openSuffix):
-			errs = append(errs, b.removeIfFree(filepath.Join(b.state, name)))
 		}
 	}
 	for _, e := range entries {
@@ -530,10 +544,9 @@ func (b *diskBackend) recoverAll() (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// removeIfFree removes a file of the state directory that no live process
-// holds a flock on, unless it is a lock file that names a journal still
-// there (one whose recovery failed: the mark says which files to put
-// back).
+// removeIfFree removes a lock file that no live process holds, unless it
+// names a journal still there (one whose recovery failed: the mark says
+// which files to put back).
 func (b *diskBackend) removeIfFree(name string) error {
 	l, mark, err := acquire(context.Background(), name, false)
 	if errors.Is(err, errBusy) {
@@ -542,7 +555,7 @@ func (b *diskBackend) removeIfFree(name string) error {
 	if err != nil {
 		return err
 	}
-	if mark != "" && strings.HasSuffix(name, lockSuffix) {
+	if mark != "" {
 		if _, err := os.Stat(filepath.Join(b.state, mark+journalSuffix)); err == nil {
 			l.f.Close()
 			l.unlock()
@@ -575,6 +588,11 @@ func (b *diskBackend) recoverJournal(id string) (bool, error) {
 	recs, err := readRecords(f)
 	if err != nil {
 		return false, fmt.Errorf("journal %s: %w", name, err)
+	}
+	if len(recs) == 0 {
+		// Died before its first change, or is being born (see
+		// createJournal).
+		return false, os.Remove(name)
 	}
 	locked := map[string]bool{}
 	var paths []string

@@ -21,13 +21,13 @@ const lockSuffix = ".lock"
 // errBusy: a lock that a call may not wait for (see txn.lock) is held.
 var errBusy = errors.New("busy")
 
-// BusyError is the error of a call that could not take the lock of a file
+// busyError is the error of a call that could not take the lock of a file
 // that another call, of this process or another, is changing: before its
 // deadline, or at once when waiting could deadlock.
-type BusyError struct{ Path string }
+type busyError struct{ path string }
 
-func (e *BusyError) Error() string {
-	return fmt.Sprintf("File '%s' is being changed by another call; try again.", e.Path)
+func (e *busyError) Error() string {
+	return fmt.Sprintf("File '%s' is being changed by another call; try again.", e.path)
 }
 
 // fileLock is the lock of one workspace path, held: an exclusive flock(2)
@@ -37,9 +37,8 @@ func (e *BusyError) Error() string {
 // lock file exists only while someone holds it, and holds the id of the
 // holder's undo journal.
 type fileLock struct {
-	name   string // the lock file
-	f      *os.File
-	unlock func() // the in-process lock
+	f      *os.File // the lock file
+	unlock func()   // the in-process lock
 }
 
 // lockName returns the lock file of path p in dir.
@@ -69,14 +68,14 @@ func acquire(ctx context.Context, name string, wait bool) (*fileLock, string, er
 		unlock()
 		return nil, "", err
 	}
-	return &fileLock{name: name, f: f, unlock: unlock}, string(buf[:n]), nil
+	return &fileLock{f: f, unlock: unlock}, string(buf[:n]), nil
 }
 
 // flockFile opens (creating) the lock file name and flocks it.
 func flockFile(ctx context.Context, name string, wait bool) (*os.File, error) {
 	delay := time.Millisecond
 	for {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := createInStateDir(name, os.O_RDWR|os.O_CREATE)
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +119,20 @@ func flockFile(ctx context.Context, name string, wait bool) (*os.File, error) {
 	}
 }
 
+// createInStateDir opens the file name in a workspace's state directory
+// with flag, making the directory again if a process that closed the
+// workspace has just removed it.
+func createInStateDir(name string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(name, flag, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+			return nil, err
+		}
+		f, err = os.OpenFile(name, flag, 0o600)
+	}
+	return f, err
+}
+
 // mark writes the id of the holder's journal into the lock file.
 func (l *fileLock) mark(id string) error {
 	if err := l.f.Truncate(0); err != nil {
@@ -131,10 +144,7 @@ func (l *fileLock) mark(id string) error {
 
 // release unlinks the lock file, then lets go of it.
 func (l *fileLock) release() error {
-	err := os.Remove(l.name)
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
-	}
+	err := closeAndRemove(l.f)
 	l.unlock()
 	return err
 }

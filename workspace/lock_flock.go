@@ -8,10 +8,6 @@ import (
 	"syscall"
 )
 
-// crossProcess says whether locks exclude other processes: flock(2) is
-// there.
-const crossProcess = true
-
 // tryFlock takes an exclusive flock on f without waiting, and reports
 // whether it got it.
 func tryFlock(f *os.File) (bool, error) {
@@ -27,4 +23,15 @@ func tryFlock(f *os.File) (bool, error) {
 		}
 		return false, err
 	}
+}
+
+// closeAndRemove removes the file f has open, then closes it: its flock
+// lasts until the name is gone, so that no other process takes a lock on,
+// or recovers, a file that is on its way out.
+func closeAndRemove(f *os.File) error {
+	err := os.Remove(f.Name())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

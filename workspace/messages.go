@@ -26,7 +26,7 @@ func failf(format string, args ...any) *failure { return &failure{msg: fmt.Sprin
 func describe(err error, p, notExist string, maxFile int64) *failure {
 	var pe *PathError
 	var parentErr *parentError
-	var busy *BusyError
+	var busy *busyError
 	switch {
 	case errors.As(err, &pe):
 		return &failure{msg: pe.Msg}

@@ -97,8 +97,9 @@ func (w *Workspace) forget() {
 // restores, and only then are they released. Paths that do not normalise
 // are skipped. Locks are taken in path order, waiting for each until ctx
 // is done; a lock that comes before one the call already holds is not
-// waited for, so that calls never deadlock. A lock not free in time is a
-// *BusyError. The memory backend has nothing to lock.
+// waited for, so that calls never deadlock. A lock not free in time is an
+// error that says the file is being changed by another call. The memory
+// backend has nothing to lock.
 //
 // unlock releases the locks of a call that ends before its transaction
 // begins (a later policy denies it); once a transaction has begun it does
