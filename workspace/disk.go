@@ -224,6 +224,9 @@ func (s *diskStore) write(t *txn, p string, data []byte) error {
 			if fi, err := s.root.Stat(osName(a)); err != nil || !fi.IsDir() {
 				return &parentError{path: a}
 			}
+			if err := s.untouched(t, a); err != nil {
+				return err
+			}
 		}
 	}
 	perm := fs.FileMode(0o644)

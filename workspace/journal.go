@@ -63,7 +63,7 @@ func (s *diskStore) lock(ctx context.Context, call string, paths []string) (func
 	if t != nil && !t.inTx && t.owner != call {
 		// Left by a call that ended before its transaction and whose
 		// unlock has not run yet.
-		s.endLocked(t)
+		_ = s.endLocked(t)
 		t = nil
 	}
 	if t == nil {
@@ -89,7 +89,7 @@ func (s *diskStore) lock(ctx context.Context, call string, paths []string) (func
 	return func() {
 		s.mu.Lock()
 		if s.c == t && !t.inTx {
-			s.endLocked(t)
+			_ = s.endLocked(t)
 		}
 		s.mu.Unlock()
 	}, nil
@@ -137,7 +137,9 @@ func (s *diskStore) withTxn(fn func(t *txn) error) error {
 	s.mu.Unlock()
 	err := fn(t)
 	if own {
-		s.end(t)
+		if err := s.end(t); err != nil {
+			s.b.logger.Error("workspace: ending a change made outside a call", "err", err)
+		}
 	}
 	return err
 }
@@ -173,10 +175,23 @@ func (s *diskStore) change(t *txn, p string, intent state) error {
 	return nil
 }
 
+// untouched journals that t did not change p after all (another call made
+// the directory t was about to make): a restore leaves it alone.
+func (s *diskStore) untouched(t *txn, p string) error {
+	if err := s.appendJournal(t, appendRecord(nil, recUntouched, p, state{}), false); err != nil {
+		return fmt.Errorf("saving %s for undo: %v", p, err)
+	}
+	t.recorded[p] = false
+	return nil
+}
+
 // appendJournal writes records to t's journal, creating it first.
 func (s *diskStore) appendJournal(t *txn, buf []byte, sync bool) error {
 	if t.journal == nil {
-		f, err := createJournal(filepath.Join(s.b.state, t.id+journalSuffix))
+		// Created and flocked like a lock file: a process starting on the
+		// workspace may take the new, empty journal for one a dead process
+		// left and remove it before the flock; then it is made again.
+		f, err := flockFile(context.Background(), filepath.Join(s.b.state, t.id+journalSuffix), true)
 		if err != nil {
 			return err
 		}
@@ -192,38 +207,6 @@ func (s *diskStore) appendJournal(t *txn, buf []byte, sync bool) error {
 		return t.journal.Sync()
 	}
 	return nil
-}
-
-// createJournal creates the journal name and flocks it. A process starting
-// on the workspace may take the new, empty journal for one a dead process
-// left, and remove it, before the flock: then it is made again.
-func createJournal(name string) (*os.File, error) {
-	for {
-		f, err := createInStateDir(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND)
-		if errors.Is(err, fs.ErrExist) {
-			time.Sleep(time.Millisecond) // about to be removed
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		ok, err := tryFlock(f)
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		if ok {
-			fi, err := f.Stat()
-			if err != nil {
-				f.Close()
-				return nil, err
-			}
-			if cur, err := os.Stat(name); err == nil && os.SameFile(fi, cur) {
-				return f, nil
-			}
-		}
-		f.Close()
-	}
 }
 
 // syncDir makes the entries of dir durable.
@@ -282,6 +265,9 @@ const (
 	recBefore = 'B'
 	// recIntent: what the call was about to leave at a path.
 	recIntent = 'I'
+	// recUntouched: the call did not change the path after all; what it
+	// does to it next starts with a new recBefore.
+	recUntouched = 'U'
 )
 
 type record struct {
@@ -389,6 +375,9 @@ func (s *diskStore) undo(id string, recs []record, keep func(string) bool) error
 			order = append(order, r.path)
 		case r.typ == recIntent && e != nil:
 			e.intents = append(e.intents, r.st)
+		case r.typ == recUntouched:
+			delete(entries, r.path)
+			order = slices.DeleteFunc(order, func(p string) bool { return p == r.path })
 		}
 	}
 	var errs []error

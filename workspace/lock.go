@@ -18,7 +18,7 @@ import (
 // directory.
 const lockSuffix = ".lock"
 
-// errBusy: a lock that a call may not wait for (see txn.lock) is held.
+// errBusy: a lock that a call may not wait for (see diskStore.take) is held.
 var errBusy = errors.New("busy")
 
 // busyError is the error of a call that could not take the lock of a file
@@ -71,7 +71,9 @@ func acquire(ctx context.Context, name string, wait bool) (*fileLock, string, er
 	return &fileLock{f: f, unlock: unlock}, string(buf[:n]), nil
 }
 
-// flockFile opens (creating) the lock file name and flocks it.
+// flockFile opens (creating) the file name of a state directory, a lock
+// file or a journal, and flocks it, waiting until ctx is done if wait is
+// set.
 func flockFile(ctx context.Context, name string, wait bool) (*os.File, error) {
 	delay := time.Millisecond
 	for {

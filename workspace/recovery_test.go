@@ -226,3 +226,19 @@ func TestStateDirectoryErrors(t *testing.T) {
 		t.Error("no state directory was accepted")
 	}
 }
+
+// TestRestoreLeavesDirectoriesOthersMade: a directory that another call
+// made between this call's journal record and its own mkdir is not this
+// call's to remove.
+func TestRestoreLeavesDirectoriesOthersMade(t *testing.T) {
+	f := newDiskFixture(t, nil)
+	s := inFlight(t, f.open(), func(s *diskStore) {
+		must(t, s.change(s.c, "d", state{kind: kindDir}))
+		must(t, os.Mkdir(filepath.Join(f.dir, "d"), 0o755)) // the other call
+		must(t, s.untouched(s.c, "d"))
+	})
+	must(t, diskUndo{s: s, t: s.c}.restore())
+	if got := f.tree(); got != "d/ -rwxr-xr-x" {
+		t.Errorf("after the restore:\n%s", got)
+	}
+}
