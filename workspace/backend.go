@@ -160,26 +160,30 @@ func Open(cfg Config, logger *slog.Logger) (*Backend, error) {
 }
 
 // mountOnDisk copies files into a disk backend where no file of that path
-// exists yet, each as a call of its own that holds the file's lock from
-// that check to the write; it returns how many it kept.
+// exists yet, holding each file's lock from that check to the write; it
+// returns how many it kept. The copies are one journaled change, but each
+// file's lock is let go once it is written: if the process dies, the files
+// written stay (the next start copies the rest), and only the one being
+// written is put back.
 func mountOnDisk(b *diskBackend, files []mountedFile) (kept int, err error) {
 	st := &diskStore{b: b, root: b.root}
-	for _, f := range files {
-		err := st.withTxn(func(t *txn) error {
+	err = st.withTxn(func(t *txn) error {
+		for _, f := range files {
 			if err := st.take(context.Background(), t, f.path); err != nil {
-				return err
+				return fmt.Errorf("workspace mount %s: %s: %w", f.host, f.path, err)
 			}
 			if _, err := st.stat(f.path); !errors.Is(err, errNotExist) {
 				kept++
-				return nil
+			} else if err := st.write(t, f.path, f.data); err != nil {
+				return fmt.Errorf("workspace mount %s: %s: %w", f.host, f.path, err)
 			}
-			return st.write(t, f.path, f.data)
-		})
-		if err != nil {
-			return 0, fmt.Errorf("workspace mount %s: %s: %w", f.host, f.path, err)
+			if err := t.unlock(f.path); err != nil {
+				return err
+			}
 		}
-	}
-	return kept, nil
+		return nil
+	})
+	return kept, err
 }
 
 // buildFile adds a file and its missing parent directories to a tree

@@ -124,6 +124,21 @@ func (s *diskStore) take(ctx context.Context, t *txn, p string) error {
 	return nil
 }
 
+// unlock lets go of the lock of p before t ends: if the process dies
+// before t commits, p then stays as it is (its lock file no longer names
+// t's journal).
+func (t *txn) unlock(p string) error {
+	l, ok := t.locks[p]
+	if !ok {
+		return nil
+	}
+	delete(t.locks, p)
+	if len(t.locks) == 0 {
+		t.last = ""
+	}
+	return l.release()
+}
+
 // withTxn runs fn in the current call's txn, or, outside any, in one of
 // its own that fn's changes commit.
 func (s *diskStore) withTxn(fn func(t *txn) error) error {

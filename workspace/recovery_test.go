@@ -242,3 +242,27 @@ func TestRestoreLeavesDirectoriesOthersMade(t *testing.T) {
 		t.Errorf("after the restore:\n%s", got)
 	}
 }
+
+// TestKilledMountKeepsTheFilesWritten: mounts let go of each file once it
+// is written, so a process that dies while copying them leaves the files
+// already copied (the next start copies the rest), and only the one being
+// written is put back.
+func TestKilledMountKeepsTheFilesWritten(t *testing.T) {
+	f := newDiskFixture(t, nil)
+	st, _ := f.open().open()
+	s := st.(*diskStore)
+	s.c = newTxn("")
+	ctx := context.Background()
+	for _, p := range []string{"m/a.txt", "m/b.txt"} {
+		must(t, s.take(ctx, s.c, p))
+		must(t, s.write(s.c, p, []byte(p)))
+		if p == "m/a.txt" {
+			must(t, s.c.unlock(p))
+		}
+	}
+	die(s)
+	f.open()
+	if got, left := f.tree(), f.leftovers(); got != "m/ -rwxr-xr-x\nm/a.txt -rw-r--r-- m/a.txt" || len(left) > 0 {
+		t.Errorf("after the restart:\n%s\nleft in the state directory: %v", got, left)
+	}
+}
