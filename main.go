@@ -65,6 +65,7 @@ type flags struct {
 	logFormat string
 	version   bool
 	workspace string
+	stateDir  string
 	mounts    []config.Mount
 
 	http            string
@@ -106,6 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.Int64Var(&f.maxBodyBytes, "max-body-bytes", 0, "largest request `body` accepted (default 4 MiB)")
 	fs.DurationVar(&f.sessionTTL, "session-ttl", 0, "end HTTP sessions idle this `long` (default 30m)")
 	fs.StringVar(&f.workspace, "workspace", "", "work on the files of `directory` (the disk backend) instead of an in-memory workspace (overrides the configuration)")
+	fs.StringVar(&f.stateDir, "state-dir", "", "keep the server's own state (the locks and undo journals of a disk workspace) in `directory` (default: $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp; overrides the configuration)")
 	fs.Func("mount", "copy the host directory `HOST[:PATH]` into the workspace at PATH (default: its root) at startup; repeatable, added to the configuration's mounts", func(v string) error {
 		m, err := parseMount(v)
 		if err != nil {
@@ -218,6 +220,9 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 	if f.workspace != "" {
 		cfg.Workspace.Backend, cfg.Workspace.Root = "disk", f.workspace
 	}
+	if f.stateDir != "" {
+		cfg.StateDir = f.stateDir
+	}
 	cfg.Workspace.Mounts = append(cfg.Workspace.Mounts, f.mounts...)
 	strategy, err := planning.ParseStrategy(string(cfg.Planning.Strategy))
 	if err != nil {
@@ -317,9 +322,17 @@ func (b *builder) workspace() (*sections.Section, error) {
 	for i, m := range w.Mounts {
 		mounts[i] = workspace.Mount{Host: m.Host, Path: m.Path, Include: m.Include, Exclude: m.Exclude, FollowSymlinks: m.FollowSymlinks}
 	}
+	stateDir := b.cfg.StateDir
+	if w.Backend == "disk" && stateDir == "" {
+		var err error
+		if stateDir, err = config.DefaultStateDir(); err != nil {
+			return nil, err
+		}
+	}
 	backend, err := workspace.Open(workspace.Config{
 		Backend:      string(w.Backend),
 		Root:         w.Root,
+		StateDir:     stateDir,
 		Mounts:       mounts,
 		AllowedRoots: w.AllowedRoots,
 		MaxBytes:     w.MaxBytes,

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/benbjohnson/immutable"
@@ -30,6 +31,18 @@ type Observer interface {
 	Observed(path string) (version string, exists, ok bool)
 }
 
+// Locker is implemented by Files that other sessions or processes change
+// at the same time (a disk workspace). Check locks the paths a write names
+// before it compares versions, so that the check and the write happen
+// under one lock and nobody changes the file in between.
+type Locker interface {
+	// Lock takes, for the call whose id is call, the locks of the files at
+	// paths (raw, as the params name them), waiting no longer than ctx. The
+	// Files holds them until the call's transaction ends; unlock releases
+	// them sooner for a call that never reaches its transaction.
+	Lock(ctx context.Context, call string, paths []string) (unlock func(), err error)
+}
+
 // PathsFunc returns the file paths a call's decoded params name.
 type PathsFunc func(params any) []string
 
@@ -56,9 +69,13 @@ func NewReadBeforeWrite(reads, writes map[string]PathsFunc, files func(*session.
 func (p *ReadBeforeWrite) Name() string { return "read_before_write" }
 
 // Check denies a write to an existing file the session does not know, or
-// knows in an older version.
+// knows in an older version. When the files are a Locker, it first locks
+// the paths, waiting no longer than the call's deadline; the check and the
+// tool's write then happen under one lock. This is the one place where the
+// check is made, for a tool called by the client and for each step of a
+// tool acting for others (tools.Call.Authorise) alike.
 func (p *ReadBeforeWrite) Check(call *tools.Call) error {
-	paths, ok := p.writes[call.Tool.Name()]
+	pathsOf, ok := p.writes[call.Tool.Name()]
 	if !ok {
 		return nil
 	}
@@ -66,7 +83,20 @@ func (p *ReadBeforeWrite) Check(call *tools.Call) error {
 	if err != nil {
 		return err
 	}
-	return p.CheckPaths(call.Session, fs, paths(call.Params))
+	paths := pathsOf(call.Params)
+	if l, ok := fs.(Locker); ok {
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if !call.Deadline.IsZero() {
+			ctx, cancel = context.WithDeadline(ctx, call.Deadline)
+		}
+		unlock, err := l.Lock(ctx, call.ID, paths)
+		cancel()
+		if err != nil {
+			return err
+		}
+		call.Finally(func(*tools.Outcome) { unlock() })
+	}
+	return p.CheckPaths(call.Session, fs, paths)
 }
 
 // CheckPaths applies the policy to writes of paths in fs. Tools that write

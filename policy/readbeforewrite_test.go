@@ -1,12 +1,14 @@
 package policy_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/session"
@@ -416,5 +418,63 @@ func TestReadBeforeWriteWorkspaceError(t *testing.T) {
 	}
 	if err := p.OnResult(&tools.Call{Tool: w.list, Session: s}, &tools.Outcome{Success: true}); err != nil {
 		t.Errorf("OnResult(list) = %v", err)
+	}
+}
+
+// lockingFS is a memFS that other sessions share, so it locks: it records
+// the order of locks, version reads and unlocks.
+type lockingFS struct {
+	*memFS
+	events  []string
+	lockErr error
+}
+
+func (fs *lockingFS) Lock(ctx context.Context, call string, paths []string) (func(), error) {
+	d, _ := ctx.Deadline()
+	fs.events = append(fs.events, fmt.Sprintf("lock %s %v until %s", call, paths, d.Format(time.RFC3339)))
+	if fs.lockErr != nil {
+		return nil, fs.lockErr
+	}
+	return func() { fs.events = append(fs.events, "unlock") }, nil
+}
+
+func (fs *lockingFS) Version(p string) (string, bool, error) {
+	fs.events = append(fs.events, "version "+p)
+	return fs.memFS.Version(p)
+}
+
+// TestReadBeforeWriteLocksBeforeChecking: with files that lock, the check
+// locks the paths the write names, with the call's deadline, before it
+// reads a version; the lock is held until the call ends, and a lock
+// that fails is the call's error, with no version read.
+func TestReadBeforeWriteLocksBeforeChecking(t *testing.T) {
+	deadline := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, c := range []struct {
+		name    string
+		lockErr error
+		want    []string
+		text    string
+	}{
+		// The check's version, then OnResult's, then the call ends.
+		{"allowed", nil, []string{"lock c1 [new.txt] until 2030-01-02T03:04:05Z", "version new.txt", "version new.txt", "unlock"}, "Wrote new.txt."},
+		{"busy", errors.New("File 'new.txt' is being changed by another call; try again."), []string{"lock c1 [new.txt] until 2030-01-02T03:04:05Z"}, "File 'new.txt' is being changed by another call; try again."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorkspace(t, nil)
+			fs := &lockingFS{memFS: w.fs, lockErr: c.lockErr}
+			p := policy.NewReadBeforeWrite(nil, map[string]policy.PathsFunc{"write_file": pathOf},
+				func(*session.Session) (policy.Files, error) { return fs, nil })
+			call := &tools.Call{ID: "c1", Tool: w.write, Session: newSession(t), Params: fileParams{Path: "new.txt"}, Deadline: deadline}
+			o := tools.Finalise(func(ctx context.Context, call *tools.Call) *tools.Outcome {
+				return pipeline(t, []policy.Policy{p}, call)
+			})(context.Background(), call)
+			if o.Text() != c.text {
+				t.Errorf("the call: %q, want %q", o.Text(), c.text)
+			}
+			got := strings.Join(fs.events, "\n")
+			if want := strings.Join(c.want, "\n"); got != want {
+				t.Errorf("events:\n%s\nwant:\n%s", got, want)
+			}
+		})
 	}
 }

@@ -118,6 +118,18 @@ func (s *settings) applyEdits(write, edit, rm *tools.Tool) *tools.Tool {
 				return tools.Fail[*Applied]("Provide at least one edit."), nil
 			}
 			w := From(ctx.Session)
+			// Every file the operations name is locked first, in path
+			// order, so that two calls never wait for each other.
+			targets := make([]string, len(p.Edits))
+			for i, e := range p.Edits {
+				targets[i] = e.target()
+			}
+			if err := lockFiles(ctx, w, targets...); err != nil {
+				if f := describe(err, "", "", s.maxFile); f != nil {
+					return tools.Fail[*Applied](f.msg + " No edit was applied."), nil
+				}
+				return tools.Result[*Applied]{}, err
+			}
 			out := &Applied{Edits: make([]string, 0, len(p.Edits))}
 			paths := map[string]bool{}
 			for i, e := range p.Edits {
@@ -151,11 +163,11 @@ func (s *settings) applyEdits(write, edit, rm *tools.Tool) *tools.Tool {
 				var r tools.Result[any]
 				switch pp := params.(type) {
 				case WriteFileParams:
-					r, err = s.doWrite(w, pp)
+					r, err = s.doWrite(ctx, w, pp)
 				case EditFileParams:
-					r, err = s.doEdit(w, pp)
+					r, err = s.doEdit(ctx, w, pp)
 				case RmParams:
-					r, err = s.doRm(w, pp)
+					r, err = s.doRm(ctx, w, pp)
 				}
 				if err != nil {
 					return tools.Result[*Applied]{}, fmt.Errorf("%s: %w", label, err)

@@ -1,6 +1,9 @@
 package workspace
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,8 +47,16 @@ func NewMemory(files map[string][]byte) (*Backend, error) {
 }
 
 // OpenDisk returns a disk backend over the directory dir, which must exist.
-// Every session shares the directory.
-func OpenDisk(dir string) (*Backend, error) {
+// Every session shares the directory. The locks and undo journals of the
+// calls in flight are kept under stateDir, in journal/ and a directory
+// named by a hash of dir's real path, so that every process working on
+// dir with the same state directory shares them. Before it returns, it
+// puts back every call that a dead process left in flight there (see the
+// package documentation); logger reports what it did.
+func OpenDisk(dir, stateDir string, logger *slog.Logger) (*Backend, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
@@ -57,11 +68,49 @@ func OpenDisk(dir string) (*Backend, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace: %s is not a directory", abs)
 	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if stateDir == "" {
+		return nil, errors.New("workspace: the disk backend needs a state directory")
+	}
+	sum := sha256.Sum256([]byte(real))
+	state, err := filepath.Abs(filepath.Join(stateDir, "journal", hex.EncodeToString(sum[:16])))
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if err := checkStateDir(state); err != nil {
+		return nil, fmt.Errorf("workspace: state directory %s: %w", stateDir, err)
+	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	return &Backend{impl: &diskBackend{dir: abs, root: root}}, nil
+	b := &diskBackend{dir: abs, root: root, state: state, logger: logger}
+	n, err := b.recoverAll()
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("workspace: putting back the calls left in flight in %s: %w", state, err)
+	}
+	if n > 0 {
+		logger.Info("workspace: put back calls a dead process left in flight", "calls", n, "root", abs, "state", state)
+	}
+	return &Backend{impl: b}, nil
+}
+
+// checkStateDir makes dir if it is missing and checks that files can be
+// made in it.
+func checkStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // Open builds the backend cfg describes and copies its mounts in: into the
@@ -93,21 +142,14 @@ func Open(cfg Config, logger *slog.Logger) (*Backend, error) {
 		if cfg.Root == "" {
 			return nil, errors.New("workspace: the disk backend needs a root directory")
 		}
-		b, err := OpenDisk(cfg.Root)
+		b, err := OpenDisk(cfg.Root, cfg.StateDir, logger)
 		if err != nil {
 			return nil, err
 		}
-		st := &diskStore{root: b.impl.(*diskBackend).root}
-		kept := 0
-		for _, f := range files {
-			if _, err := st.stat(f.path); !errors.Is(err, errNotExist) {
-				kept++
-				continue
-			}
-			if err := st.writeFile(f.path, f.data); err != nil {
-				b.Close()
-				return nil, fmt.Errorf("workspace mount %s: %s: %w", f.host, f.path, err)
-			}
+		kept, err := mountOnDisk(b.impl.(*diskBackend), files)
+		if err != nil {
+			b.Close()
+			return nil, err
 		}
 		if kept > 0 {
 			logger.Info("workspace mounts: files already in the workspace were kept", "files", kept)
@@ -115,6 +157,33 @@ func Open(cfg Config, logger *slog.Logger) (*Backend, error) {
 		return b, nil
 	}
 	return nil, fmt.Errorf("workspace: unknown backend %q (want memory or disk)", cfg.Backend)
+}
+
+// mountOnDisk copies files into a disk backend where no file of that path
+// exists yet, holding each file's lock from that check to the write; it
+// returns how many it kept. The copies are one journaled change, but each
+// file's lock is let go once it is written: if the process dies, the files
+// written stay (the next start copies the rest), and only the one being
+// written is put back.
+func mountOnDisk(b *diskBackend, files []mountedFile) (kept int, err error) {
+	st := &diskStore{b: b, root: b.root}
+	err = st.withTxn(func(t *txn) error {
+		for _, f := range files {
+			if err := st.take(context.Background(), t, f.path); err != nil {
+				return fmt.Errorf("workspace mount %s: %s: %w", f.host, f.path, err)
+			}
+			if _, err := st.stat(f.path); !errors.Is(err, errNotExist) {
+				kept++
+			} else if err := st.write(t, f.path, f.data); err != nil {
+				return fmt.Errorf("workspace mount %s: %s: %w", f.host, f.path, err)
+			}
+			if err := t.unlock(f.path); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return kept, err
 }
 
 // buildFile adds a file and its missing parent directories to a tree

@@ -52,33 +52,23 @@ var writeArgs = `{"file_path":"target/file.txt","overwrite":true,"content":"` + 
 // empty workspace and on one with 10,000 files and 100 MB, on both
 // backends. The times should not depend on the size of the workspace.
 func BenchmarkReadWrite(b *testing.B) {
+	calls := map[string]string{"read_file": `{"file_path":"target/file.txt","limit":100}`, "write_file": writeArgs}
 	for _, bk := range backends {
 		for _, size := range []string{"empty", "10k_files_100MB"} {
-			// The harness is built at most once, for the whole benchmark:
-			// the sub-benchmarks run several times, and a harness of
-			// theirs would be cleaned up after the first run.
-			var h *harness
-			setup := func() {
-				if h == nil {
-					files := map[string]string(nil)
-					if size != "empty" {
-						files = largeTree()
-					}
-					h = benchHarness(b, bk, files)
-				}
+			files := map[string]string(nil)
+			if size != "empty" {
+				files = largeTree()
 			}
-			b.Run(bk.name+"/"+size+"/read_file", func(b *testing.B) {
-				setup()
-				for b.Loop() {
-					h.mustCall("read_file", `{"file_path":"target/file.txt","limit":100}`)
-				}
-			})
-			b.Run(bk.name+"/"+size+"/write_file", func(b *testing.B) {
-				setup()
-				for b.Loop() {
-					h.mustCall("write_file", writeArgs)
-				}
-			})
+			for _, tool := range []string{"read_file", "write_file"} {
+				b.Run(bk.name+"/"+size+"/"+tool, func(b *testing.B) {
+					// Each sub-benchmark its own harness: a disk workspace
+					// lives in the sub-benchmark's temporary directory.
+					h := benchHarness(b, bk, files)
+					for b.Loop() {
+						h.mustCall(tool, calls[tool])
+					}
+				})
+			}
 		}
 	}
 }

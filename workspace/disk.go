@@ -5,13 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"unicode/utf8"
 )
@@ -23,23 +24,38 @@ const tmpPrefix = ".wink-tmp-"
 // diskBackend is the disk backend: a host directory shared by every
 // session. Every access goes through an os.Root, which resolves each path
 // beneath the directory atomically: no "..", absolute path or symbolic link
-// (even one swapped in between a check and a use) reaches outside it.
+// (even one swapped in between a check and a use) reaches outside it. The
+// locks and undo journals of the calls in flight are kept in state, the
+// workspace's directory in the state directory.
 type diskBackend struct {
-	dir  string
-	root *os.Root
+	dir    string
+	root   *os.Root
+	state  string
+	logger *slog.Logger
 }
 
-func (b *diskBackend) open() (store, error) { return &diskStore{root: b.root}, nil }
+func (b *diskBackend) open() (store, error) { return &diskStore{b: b, root: b.root}, nil }
 
 func (b *diskBackend) kind() string { return "disk" }
 
-func (b *diskBackend) Close() error { return b.root.Close() }
+// Close closes the directory, and removes the workspace's directory in the
+// state directory if nothing is left in it.
+func (b *diskBackend) Close() error {
+	_ = os.Remove(b.state)
+	return b.root.Close()
+}
 
-// diskStore is one session's view of the shared directory, with the undo
-// journal of its current call.
+// diskStore is one session's view of the shared directory, with what its
+// current call holds: locks and an undo journal.
 type diskStore struct {
+	b    *diskBackend
 	root *os.Root
-	j    *journal // nil outside a transaction
+
+	// mu guards c: the unlock of a call that ended before its transaction
+	// runs once the call is over, when the session's next call may have
+	// begun.
+	mu sync.Mutex
+	c  *txn
 }
 
 // osName turns a normalised path into a name for os.Root.
@@ -183,6 +199,10 @@ func (s *diskStore) version(p string) (string, bool, error) {
 }
 
 func (s *diskStore) writeFile(p string, data []byte) error {
+	return s.withTxn(func(t *txn) error { return s.write(t, p, data) })
+}
+
+func (s *diskStore) write(t *txn, p string, data []byte) error {
 	for _, a := range ancestors(p) {
 		fi, err := s.root.Stat(osName(a))
 		switch {
@@ -193,7 +213,7 @@ func (s *diskStore) writeFile(p string, data []byte) error {
 		case !errors.Is(err, fs.ErrNotExist):
 			return diskErr(err)
 		}
-		if err := s.record(a); err != nil {
+		if err := s.change(t, a, state{kind: kindDir}); err != nil {
 			return err
 		}
 		if err := s.root.Mkdir(osName(a), 0o755); err != nil {
@@ -204,9 +224,10 @@ func (s *diskStore) writeFile(p string, data []byte) error {
 			if fi, err := s.root.Stat(osName(a)); err != nil || !fi.IsDir() {
 				return &parentError{path: a}
 			}
-			continue
+			if err := s.untouched(t, a); err != nil {
+				return err
+			}
 		}
-		s.after(a, state{kind: kindDir})
 	}
 	perm := fs.FileMode(0o644)
 	if fi, err := s.root.Lstat(osName(p)); err == nil {
@@ -225,23 +246,19 @@ func (s *diskStore) writeFile(p string, data []byte) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return diskErr(err)
 	}
-	if err := s.record(p); err != nil {
+	if err := s.change(t, p, state{kind: kindFile, hash: hashVersion(data)}); err != nil {
 		return err
 	}
-	if err := atomicWrite(s.root, p, data, perm); err != nil {
-		return err
-	}
-	s.after(p, state{kind: kindFile, hash: hashVersion(data)})
-	return nil
+	return atomicWrite(s.root, t.id, p, data, perm)
 }
 
-// atomicWrite writes data to a new temporary file next to p, then renames
-// it over p: a reader sees the old content or the new, never a mix, and two
-// writers never interleave.
-func atomicWrite(root *os.Root, p string, data []byte, perm fs.FileMode) error {
+// atomicWrite writes data to a new temporary file next to p, named after
+// the journal id, then renames it over p: a reader sees the old content or
+// the new, never a mix, and two writers never interleave.
+func atomicWrite(root *os.Root, id, p string, data []byte, perm fs.FileMode) error {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := join(parent(p), tmpPrefix+hex.EncodeToString(rnd[:]))
+	tmp := join(parent(p), tmpPrefix+id+"-"+hex.EncodeToString(rnd[:]))
 	f, err := root.OpenFile(osName(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return diskErr(err)
@@ -264,22 +281,29 @@ func atomicWrite(root *os.Root, p string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
-func (s *diskStore) remove(p string) (int, error) {
+func (s *diskStore) remove(p string) (n int, err error) {
+	err = s.withTxn(func(t *txn) error {
+		n, err = s.removeAll(t, p)
+		return err
+	})
+	return n, err
+}
+
+func (s *diskStore) removeAll(t *txn, p string) (int, error) {
 	fi, err := s.root.Lstat(osName(p))
 	if err != nil {
 		return 0, s.pathErr(p, err)
 	}
 	if !fi.IsDir() {
-		if err := s.record(p); err != nil {
+		if err := s.change(t, p, state{kind: kindAbsent}); err != nil {
 			return 0, err
 		}
 		if err := s.root.Remove(osName(p)); err != nil {
 			return 0, diskErr(err)
 		}
-		s.after(p, state{kind: kindAbsent})
 		return 1, nil
 	}
-	// Children first, each saved before it goes, then the directory: a
+	// Children first, each journaled before it goes, then the directory: a
 	// restore replays the journal backwards, directory first.
 	entries, err := s.readDir(p)
 	if err != nil {
@@ -287,19 +311,18 @@ func (s *diskStore) remove(p string) (int, error) {
 	}
 	n := 0
 	for _, e := range entries {
-		k, err := s.remove(join(p, e.Name()))
+		k, err := s.removeAll(t, join(p, e.Name()))
 		n += k
 		if err != nil {
 			return n, err
 		}
 	}
-	if err := s.record(p); err != nil {
+	if err := s.change(t, p, state{kind: kindAbsent}); err != nil {
 		return n, err
 	}
 	if err := s.root.Remove(osName(p)); err != nil {
 		return n, diskErr(err)
 	}
-	s.after(p, state{kind: kindAbsent})
 	return n, nil
 }
 
@@ -419,7 +442,7 @@ func (s *diskStore) walk(dir string, fn func(Info) error) error {
 	return nil
 }
 
-// The undo journal.
+// What a path holds, for the undo journal.
 
 type stateKind int
 
@@ -439,50 +462,6 @@ type state struct {
 	mode   fs.FileMode
 	hash   string
 	target string
-}
-
-// entry is one path the call changed: what it held before the call first
-// changed it, and what the call last left there.
-type entry struct {
-	path   string
-	before state
-	after  state
-}
-
-// journal is the undo journal of one call: an entry per path, in the order
-// the call first changed them. Its size is what the call changed, never the
-// size of the tree.
-type journal struct {
-	entries []*entry
-	byPath  map[string]*entry
-}
-
-// record saves the current state of p before the call first changes it.
-func (s *diskStore) record(p string) error {
-	if s.j == nil {
-		return nil
-	}
-	if _, ok := s.j.byPath[p]; ok {
-		return nil
-	}
-	st, err := s.current(p, true)
-	if err != nil {
-		return fmt.Errorf("saving %s for undo: %w", p, err)
-	}
-	e := &entry{path: p, before: st, after: st}
-	s.j.entries = append(s.j.entries, e)
-	s.j.byPath[p] = e
-	return nil
-}
-
-// after notes what the call left at p.
-func (s *diskStore) after(p string, st state) {
-	if s.j == nil {
-		return
-	}
-	if e, ok := s.j.byPath[p]; ok {
-		e.after = st
-	}
 }
 
 // current reads the state of p without following a final symbolic link;
@@ -520,79 +499,38 @@ func (s *diskStore) current(p string, content bool) (state, error) {
 }
 
 func (s *diskStore) snapshot() (undo, error) {
-	s.j = &journal{byPath: map[string]*entry{}}
-	return diskUndo{s: s, j: s.j}, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c != nil && s.c.inTx {
+		// A transaction nobody ended: what it did stays.
+		_ = s.endLocked(s.c)
+	}
+	if s.c == nil {
+		s.c = newTxn("")
+	}
+	s.c.inTx = true
+	return diskUndo{s: s, t: s.c}, nil
 }
 
 type diskUndo struct {
 	s *diskStore
-	j *journal
+	t *txn
 }
 
+// release commits the call: its journal is removed, then its locks.
 func (u diskUndo) release() {
-	if u.s.j == u.j {
-		u.s.j = nil
+	if err := u.s.end(u.t); err != nil {
+		u.s.b.logger.Error("workspace: ending a call", "err", err)
 	}
 }
 
 // restore puts every path the call changed back as it was, newest change
-// first. A path that someone else changed since the call last touched it is
-// left alone and reported: undoing the call must not undo another
-// session's work.
+// first, from the journal; then the journal and the locks go. A path that
+// someone else changed since the call touched it is left alone and
+// reported: undoing the call must not undo another's work.
 func (u diskUndo) restore() error {
-	u.release()
-	var errs []error
-	for i := len(u.j.entries) - 1; i >= 0; i-- {
-		if err := u.s.undoEntry(u.j.entries[i]); err != nil {
-			errs = append(errs, fmt.Errorf("undo %s: %w", u.j.entries[i].path, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (s *diskStore) undoEntry(e *entry) error {
-	cur, err := s.current(e.path, false)
-	if err != nil {
-		return err
-	}
-	if !sameState(cur, e.after) {
-		return errors.New("changed by someone else since this call; left as it is")
-	}
-	name := osName(e.path)
-	switch e.before.kind {
-	case kindAbsent:
-		if cur.kind != kindAbsent {
-			return diskErr(s.root.Remove(name))
-		}
-	case kindDir:
-		if cur.kind == kindDir {
-			return nil
-		}
-		if cur.kind != kindAbsent {
-			if err := s.root.Remove(name); err != nil {
-				return diskErr(err)
-			}
-		}
-		if err := s.root.Mkdir(name, e.before.mode); err != nil {
-			return diskErr(err)
-		}
-		return diskErr(s.root.Chmod(name, e.before.mode))
-	case kindFile:
-		if cur.kind == kindDir || cur.kind == kindLink {
-			if err := s.root.Remove(name); err != nil {
-				return diskErr(err)
-			}
-		}
-		return atomicWrite(s.root, e.path, e.before.data, e.before.mode)
-	case kindLink:
-		if cur.kind != kindAbsent {
-			if err := s.root.Remove(name); err != nil {
-				return diskErr(err)
-			}
-		}
-		return diskErr(s.root.Symlink(e.before.target, name))
-	}
-	return nil
+	err := u.s.rollback(u.t)
+	return errors.Join(err, u.s.end(u.t))
 }
 
 func sameState(a, b state) bool {

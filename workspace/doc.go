@@ -15,22 +15,88 @@
 //     into a base tree every new session starts from; a snapshot keeps the
 //     current tree and a restore puts it back, O(1) whatever the size.
 //   - disk (OpenDisk, or Open with Backend "disk"): one host directory
-//     shared by every session. Every access goes through an os.Root, which
-//     resolves each path beneath the directory atomically, so no "..",
-//     absolute path or symbolic link, not even one swapped in between a
-//     check and a use, reaches outside. Writes are atomic: a temporary file
-//     in the same directory, renamed over the target. Each session has its
-//     own undo journal: before a call first changes a path, its prior
-//     content and mode (or its absence, or a link's target) are saved; a
-//     failed call restores them newest first. A path that someone else
-//     changed after the call last touched it is left alone (and reported
-//     in the server's log): undoing one session's call never undoes
-//     another's work. Writes are not fsynced: atomic against concurrent
-//     readers and writers, not durable against power loss.
+//     shared by every session, and by every process working on it with
+//     the same state directory. Every access goes through an os.Root,
+//     which resolves each path beneath the directory atomically, so no
+//     "..", absolute path or symbolic link, not even one swapped in
+//     between a check and a use, reaches outside. Writes are atomic: a
+//     temporary file in the same directory, renamed over the target.
+//     Calls that change files lock them and keep an undo journal on disk
+//     (below). Files are not fsynced, nor the journal's records of what a
+//     call is about to leave: atomic against concurrent readers and
+//     writers and safe against a killed process, not against a power
+//     loss.
 //
 // Either way the workspace joins transactions as a session.Snapshotter (a
 // per-session resource made with session.Provide), not as a special case in
 // the pipeline.
+//
+// # Locks: several sessions and processes on one directory
+//
+// A call holds a lock on every file it may change, from before the
+// read-before-write check (or, with the policy off, before the tool first
+// reads the file) until its transaction has committed or restored. A lock
+// is an in-process lock plus an exclusive flock(2) on a lock file in the
+// workspace's state directory, <state-dir>/journal/<hash of the root's
+// real path>/<hash of the path>.lock, so new files are covered and no lock
+// file appears in the user's tree; a lock file exists only while it is
+// held. Directories are not locked: a call makes the missing parents of a
+// file it writes, and a restore removes the ones it made only if they are
+// empty.
+//
+// Workspace.Lock takes locks, and the read-before-write policy takes them
+// through it (policy.Locker) before it compares versions: that is the one
+// place where the check is made, for write_file and edit_file called by
+// the client and for each step of apply_edits alike. write_file, edit_file
+// and rm lock their path before they look at it; apply_edits locks every
+// path its operations name before the first one; rm locks each file it
+// removes. A call takes locks in path order and waits (until its
+// deadline) only for a lock that comes after every one it holds; a lock
+// that comes before one it holds is taken only if it is free, and
+// otherwise the call fails at once ("File 'p' is being changed by another
+// call; try again."), so no two calls ever wait for each other. Waiting
+// past the deadline fails the same way.
+//
+// Reads take no lock: they see a file's old content or its new one, never
+// a mix, and may see a write whose call then fails; the read-before-write
+// check refuses a write based on such a read, since the file changed
+// since.
+//
+// On systems without flock(2) (Windows), locks hold within one process
+// only, and a directory must not be shared by several processes.
+//
+// # The undo journal and crashes
+//
+// Each call that changes files writes an undo journal,
+// <state-dir>/journal/<hash of the root>/<call id>.journal, flocked by its
+// process while the call runs. Before the call first changes a path, the
+// journal gets what the path holds (a file's content and mode, a
+// directory, a link's target, or nothing), synced to disk with the
+// journal's directory entry; before every change, what the call is about
+// to leave there (unsynced). Temporary files are named after the journal
+// (.wink-tmp-<call id>-...). The commit is the removal of the journal,
+// after which the call's locks are released. A failed call replays its
+// journal backwards: newest first change first, each path put back as it
+// was before the call, then the journal is removed and the locks released.
+//
+// The rule after a crash: when a process opens the workspace
+// (OpenDisk), every journal whose process is gone (nobody holds its
+// flock) belongs to a call that had not committed, and is replayed
+// backwards whole before the workspace is used: the call is rolled back,
+// never half, and its temporary files are removed; then the journal and
+// the lock files nobody holds are removed. A call whose journal was
+// removed had committed and stays. Journals of live processes are left
+// alone. While processes keep running, the lock file of a file that a
+// dead process held names that process's journal: the next call to lock
+// the file puts it back first, and the rest of the dead call is put back
+// as each of its files is locked, and whole at the next start.
+//
+// Putting back a path (after a failure or a crash) is left out, and
+// reported in the log, when the path holds neither what it held before
+// the call nor anything the call left there: a program that takes no lock
+// changed it since, and undoing the call must not undo its work. A
+// journal's torn last record (the crash cut its write short) is ignored:
+// its change was never made.
 //
 // # Paths
 //

@@ -20,7 +20,7 @@ func (s *settings) editFile() *tools.Tool {
 		"Replace an exact substring of a workspace text file: exactly one occurrence, or all with replace_all.",
 		tools.Annotations{Title: "Edit file"},
 		func(ctx *tools.Context, p EditFileParams) (tools.Result[any], error) {
-			return s.doEdit(From(ctx.Session), p)
+			return s.doEdit(ctx, From(ctx.Session), p)
 		},
 		tools.WithExamples(tools.Example{
 			Description: "Change one line of a file read before.",
@@ -30,7 +30,7 @@ func (s *settings) editFile() *tools.Tool {
 	)
 }
 
-func (s *settings) doEdit(w *Workspace, p EditFileParams) (tools.Result[any], error) {
+func (s *settings) doEdit(ctx *tools.Context, w *Workspace, p EditFileParams) (tools.Result[any], error) {
 	path, err := normalizeFile(p.FilePath)
 	if err != nil {
 		return tools.Fail[any](err.Error()), nil
@@ -40,6 +40,12 @@ func (s *settings) doEdit(w *Workspace, p EditFileParams) (tools.Result[any], er
 	}
 	if strings.IndexByte(p.NewString, 0) >= 0 {
 		return tools.Fail[any]("new_string must be UTF-8 text; it contains a NUL byte."), nil
+	}
+	if err := lockFiles(ctx, w, path); err != nil {
+		if f := describe(err, path, "", s.maxFile); f != nil {
+			return tools.Fail[any](f.msg), nil
+		}
+		return tools.Result[any]{}, err
 	}
 	data, err := w.ReadFile(path)
 	if err != nil {

@@ -100,7 +100,7 @@ func (f *escapeFixture) outsideState(t testing.TB) string {
 // changes.
 func TestNothingEscapesTheRoot(t *testing.T) {
 	f := newEscapeFixture(t)
-	b, err := OpenDisk(f.root)
+	b, err := OpenDisk(f.root, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestUnaddressableNamesOnDisk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, err := OpenDisk(dir)
+	b, err := OpenDisk(dir, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestUnaddressableNamesOnDisk(t *testing.T) {
 // atomically, so no write ever lands outside.
 func TestSymlinkSwapRace(t *testing.T) {
 	f := newEscapeFixture(t)
-	b, err := OpenDisk(f.root)
+	b, err := OpenDisk(f.root, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func FuzzDiskBackend(f *testing.F) {
 	}
 	fx := newEscapeFixture(f)
 	before := fx.outsideState(f)
-	b, err := OpenDisk(fx.root)
+	b, err := OpenDisk(fx.root, f.TempDir(), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

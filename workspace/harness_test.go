@@ -75,7 +75,7 @@ var backends = []backendKind{
 				t.Fatal(err)
 			}
 		}
-		b, err := OpenDisk(dir)
+		b, err := OpenDisk(dir, t.TempDir(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

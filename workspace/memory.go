@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -233,6 +234,9 @@ func (s *memStore) version(p string) (string, bool, error) {
 }
 
 // snapshot keeps the current tree: O(1), whatever its size.
+// lock has nothing to do: no one else sees a session's tree.
+func (s *memStore) lock(context.Context, string, []string) (func(), error) { return func() {}, nil }
+
 func (s *memStore) snapshot() (undo, error) {
 	return memUndo{s: s, t: s.t.Load()}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 // errRoot: the root cannot be removed.
@@ -24,9 +26,12 @@ func failf(format string, args ...any) *failure { return &failure{msg: fmt.Sprin
 func describe(err error, p, notExist string, maxFile int64) *failure {
 	var pe *PathError
 	var parentErr *parentError
+	var busy *busyError
 	switch {
 	case errors.As(err, &pe):
 		return &failure{msg: pe.Msg}
+	case errors.As(err, &busy):
+		return &failure{msg: busy.Error()}
 	case errors.As(err, &parentErr):
 		return failf("Cannot use %s: %s is a file, not a directory.", p, parentErr.path)
 	case errors.Is(err, errNotExist):
@@ -45,6 +50,14 @@ func describe(err error, p, notExist string, maxFile int64) *failure {
 		return failf("The workspace root cannot be removed.")
 	}
 	return nil
+}
+
+// lockFiles takes, for the call of ctx, the locks of the files at paths
+// (see Workspace.Lock), so that the tool's reads and writes of them happen
+// under one lock.
+func lockFiles(ctx *tools.Context, w *Workspace, paths ...string) error {
+	_, err := w.Lock(ctx, ctx.Call.ID, paths)
+	return err
 }
 
 // plural returns "1 file", "2 files".

@@ -23,6 +23,9 @@ type Config struct {
 	Backend string
 	// Root is the directory of a disk workspace.
 	Root string
+	// StateDir is where a disk workspace keeps the locks and undo journals
+	// of the calls in flight (see OpenDisk); required with Root.
+	StateDir string
 	// Mounts are host directories copied in at startup, in order; when two
 	// provide the same path, the first wins.
 	Mounts []Mount

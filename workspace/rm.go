@@ -16,7 +16,7 @@ func (s *settings) rm() *tools.Tool {
 		"Remove a file, or a directory and everything in it, from the workspace. The root cannot be removed.",
 		tools.Annotations{Title: "Remove", Destructive: true},
 		func(ctx *tools.Context, p RmParams) (tools.Result[any], error) {
-			return s.doRm(From(ctx.Session), p)
+			return s.doRm(ctx, From(ctx.Session), p)
 		},
 		tools.WithExamples(tools.Example{
 			Description: "Remove a directory.",
@@ -26,13 +26,19 @@ func (s *settings) rm() *tools.Tool {
 	)
 }
 
-func (s *settings) doRm(w *Workspace, p RmParams) (tools.Result[any], error) {
+func (s *settings) doRm(ctx *tools.Context, w *Workspace, p RmParams) (tools.Result[any], error) {
 	path, err := Normalize(p.Path)
 	if err != nil {
 		return tools.Fail[any](err.Error()), nil
 	}
 	if path == "" {
 		return tools.Fail[any]("The workspace root cannot be removed."), nil
+	}
+	if err := lockFiles(ctx, w, path); err != nil {
+		if f := describe(err, path, "", s.maxFile); f != nil {
+			return tools.Fail[any](f.msg), nil
+		}
+		return tools.Result[any]{}, err
 	}
 	info, err := w.st.stat(path)
 	if err != nil && !errorsIsEscape(err) {

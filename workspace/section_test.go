@@ -252,7 +252,7 @@ func TestMounts(t *testing.T) {
 	root := t.TempDir()
 	_ = os.MkdirAll(filepath.Join(root, "proj"), 0o755)
 	_ = os.WriteFile(filepath.Join(root, "proj", "main.go"), []byte("mine"), 0o644)
-	b, err = Open(Config{Backend: "disk", Root: root, Mounts: []Mount{mount}}, quiet)
+	b, err = Open(Config{Backend: "disk", Root: root, StateDir: t.TempDir(), Mounts: []Mount{mount}}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

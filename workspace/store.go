@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -69,6 +70,9 @@ type store interface {
 	version(p string) (string, bool, error)
 	// snapshot records the current state; the returned undo restores it.
 	snapshot() (undo, error)
+	// lock takes the locks of paths for the current call (see
+	// Workspace.Lock).
+	lock(ctx context.Context, call string, paths []string) (unlock func(), err error)
 }
 
 // undo restores a store to a snapshot, or forgets the snapshot.

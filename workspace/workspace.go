@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"sync"
 
 	"github.com/wink-mcp/wink-mcp/session"
@@ -88,6 +89,31 @@ func (w *Workspace) forget() {
 	w.mu.Lock()
 	w.observed = nil
 	w.mu.Unlock()
+}
+
+// Lock takes, for the current call of the session (named by call, its
+// id), the locks of the files at paths, so that no other session or
+// process changes them until the call's transaction ends: it commits or
+// restores, and only then are they released. Paths that do not normalise
+// are skipped. Locks are taken in path order, waiting for each until ctx
+// is done; a lock that comes before one the call already holds is not
+// waited for, so that calls never deadlock. A lock not free in time is an
+// error that says the file is being changed by another call. The memory
+// backend has nothing to lock.
+//
+// unlock releases the locks of a call that ends before its transaction
+// begins (a later policy denies it); once a transaction has begun it does
+// nothing. The read-before-write policy locks through Lock
+// (policy.Locker) before it compares versions, so that its check and the
+// write that follows happen under one lock.
+func (w *Workspace) Lock(ctx context.Context, call string, paths []string) (unlock func(), err error) {
+	var ps []string
+	for _, p := range paths {
+		if n, err := normalizeFile(p); err == nil {
+			ps = append(ps, n)
+		}
+	}
+	return w.st.lock(ctx, call, ps)
 }
 
 // Snapshot implements session.Snapshotter: O(1) for the memory backend (the

@@ -20,7 +20,7 @@ func (s *settings) writeFile() *tools.Tool {
 		"Create a text file in the workspace, with missing parent directories; replace an existing file only with overwrite: true.",
 		tools.Annotations{Title: "Write file"},
 		func(ctx *tools.Context, p WriteFileParams) (tools.Result[any], error) {
-			return s.doWrite(From(ctx.Session), p)
+			return s.doWrite(ctx, From(ctx.Session), p)
 		},
 		tools.WithExamples(tools.Example{
 			Description: "Create a file.",
@@ -30,7 +30,7 @@ func (s *settings) writeFile() *tools.Tool {
 	)
 }
 
-func (s *settings) doWrite(w *Workspace, p WriteFileParams) (tools.Result[any], error) {
+func (s *settings) doWrite(ctx *tools.Context, w *Workspace, p WriteFileParams) (tools.Result[any], error) {
 	path, err := normalizeFile(p.FilePath)
 	if err != nil {
 		return tools.Fail[any](err.Error()), nil
@@ -40,6 +40,12 @@ func (s *settings) doWrite(w *Workspace, p WriteFileParams) (tools.Result[any], 
 	}
 	if n := int64(len(p.Content)); n > s.maxFile {
 		return tools.Fail[any](fmt.Sprintf("Content is %d bytes; the limit is %d bytes.", n, s.maxFile)), nil
+	}
+	if err := lockFiles(ctx, w, path); err != nil {
+		if f := describe(err, path, "", s.maxFile); f != nil {
+			return tools.Fail[any](f.msg), nil
+		}
+		return tools.Result[any]{}, err
 	}
 	info, err := w.st.stat(path)
 	exists := err == nil
