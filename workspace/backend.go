@@ -94,7 +94,7 @@ func OpenDisk(dir, stateDir string, logger *slog.Logger) (*Backend, error) {
 		return nil, fmt.Errorf("workspace: putting back the calls left in flight in %s: %w", state, err)
 	}
 	if n > 0 {
-		logger.Info("workspace: put back calls a dead process left in flight", "calls", n, "root", abs, "state", state)
+		logger.Warn("workspace: put back calls a dead process left in flight", "calls", n, "root", abs, "state", state)
 	}
 	return &Backend{impl: b}, nil
 }

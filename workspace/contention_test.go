@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -49,7 +50,7 @@ func TestContendedEditsAreNeverLost(t *testing.T) {
 			var n, denied atomic.Int64
 			var wg sync.WaitGroup
 			for i := range sessions {
-				cs := newClient(fmt.Sprintf("s%d", i))
+				cs := h.client(fmt.Sprintf("s%d", i))
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -118,7 +119,7 @@ func TestFailedCallsLeaveNothingOnContendedFiles(t *testing.T) {
 	var failed, denied atomic.Int64
 	var wg sync.WaitGroup
 	for i := range sessions {
-		cs := newClient(fmt.Sprintf("s%d", i))
+		cs := h.client(fmt.Sprintf("s%d", i))
 		rng := rand.New(rand.NewPCG(uint64(i), 14))
 		wg.Add(1)
 		go func() {
@@ -211,8 +212,8 @@ func TestLockWaitEndsAtTheDeadline(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, backends[1], map[string]string{"a.txt": "END\n"}, harnessOpts{deadline: 300 * time.Millisecond, opts: Options{NoReadBeforeWrite: c.off}})
-			holder, waiter := newClient("holder"), newClient("waiter")
-			for _, cs := range []*clientSession{holder, waiter} {
+			holder, waiter := h.client("holder"), h.client("waiter")
+			for _, cs := range []*mcptest.Client{holder, waiter} {
 				h.callAs(context.Background(), cs, "read_file", `{"file_path":"a.txt"}`)
 			}
 			holding, release := make(chan struct{}), make(chan struct{})

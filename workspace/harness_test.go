@@ -142,7 +142,14 @@ func (h *harness) client(id string) *mcptest.Client { return mcptest.NewClient(h
 // returns the text the model reads and whether the call failed.
 func (h *harness) call(tool, args string) (string, bool) {
 	h.t.Helper()
-	r := h.cs.Call(context.Background(), tool, json.RawMessage(args), nil)
+	return h.callAs(context.Background(), h.cs, tool, args)
+}
+
+// callAs calls a tool as client cs with args (a JSON object) and returns
+// the text the model reads and whether the call failed.
+func (h *harness) callAs(ctx context.Context, cs *mcptest.Client, tool, args string) (string, bool) {
+	h.t.Helper()
+	r := cs.Call(ctx, tool, json.RawMessage(args), nil)
 	return r.Text(), r.IsError
 }
 

@@ -516,7 +516,7 @@ func (b *diskBackend) recoverPath(id, p string) {
 		b.logger.Warn("workspace: putting back a file that a dead process was changing", "path", p, "journal", id, "err", err)
 		return
 	}
-	b.logger.Info("workspace: put back a file that a dead process was changing", "path", p, "journal", id)
+	b.logger.Warn("workspace: put back a file that a dead process was changing", "path", p, "journal", id)
 }
 
 // recoverAll finishes what dead processes left in the state directory:
