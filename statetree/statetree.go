@@ -177,7 +177,8 @@ func Decode(s *session.Session, rootHash string, get Getter) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	get = func(h string) ([]byte, error) { return fetch(get, h) }
+	raw := get
+	get = func(h string) ([]byte, error) { return fetch(raw, h) }
 	st := &State{Root: rootHash, slices: map[string]sliceRef{}, trees: map[string]mark{}}
 	for _, name := range slices.Sorted(maps.Keys(r.Slices)) {
 		h := r.Slices[name]
