@@ -453,3 +453,27 @@ func BenchmarkEncodeAfterOneFileChange(b *testing.B) {
 	}
 	b.ReportMetric(float64(bytesOut)/float64(b.N), "stored-B/op")
 }
+
+// TestRolledBackCallStoresNothing: a call whose transaction is rolled back
+// leaves the session as it was encoded, so nothing is stored.
+func TestRolledBackCallStoresNothing(t *testing.T) {
+	s := newSession(t, newRegistry(t, nil))
+	fill(t, s, map[string]string{"a/1": "one"})
+	st, _ := encode(t, s, nil)
+	tx, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := workspace.From(s).WriteFile("a/2", []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Dispatch(planning.StepsAdded{Steps: []string{"more"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if next, nb := encode(t, s, st); next.Root != st.Root || len(nb) != 0 {
+		t.Fatalf("root %s and %d blobs after a rollback, want %s and none", next.Root, len(nb), st.Root)
+	}
+}
