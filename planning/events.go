@@ -28,6 +28,7 @@ type StepUpdated struct {
 var errNoPlan = errors.New("no plan")
 
 func setup(r *session.Registry) {
+	session.Persist(r, State, session.JSON[*Plan]())
 	session.On(r, State, func(_ *Plan, _ bool, ev PlanSetup) (*Plan, error) {
 		p := &Plan{Objective: ev.Objective, Steps: make([]Step, 0, len(ev.Steps))}
 		for i, t := range ev.Steps {

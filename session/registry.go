@@ -20,6 +20,7 @@ type Registry struct {
 	logs      map[reflect.Type][]string
 	providers []provider
 	perCall   map[string]func(*Session) (any, error)
+	codecs    map[string]codec
 	logLimit  int
 }
 
@@ -43,6 +44,7 @@ func NewRegistry() *Registry {
 		reducers: map[reflect.Type][]reducer{},
 		logs:     map[reflect.Type][]string{},
 		perCall:  map[string]func(*Session) (any, error){},
+		codecs:   map[string]codec{},
 		logLimit: DefaultLogLimit,
 	}
 	Record(r, Invocations)

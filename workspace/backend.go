@@ -33,17 +33,17 @@ func (b *Backend) Close() error { return b.impl.Close() }
 // of files (path to content; nil for an empty workspace). Paths are
 // normalised; a bad path is an error.
 func NewMemory(files map[string][]byte) (*Backend, error) {
-	bld := newTreeBuilder()
+	root := emptyDir
 	for p, data := range files {
 		n, err := normalizeFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %q: %w", p, err)
 		}
-		if err := buildFile(bld, n, data); err != nil {
+		if root, err = buildFile(root, n, data); err != nil {
 			return nil, fmt.Errorf("workspace: %s: %w", n, err)
 		}
 	}
-	return &Backend{impl: &memBackend{base: bld.Map()}}, nil
+	return &Backend{impl: &memBackend{base: root}}, nil
 }
 
 // OpenDisk returns a disk backend over the directory dir, which must exist.
@@ -127,17 +127,17 @@ func Open(cfg Config, logger *slog.Logger) (*Backend, error) {
 	}
 	switch cfg.Backend {
 	case "", "memory":
-		bld := newTreeBuilder()
+		root := emptyDir
 		for _, f := range files {
-			if _, ok := bld.Get(f.path); ok {
+			if _, ok := lookup(root, f.path); ok {
 				logger.Warn("workspace mount: path already provided by an earlier mount; keeping the first", "path", f.path, "host", f.host)
 				continue
 			}
-			if err := buildFile(bld, f.path, f.data); err != nil {
+			if root, err = buildFile(root, f.path, f.data); err != nil {
 				return nil, fmt.Errorf("workspace mount %s: %s: %w", f.host, f.path, err)
 			}
 		}
-		return &Backend{impl: &memBackend{base: bld.Map()}}, nil
+		return &Backend{impl: &memBackend{base: root}}, nil
 	case "disk":
 		if cfg.Root == "" {
 			return nil, errors.New("workspace: the disk backend needs a root directory")
@@ -184,26 +184,4 @@ func mountOnDisk(b *diskBackend, files []mountedFile) (kept int, err error) {
 		return nil
 	})
 	return kept, err
-}
-
-// buildFile adds a file and its missing parent directories to a tree
-// being built.
-func buildFile(bld interface {
-	Get(string) (*node, bool)
-	Set(string, *node)
-}, p string, data []byte) error {
-	for _, a := range ancestors(p) {
-		n, ok := bld.Get(a)
-		switch {
-		case !ok:
-			bld.Set(a, dirNode)
-		case !n.dir:
-			return &parentError{path: a}
-		}
-	}
-	if n, ok := bld.Get(p); ok && n.dir {
-		return errIsDir
-	}
-	bld.Set(p, fileNode(data))
-	return nil
 }

@@ -213,16 +213,14 @@ func (h *harness) dump(cs *mcptest.Client) string {
 		}
 	} else {
 		w := From(h.session(cs))
-		t := w.st.(*memStore).t.Load()
-		itr := t.Iterator()
-		for !itr.Done() {
-			k, v, _ := itr.Next()
+		_ = w.st.(*memStore).t.Load().walk("", func(k string, v *node) error {
 			if v.dir {
 				lines = append(lines, k+"/")
 			} else {
-				lines = append(lines, k+" "+string(v.data))
+				lines = append(lines, k+" "+string(v.file.data))
 			}
-		}
+			return nil
+		})
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")

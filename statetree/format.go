@@ -1,0 +1,182 @@
+package statetree
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ChunkSize is the largest file stored as one blob. A larger file is
+// stored as chunks of ChunkSize bytes (the last one shorter) and a blob
+// listing their hashes, so that every blob stays below store.MaxValue and
+// a change to part of a large file rewrites only its chunks.
+const ChunkSize = 512 << 10
+
+// Entry is one entry of a directory.
+type Entry struct {
+	// Name is the entry's name in its directory: not empty, without '/'
+	// or NUL.
+	Name string
+	// Dir says whether it is a directory.
+	Dir bool
+	// Size is a file's length in bytes; 0 for a directory.
+	Size int64
+	// Hash names the directory's blob, or the file's (see PutFile).
+	Hash string
+}
+
+// Blob headers: a format tag and version.
+var (
+	dirHeader    = []byte("wdir1")
+	chunksHeader = []byte("wchk1")
+)
+
+// EncodeDir returns the blob of a directory. entries must be sorted by
+// name, without duplicates. An entry is a kind byte ('d' or 'f'), the
+// name's length and the size as uvarints, the name, and the hash's 32
+// bytes: about 40 bytes plus the name.
+func EncodeDir(entries []Entry) ([]byte, error) {
+	b := make([]byte, 0, len(dirHeader)+len(entries)*(48+16))
+	b = append(b, dirHeader...)
+	for i, e := range entries {
+		if err := checkName(e.Name); err != nil {
+			return nil, err
+		}
+		if i > 0 && entries[i-1].Name >= e.Name {
+			return nil, fmt.Errorf("statetree: directory entries out of order: %q, %q", entries[i-1].Name, e.Name)
+		}
+		kind := byte('f')
+		if e.Dir {
+			kind = 'd'
+		}
+		sum, err := hex.DecodeString(e.Hash)
+		if err != nil || len(sum) != 32 {
+			return nil, fmt.Errorf("statetree: entry %q: bad hash %q", e.Name, e.Hash)
+		}
+		b = append(b, kind)
+		b = binary.AppendUvarint(b, uint64(len(e.Name)))
+		b = binary.AppendUvarint(b, uint64(e.Size))
+		b = append(b, e.Name...)
+		b = append(b, sum...)
+	}
+	return b, nil
+}
+
+// errFormat reports a blob that is not of the expected format.
+var errFormat = errors.New("malformed blob")
+
+// DecodeDir returns the entries of a directory blob.
+func DecodeDir(b []byte) ([]Entry, error) {
+	rest, ok := bytes.CutPrefix(b, dirHeader)
+	if !ok {
+		return nil, fmt.Errorf("statetree: not a directory: %w", errFormat)
+	}
+	var out []Entry
+	for len(rest) > 0 {
+		kind := rest[0]
+		rest = rest[1:]
+		n, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return nil, fmt.Errorf("statetree: directory: %w", errFormat)
+		}
+		rest = rest[k:]
+		size, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(len(rest)) {
+			return nil, fmt.Errorf("statetree: directory: %w", errFormat)
+		}
+		rest = rest[k:]
+		if uint64(len(rest)) < n+32 || (kind != 'd' && kind != 'f') || (kind == 'd' && size != 0) {
+			return nil, fmt.Errorf("statetree: directory: %w", errFormat)
+		}
+		e := Entry{Name: string(rest[:n]), Dir: kind == 'd', Size: int64(size), Hash: hex.EncodeToString(rest[n : n+32])}
+		rest = rest[n+32:]
+		if err := checkName(e.Name); err != nil || len(out) > 0 && out[len(out)-1].Name >= e.Name {
+			return nil, fmt.Errorf("statetree: directory: entry %q: %w", e.Name, errFormat)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func checkName(name string) error {
+	if name == "" || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("statetree: bad entry name %q", name)
+	}
+	return nil
+}
+
+// PutFile returns the hash under which a file of content data is stored,
+// and passes its blobs to put when put is not nil: data itself up to
+// ChunkSize bytes, otherwise each chunk and the list of their hashes,
+// which the returned hash names. The hash depends only on data.
+func PutFile(data []byte, put Put) string {
+	if len(data) <= ChunkSize {
+		h := Hash(data)
+		if put != nil {
+			put(h, data)
+		}
+		return h
+	}
+	list := make([]byte, 0, len(chunksHeader)+32*(len(data)/ChunkSize+1))
+	list = append(list, chunksHeader...)
+	for off := 0; off < len(data); off += ChunkSize {
+		c := data[off:min(off+ChunkSize, len(data))]
+		h := Hash(c)
+		if put != nil {
+			put(h, c)
+		}
+		sum, _ := hex.DecodeString(h)
+		list = append(list, sum...)
+	}
+	h := Hash(list)
+	if put != nil {
+		put(h, list)
+	}
+	return h
+}
+
+// GetFile returns the content of the file of size bytes stored under h
+// (see PutFile).
+func GetFile(h string, size int64, get Getter) ([]byte, error) {
+	if size <= ChunkSize {
+		return fetch(get, h)
+	}
+	chunks, err := readChunks(h, size, get)
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, 0, size)
+	for _, c := range chunks {
+		b, err := fetch(get, c)
+		if err != nil {
+			return nil, err
+		}
+		data = append(data, b...)
+	}
+	if int64(len(data)) != size {
+		return nil, fmt.Errorf("statetree: file %s: %d bytes, want %d: %w", h, len(data), size, errFormat)
+	}
+	return data, nil
+}
+
+// readChunks returns the hashes of the chunks of a file of size bytes
+// whose chunk list is h.
+func readChunks(h string, size int64, get Getter) ([]string, error) {
+	b, err := fetch(get, h)
+	if err != nil {
+		return nil, err
+	}
+	rest, ok := bytes.CutPrefix(b, chunksHeader)
+	want := (size + ChunkSize - 1) / ChunkSize
+	if !ok || int64(len(rest)) != 32*want {
+		return nil, fmt.Errorf("statetree: chunk list %s: %w", h, errFormat)
+	}
+	out := make([]string, 0, want)
+	for ; len(rest) > 0; rest = rest[32:] {
+		out = append(out, hex.EncodeToString(rest[:32]))
+	}
+	return out, nil
+}

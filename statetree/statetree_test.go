@@ -1,0 +1,479 @@
+package statetree_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wink-mcp/wink-mcp/planning"
+	"github.com/wink-mcp/wink-mcp/policy"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/statetree"
+	"github.com/wink-mcp/wink-mcp/store"
+	"github.com/wink-mcp/wink-mcp/workspace"
+)
+
+// newRegistry returns a registry set up as the server sets one up: the
+// planning and workspace sections (memory backend, starting from files)
+// and the policies' memory.
+func newRegistry(t testing.TB, files map[string][]byte) *session.Registry {
+	t.Helper()
+	b, err := workspace.NewMemory(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := session.NewRegistry()
+	planning.New(planning.React).Setup(r)
+	workspace.New(b, workspace.Options{}).Setup(r)
+	policy.Persist(r)
+	return r
+}
+
+func newSession(t testing.TB, r *session.Registry) *session.Session {
+	t.Helper()
+	s, err := r.NewSession(fmt.Sprintf("s%p", t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// blobs is a blob store for tests that counts its reads.
+type blobs struct {
+	mu    sync.Mutex
+	m     map[string][]byte
+	reads int
+}
+
+func newBlobs() *blobs { return &blobs{m: map[string][]byte{}} }
+
+func (b *blobs) add(m map[string][]byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	maps.Copy(b.m, m)
+}
+
+func (b *blobs) get(h string) ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reads++
+	v, ok := b.m[h]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", h, store.ErrNotFound)
+	}
+	return v, nil
+}
+
+func encode(t testing.TB, s *session.Session, prev *statetree.State) (*statetree.State, map[string][]byte) {
+	t.Helper()
+	st, nb, err := statetree.Encode(s, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, nb
+}
+
+// dump describes everything a later call can observe of a session: its
+// slices as stored and its workspace's files and directories.
+func dump(t testing.TB, s *session.Session) string {
+	t.Helper()
+	var lines []string
+	for name, v := range s.Slices() {
+		b, err := s.MarshalSlice(name, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, name+"="+string(b))
+	}
+	w := workspace.From(s)
+	var walk func(dir string)
+	walk = func(dir string) {
+		infos, err := w.List(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range infos {
+			if in.Dir {
+				lines = append(lines, in.Path+"/")
+				walk(in.Path)
+				continue
+			}
+			data, err := w.ReadFile(in.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _, _ := w.Version(in.Path)
+			lines = append(lines, fmt.Sprintf("%s %d %s %x", in.Path, in.Size, v, statetree.Hash(data)))
+		}
+	}
+	walk("")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// fill gives s a plan, policy memory and the files.
+func fill(t testing.TB, s *session.Session, files map[string]string) {
+	t.Helper()
+	if len(files) == 0 {
+		return
+	}
+	if err := s.Dispatch(planning.PlanSetup{Objective: "ship", Steps: []string{"draft", "review"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Dispatch(planning.StepUpdated{ID: 1, Status: planning.Done}); err != nil {
+		t.Fatal(err)
+	}
+	w := workspace.From(s)
+	var paths []string
+	for p, c := range files {
+		if err := w.WriteFile(p, []byte(c)); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	rbw := workspace.ReadBeforeWrite()
+	if err := rbw.Remember(s, w, paths); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 3*statetree.ChunkSize/16+5) // four chunks
+	tests := []struct {
+		name   string
+		files  map[string]string
+		remove []string
+	}{
+		{"empty", nil, nil},
+		{"one file", map[string]string{"a.txt": "hello"}, nil},
+		{"nested, an empty directory and a large file", map[string]string{
+			"src/main.go": "package main", "src/lib/a.go": "package lib", "src/lib/b.go": "package lib // b",
+			"docs/gone.md": "x", "big.bin": big, "a-b": "sorts after a/", "a/x": "in a",
+		}, []string{"docs/gone.md"}},
+		{"same content twice", map[string]string{"x/1": "same", "y/1": "same"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRegistry(t, nil)
+			s := newSession(t, r)
+			fill(t, s, tt.files)
+			for _, p := range tt.remove {
+				if _, err := workspace.From(s).Remove(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, nb := encode(t, s, nil)
+			bs := newBlobs()
+			bs.add(nb)
+
+			loaded := newSession(t, r)
+			back, err := statetree.Decode(loaded, st.Root, bs.get)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Root != st.Root {
+				t.Fatalf("decoded root %s, want %s", back.Root, st.Root)
+			}
+			if got, want := dump(t, loaded), dump(t, s); got != want {
+				t.Fatalf("loaded session:\n%s\nwant:\n%s", got, want)
+			}
+			if !reflect.DeepEqual(planning.Current(loaded), planning.Current(s)) {
+				t.Fatalf("plan %+v, want %+v", planning.Current(loaded), planning.Current(s))
+			}
+			again, nb := encode(t, loaded, back)
+			if again.Root != st.Root || len(nb) != 0 {
+				t.Fatalf("encoding the loaded session: root %s and %d blobs, want %s and none", again.Root, len(nb), st.Root)
+			}
+			live, err := statetree.Live(st.Root, bs.get)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(live, keys(bs.m)) {
+				t.Fatalf("live set of %d blobs, want the %d stored", len(live), len(bs.m))
+			}
+		})
+	}
+}
+
+func keys(m map[string][]byte) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// bigWorkspace returns the files of a workspace of dirs directories of
+// perDir files of size bytes each.
+func bigWorkspace(dirs, perDir, size int) map[string][]byte {
+	files := map[string][]byte{}
+	for d := range dirs {
+		for f := range perDir {
+			p := fmt.Sprintf("pkg%03d/file%03d.go", d, f)
+			files[p] = bytes.Repeat([]byte{byte('a' + (d+f)%26)}, size-len(p))
+			copy(files[p], p)
+		}
+	}
+	return files
+}
+
+// TestOneFileChangeStoresItsPathOnly: writing a 1 KB file in a
+// 10,000-file workspace stores the file, the two directories on its path
+// and the root, a few KB, and nothing else.
+func TestOneFileChangeStoresItsPathOnly(t *testing.T) {
+	r := newRegistry(t, bigWorkspace(100, 100, 1024))
+	s := newSession(t, r)
+	fill(t, s, map[string]string{"notes.md": "start"})
+	st, all := encode(t, s, nil)
+	if len(all) < 10_000 {
+		t.Fatalf("first encoding stored %d blobs, want every file", len(all))
+	}
+	if _, nb := encode(t, s, st); len(nb) != 0 {
+		t.Fatalf("encoding an unchanged session stored %d blobs", len(nb))
+	}
+
+	file := bytes.Repeat([]byte("x"), 1024)
+	if err := workspace.From(s).WriteFile("pkg050/file050.go", file); err != nil {
+		t.Fatal(err)
+	}
+	next, nb := encode(t, s, st)
+	size := 0
+	for _, b := range nb {
+		size += len(b)
+	}
+	t.Logf("one 1 KB write in a 10,000-file workspace: %d new blobs, %d bytes", len(nb), size)
+	if len(nb) != 4 {
+		t.Fatalf("%d new blobs, want 4 (root, workspace root, pkg050/, the file)", len(nb))
+	}
+	if _, ok := nb[statetree.Hash(file)]; !ok {
+		t.Fatal("the file's blob is not among the new ones")
+	}
+	if _, ok := nb[next.Root]; !ok {
+		t.Fatal("the root blob is not among the new ones")
+	}
+	if size > 16<<10 {
+		t.Fatalf("%d bytes of new blobs, want at most 16 KiB", size)
+	}
+}
+
+// countingKey is a slice whose codec counts how often it marshals.
+var countingKey = session.NewKey[*string]("test.counted")
+
+func TestUnchangedSliceIsNotMarshalledAgain(t *testing.T) {
+	r := newRegistry(t, nil)
+	marshals := 0
+	session.Persist(r, countingKey, session.Codec[*string]{
+		Marshal: func(v *string) ([]byte, error) { marshals++; return []byte(*v), nil },
+		Unmarshal: func(b []byte) (*string, error) {
+			v := string(b)
+			return &v, nil
+		},
+	})
+	s := newSession(t, r)
+	v := "one"
+	session.Set(s, countingKey, &v)
+	st, _ := encode(t, s, nil)
+	st, nb := encode(t, s, st)
+	if marshals != 1 || len(nb) != 0 {
+		t.Fatalf("%d marshals and %d blobs after two encodings of one value, want 1 and 0", marshals, len(nb))
+	}
+	w := "two"
+	session.Set(s, countingKey, &w)
+	if _, nb = encode(t, s, st); marshals != 2 || len(nb) != 2 {
+		t.Fatalf("%d marshals and %d blobs after a change, want 2 and 2 (slice, root)", marshals, len(nb))
+	}
+}
+
+func TestUndeclaredSliceFailsEncoding(t *testing.T) {
+	r := newRegistry(t, nil)
+	s := newSession(t, r)
+	v := "x"
+	session.Set(s, countingKey, &v)
+	if _, _, err := statetree.Encode(s, nil); err == nil || !strings.Contains(err.Error(), "test.counted") {
+		t.Fatalf("err %v, want one naming the slice", err)
+	}
+}
+
+// TestDecodeReadsFilesOnFirstUse: loading a session reads its root, slices
+// and directories; a file's content is read when it is first read, once.
+func TestDecodeReadsFilesOnFirstUse(t *testing.T) {
+	r := newRegistry(t, nil)
+	s := newSession(t, r)
+	fill(t, s, map[string]string{"a/1": "one", "a/2": "two", "b/3": "three"})
+	st, nb := encode(t, s, nil)
+	bs := newBlobs()
+	bs.add(nb)
+	loaded := newSession(t, r)
+	if _, err := statetree.Decode(loaded, st.Root, bs.get); err != nil {
+		t.Fatal(err)
+	}
+	// root, 3 slices (plan, read_before_write), workspace root, a/, b/
+	if want := 1 + 2 + 3; bs.reads != want {
+		t.Fatalf("decoding read %d blobs, want %d", bs.reads, want)
+	}
+	w := workspace.From(loaded)
+	if _, _, err := w.Version("a/1"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if data, err := w.ReadFile("a/2"); err != nil || string(data) != "two" {
+			t.Fatalf("read %q, %v", data, err)
+		}
+	}
+	if bs.reads != 7 {
+		t.Fatalf("%d reads after reading one file twice and a version, want 7", bs.reads)
+	}
+}
+
+func TestBadStoreFailsDecoding(t *testing.T) {
+	r := newRegistry(t, nil)
+	s := newSession(t, r)
+	fill(t, s, map[string]string{"a/1": "one"})
+	st, nb := encode(t, s, nil)
+	dir := ""
+	for h, b := range nb {
+		if bytes.HasPrefix(b, []byte("wdir1")) && h != st.Root {
+			dir = h
+		}
+	}
+	tests := []struct {
+		name string
+		get  statetree.Getter
+	}{
+		{"missing root", func(string) ([]byte, error) { return nil, store.ErrNotFound }},
+		{"corrupt blob", func(h string) ([]byte, error) {
+			if h == dir {
+				return []byte("wdir1"), nil
+			}
+			return nb[h], nil
+		}},
+		{"missing blob", func(h string) ([]byte, error) {
+			if h != st.Root {
+				return nil, store.ErrNotFound
+			}
+			return nb[h], nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := statetree.Decode(newSession(t, r), st.Root, tt.get); err == nil {
+				t.Fatal("decoded")
+			}
+			if _, err := statetree.Live(st.Root, tt.get); err == nil {
+				t.Fatal("live set computed")
+			}
+		})
+	}
+}
+
+// TestThroughTheStore commits a session's state to store.NewMemory, loads
+// it in a fresh registry, changes it, commits the change with only the new
+// blobs, and sweeps what the head no longer uses.
+func TestThroughTheStore(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory(store.Options{})
+	defer st.Close()
+	s := newSession(t, newRegistry(t, nil))
+	fill(t, s, map[string]string{"a/1": "one", "b/2": "two"})
+	state, nb := encode(t, s, nil)
+	rev, err := st.Create(ctx, "sess", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rev, err = st.Commit(ctx, "sess", rev, []byte(state.Root), nb); err != nil {
+		t.Fatal(err)
+	}
+
+	get := func(h string) ([]byte, error) { return st.Blob(ctx, "sess", h) }
+	head, err := st.Load(ctx, "sess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := newSession(t, newRegistry(t, nil))
+	prev, err := statetree.Decode(loaded, string(head.Data), get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dump(t, loaded), dump(t, s); got != want {
+		t.Fatalf("loaded:\n%s\nwant:\n%s", got, want)
+	}
+
+	if err := workspace.From(loaded).WriteFile("a/1", []byte("changed")); err != nil {
+		t.Fatal(err)
+	}
+	next, nb := encode(t, loaded, prev)
+	if rev, err = st.Commit(ctx, "sess", head.Rev, []byte(next.Root), nb); err != nil {
+		t.Fatal(err)
+	}
+	live, err := statetree.Live(next.Root, get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := st.Sweep(ctx, "sess", rev, func(h string) bool { return live[h] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 { // the old root, workspace root and a/, and "one"
+		t.Fatalf("swept %d blobs, want 4", n)
+	}
+	again := newSession(t, newRegistry(t, nil))
+	if _, err := statetree.Decode(again, next.Root, get); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dump(t, again), dump(t, loaded); got != want {
+		t.Fatalf("after the change and a sweep:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func BenchmarkEncodeAfterOneFileChange(b *testing.B) {
+	r := newRegistry(b, bigWorkspace(100, 100, 1024))
+	s := newSession(b, r)
+	w := workspace.From(s)
+	st, _ := encode(b, s, nil)
+	file := bytes.Repeat([]byte("x"), 1024)
+	b.ReportAllocs()
+	bytesOut := 0
+	for i := 0; b.Loop(); i++ {
+		file[0] = byte(i)
+		if err := w.WriteFile(fmt.Sprintf("pkg%03d/file%03d.go", i%100, i%100), file); err != nil {
+			b.Fatal(err)
+		}
+		var nb map[string][]byte
+		st, nb = encode(b, s, st)
+		for _, v := range nb {
+			bytesOut += len(v)
+		}
+	}
+	b.ReportMetric(float64(bytesOut)/float64(b.N), "stored-B/op")
+}
+
+// TestRolledBackCallStoresNothing: a call whose transaction is rolled back
+// leaves the session as it was encoded, so nothing is stored.
+func TestRolledBackCallStoresNothing(t *testing.T) {
+	s := newSession(t, newRegistry(t, nil))
+	fill(t, s, map[string]string{"a/1": "one"})
+	st, _ := encode(t, s, nil)
+	tx, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := workspace.From(s).WriteFile("a/2", []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Dispatch(planning.StepsAdded{Steps: []string{"more"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if next, nb := encode(t, s, st); next.Root != st.Root || len(nb) != 0 {
+		t.Fatalf("root %s and %d blobs after a rollback, want %s and none", next.Root, len(nb), st.Root)
+	}
+}
