@@ -143,7 +143,7 @@ func (h *harness) client(id string) *mcptest.Client { return mcptest.NewClient(h
 func (h *harness) call(tool, args string) (string, bool) {
 	h.t.Helper()
 	r := h.cs.Call(context.Background(), tool, json.RawMessage(args), nil)
-	return r.Text(), r.IsError
+	return r.Said(), r.IsError
 }
 
 // mustCall calls a tool that must succeed and returns its text.
