@@ -68,7 +68,7 @@ func (s *Server) addPrompt(p sections.Prompt) {
 		}
 		u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needAny)
 		if err != nil {
-			return nil, errors.New(sessionMessage(err))
+			return nil, sessionError(err)
 		}
 		defer u.release()
 		msgs, err := p.Get(ctx, u.sess, args)
@@ -146,7 +146,7 @@ func (s *Server) addResources() {
 				return nil, fmt.Errorf("%s: this request has no session: %w", req.Params.URI, mcpserver.ErrResourceNotFound)
 			}
 			if err != nil {
-				return nil, errors.New(sessionMessage(err))
+				return nil, sessionError(err)
 			}
 			u.release()
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: u.handle}}, nil
@@ -194,7 +194,7 @@ func (s *Server) readTemplate(read func(context.Context, *session.Session, strin
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needAny)
 		if err != nil {
-			return nil, errors.New(sessionMessage(err))
+			return nil, sessionError(err)
 		}
 		defer u.release()
 		args := map[string]string{}
@@ -220,6 +220,16 @@ func (s *Server) readTemplate(read func(context.Context, *session.Session, strin
 		}
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mime, Text: text}}, nil
 	}
+}
+
+// sessionError is the error a prompt or resource handler returns when
+// finding the request's session failed with err: the client reads its
+// message.
+func sessionError(err error) error {
+	if msg := sessionMessage(err); msg != "" {
+		return errors.New(msg)
+	}
+	return err
 }
 
 func marshal(v any) (string, error) {

@@ -181,6 +181,10 @@ func TestUnknownHandles(t *testing.T) {
 			}
 		}
 	}
+	_, rpcErr := c.Send(alice, "resources/read", map[string]any{"uri": server.LogURI, "_meta": modern(map[string]any{server.MetaSession: old})})
+	if rpcErr == nil || !strings.Contains(rpcErr.Message, server.UnknownSessionMessage) {
+		t.Errorf("a resource read by an expired handle: %+v", rpcErr)
+	}
 	if n := srv.Sessions().Len(); n != 2 {
 		t.Errorf("%d sessions, want 2 (nothing created, the expired one gone)", n)
 	}

@@ -232,10 +232,12 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 		}
 		u, err := s.sessions.forRequest(ctx, handle, n)
 		if err != nil {
-			if !errors.Is(err, ErrUnknownSession) && !errors.Is(err, ErrNoSession) {
+			msg := sessionMessage(err)
+			if msg == "" {
 				s.logger.Error("creating a session failed", "err", err)
+				msg = fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())
 			}
-			return mcp.NewToolResultError(sessionMessage(err)), nil
+			return mcp.NewToolResultError(msg), nil
 		}
 		defer u.release()
 		call := s.newCall(ctx, t, u.sess, req, args)

@@ -36,8 +36,8 @@ const (
 	NoSessionMessage      = "No session to read: pass 'session' with the handle from the 'Session:' line of an earlier result, or start a session with a call that changes state."
 )
 
-// sessionMessage returns what the client reads when resolving its session
-// failed with err.
+// sessionMessage returns what the client reads when finding its session
+// failed with err, or "" for a failure of the server's own.
 func sessionMessage(err error) string {
 	switch {
 	case errors.Is(err, ErrUnknownSession):
@@ -45,7 +45,7 @@ func sessionMessage(err error) string {
 	case errors.Is(err, ErrNoSession):
 		return NoSessionMessage
 	}
-	return "Session unavailable."
+	return ""
 }
 
 // handleRE is the shape of a handle: the server mints "s_" and 26 base32
@@ -83,11 +83,15 @@ func WithSessionName(ctx context.Context, name string) context.Context {
 
 // Sessions holds the server's sessions by handle, and the implicit session
 // of each client connection. It is the one place that knows where sessions
-// live: in this process's memory, in a map from handle to entry that mint,
-// resolve and forget alone touch. A durable store replaces that map behind
-// the same three methods: mint creates the session's head in the store,
-// resolve loads it (once per process, then from memory), forget deletes it;
-// the bindings of connections, which belong to this process, stay here.
+// live: today a map in this process's memory, from handle to entry, which
+// mint adds to, resolve reads (checking the principal and the idle time)
+// and forget removes from; the sweep and Len read it too. A durable store
+// (package store) takes the map's place behind those methods: mint creates
+// the session's head (a name taken is the store's ErrExists), resolve
+// loads the head on the session's first use in this process and checks the
+// principal and time recorded in it, forget deletes it, and the sweep
+// becomes the store's Expire. What belongs to this process stays here:
+// which session is which connection's, and how many requests use each.
 //
 // A session named by a handle alone ends when it has been idle for the
 // TTL; the implicit session of a connection ends with the connection
@@ -240,7 +244,7 @@ func (m *Sessions) sweep() {
 	var next time.Time
 	for _, e := range m.handles {
 		switch {
-		case e.conn != "":
+		case e.conn != "": // it ends with its connection
 		case m.expired(e, now):
 			m.forget(e)
 		case next.IsZero() || e.used.Before(next):
