@@ -67,6 +67,7 @@ type flags struct {
 	workspace string
 	stateDir  string
 	mounts    []config.Mount
+	session   string
 
 	http            string
 	insecure        bool
@@ -105,7 +106,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "comma-separated browser `origins` allowed to call the server (* for any)")
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "comma-separated Host `names` the server answers to besides loopback names")
 	fs.Int64Var(&f.maxBodyBytes, "max-body-bytes", 0, "largest request `body` accepted (default 4 MiB)")
-	fs.DurationVar(&f.sessionTTL, "session-ttl", 0, "end HTTP sessions idle this `long` (default 30m)")
+	fs.DurationVar(&f.sessionTTL, "session-ttl", 0, "end sessions idle this `long` (default 30m)")
+	fs.Func("session", "over stdio, call the process's session `NAME` (letters, digits, '-', '_'), so that a restarted process resumes it; default: a fresh one", func(v string) error {
+		f.session = v
+		return server.CheckSessionName(v)
+	})
 	fs.StringVar(&f.workspace, "workspace", "", "work on the files of `directory` (the disk backend) instead of an in-memory workspace (overrides the configuration)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "keep the server's own state (the locks and undo journals of a disk workspace) in `directory` (default: $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp; overrides the configuration)")
 	fs.Func("mount", "copy the host directory `HOST[:PATH]` into the workspace at PATH (default: its root) at startup; repeatable, added to the configuration's mounts", func(v string) error {
@@ -167,7 +172,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	} else {
 		logger.Info("serving MCP over stdio", "version", moduleVersion(), "tools", len(srv.Tools()))
-		if err := transport.ServeStdio(ctx, srv.MCP(), stdin, stdout, transport.StdioOptions{Logger: logger, ContextFunc: stdioIdentity()}); err != nil {
+		if err := transport.ServeStdio(ctx, srv.MCP(), stdin, stdout, transport.StdioOptions{Logger: logger, ContextFunc: stdioContext(f.session)}); err != nil {
 			logger.Error("stdio transport failed", "err", err)
 			return 1
 		}
@@ -200,6 +205,9 @@ func loadConfig(f *flags) (*config.Config, error) {
 		}
 	}
 	applyHTTPFlags(f, cfg)
+	if f.session != "" && cfg.HTTP.Addr != "" {
+		return nil, errors.New("--session names the session of a stdio process; over HTTP each client names its own")
+	}
 	if f.conformance {
 		if cfg.Sections == nil {
 			cfg.Sections = slices.Clone(defaultSections)
@@ -264,6 +272,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		Tree:       tree,
 		Policies:   policies,
 		Deadline:   cfg.Deadline,
+		SessionTTL: cfg.HTTP.SessionTTL,
 		Logger:     logger,
 		Stages:     lifecycle.Stages(),
 		ToolFilter: lifecycle.Visible,
@@ -275,6 +284,14 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		return nil, nil, err
 	}
 	return srv, closeAll, nil
+}
+
+// stdioContext returns the context function of the stdio transport: every
+// request comes from the local user and belongs to the process's session,
+// called name when it is set.
+func stdioContext(name string) func(context.Context) context.Context {
+	local := stdioIdentity()
+	return func(ctx context.Context) context.Context { return server.WithSessionName(local(ctx), name) }
 }
 
 // parseMount reads a --mount value, HOST[:PATH]. A Windows drive letter

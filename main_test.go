@@ -84,18 +84,24 @@ func (c *stdioClient) request(method string, params any) json.RawMessage {
 	return nil
 }
 
-// call calls a tool and returns its text and whether it failed.
+// call calls a tool and returns its text, without the line that names the
+// session of its structured content, and whether it failed.
 func (c *stdioClient) call(tool, args string) (string, bool) {
 	c.t.Helper()
 	raw := c.request("tools/call", map[string]any{"name": tool, "arguments": json.RawMessage(args)})
 	var r struct {
-		Content []struct{ Text string }
-		IsError bool
+		Content           []struct{ Text string }
+		StructuredContent struct{ Session string }
+		IsError           bool
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		c.t.Fatal(err)
 	}
-	return r.Content[0].Text, r.IsError
+	text := r.Content[0].Text
+	if h := r.StructuredContent.Session; h != "" {
+		text = strings.TrimSuffix(text, "\n\nSession: "+h)
+	}
+	return text, r.IsError
 }
 
 func (c *stdioClient) expect(tool, args, want string, wantErr bool) {
@@ -203,6 +209,42 @@ func TestEveryToolSchemaCompiles(t *testing.T) {
 		var se *schema.Error
 		if !errors.As(err, &se) {
 			t.Errorf("%s: %v", tool.Name(), err)
+		}
+	}
+}
+
+// TestSessionFlag: --session names the stdio process's session, in the
+// results of calls that change state and in the wink://session resource; a
+// bad name, or --session with --http, stops the server at startup.
+func TestSessionFlag(t *testing.T) {
+	cl := startStdio(t, "--session", "desk-1")
+	var r struct {
+		Content           []struct{ Text string }
+		StructuredContent struct{ Session string }
+	}
+	_ = json.Unmarshal(cl.request("tools/call", map[string]any{"name": "planning_setup_plan", "arguments": map[string]any{"objective": "x"}}), &r)
+	if len(r.Content) != 1 || !strings.HasSuffix(r.Content[0].Text, "\n\nSession: desk-1") || r.StructuredContent.Session != "desk-1" {
+		t.Errorf("setup: %+v", r)
+	}
+	var res struct{ Contents []struct{ Text string } }
+	_ = json.Unmarshal(cl.request("resources/read", map[string]any{"uri": "wink://session"}), &res)
+	if len(res.Contents) != 1 || res.Contents[0].Text != "desk-1" {
+		t.Errorf("wink://session: %+v", res)
+	}
+
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"--session", "two words"}, 2, `invalid value "two words" for flag -session: "two words" is not a session name`},
+		{[]string{"--session", strings.Repeat("x", 129)}, 2, "is not a session name"},
+		{[]string{"--session", "desk-1", "--http", "127.0.0.1:0"}, 1, "--session names the session of a stdio process"},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(t.Context(), tc.args, strings.NewReader(""), &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) || stdout.Len() != 0 {
+			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr.String())
 		}
 	}
 }

@@ -51,6 +51,7 @@ func New() *sections.Section {
 		Templates:   templates(),
 		Prompts:     prompts(),
 		Completions: completions(),
+		Stateless:   true,
 	}
 }
 

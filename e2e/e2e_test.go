@@ -361,11 +361,13 @@ var (
 	callIDField  = regexp.MustCompile(`("call_id":\s*)"[0-9a-f]+"`)
 	startedField = regexp.MustCompile(`("started":\s*)"[^"]*"`)
 	durationNs   = regexp.MustCompile(`("duration_ns":\s*)-?[0-9]+`)
+	handle       = regexp.MustCompile(`\bs_[A-Z2-7]{26}\b`)
 )
 
 // normalise re-marshals a frame with sorted keys and volatile values
-// (call ids, start times, durations) replaced by placeholders, also
-// inside JSON held in strings (the text of the log resource).
+// (call ids, start times, durations, session handles) replaced by
+// placeholders, also inside JSON held in strings (the text of the log
+// resource).
 func normalise(line []byte) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
@@ -411,6 +413,7 @@ func scrub(v any) any {
 		s = callName.ReplaceAllString(s, "call <id>")
 		s = callIDField.ReplaceAllString(s, `$1"<id>"`)
 		s = startedField.ReplaceAllString(s, `$1"<time>"`)
+		s = handle.ReplaceAllString(s, "<session>")
 		return durationNs.ReplaceAllString(s, `$1"<dur>"`)
 	}
 	return v

@@ -50,6 +50,7 @@ func TestHarnessNormalise(t *testing.T) {
 		{`{"n":12345678901234567890,"f":1.50}`, `{"f":1.50,"n":12345678901234567890}`},
 		{`{"uri":"wink://session/calls/0123abcd0123abcd","name":"call 0123abcd0123abcd"}`, `{"name":"call <id>","uri":"wink://session/calls/<id>"}`},
 		{`{"call_id":"ab12","started":"2026-01-01T00:00:00Z","duration_ns":42}`, `{"call_id":"<id>","duration_ns":"<dur>","started":"<time>"}`},
+		{`{"session":"s_ABCDEFGHIJKLMNOPQRSTUVWXYZ","text":"Done.\n\nSession: s_ABCDEFGHIJKLMNOPQRSTUVWX23"}`, `{"session":"<session>","text":"Done.\n\nSession: <session>"}`},
 		{`{"text":"[\n  {\n    \"call_id\": \"ab12\",\n    \"started\": \"2026-01-01T00:00:00.1Z\",\n    \"duration_ns\": 42\n  }\n]"}`,
 			`{"text":"[\n  {\n    \"call_id\": \"<id>\",\n    \"started\": \"<time>\",\n    \"duration_ns\": \"<dur>\"\n  }\n]"}`},
 	} {

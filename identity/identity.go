@@ -9,8 +9,10 @@
 //
 //	ctx = identity.With(ctx, identity.Identity{Subject: sub, Scopes: scopes})
 //
-// A request without an identity (a static bearer token names nobody) is
-// anonymous: From returns the zero Identity and false.
+// A static bearer token names nobody: its identity has no subject and no
+// scopes, only the token's digest (Credential), to which the server binds
+// the sessions the token starts. A request without an identity (no
+// authentication) is anonymous: From returns the zero Identity and false.
 package identity
 
 import (
@@ -28,6 +30,23 @@ type Identity struct {
 	// Scopes are the permissions the client was granted (the token's
 	// scopes); none for the local user.
 	Scopes []string `json:"scopes,omitempty"`
+	// Credential identifies, for a credential that names no subject (a
+	// static bearer token), that credential: a digest of it, never the
+	// secret itself. It is empty when Subject is set.
+	Credential string `json:"-"`
+}
+
+// Principal returns what the sessions a request starts are bound to: its
+// subject, or else its credential; "" for a request with neither (no
+// authentication), whose sessions anyone holding their handle may use.
+func (id Identity) Principal() string {
+	switch {
+	case id.Subject != "":
+		return "subject:" + id.Subject
+	case id.Credential != "":
+		return "credential:" + id.Credential
+	}
+	return ""
 }
 
 // HasScope reports whether the identity was granted scope.
@@ -35,9 +54,9 @@ func (id Identity) HasScope(scope string) bool {
 	return slices.Contains(id.Scopes, scope)
 }
 
-// Anonymous reports whether the identity names nobody.
+// Anonymous reports whether the identity names nobody and no credential.
 func (id Identity) Anonymous() bool {
-	return id.Subject == "" && len(id.Scopes) == 0
+	return id.Subject == "" && len(id.Scopes) == 0 && id.Credential == ""
 }
 
 type key struct{}

@@ -21,3 +21,22 @@ func TestWithFrom(t *testing.T) {
 		t.Errorf("Local() = %+v", l)
 	}
 }
+
+func TestPrincipal(t *testing.T) {
+	for _, tc := range []struct {
+		id   Identity
+		want string
+	}{
+		{Identity{}, ""},
+		{Identity{Scopes: []string{"read"}}, ""},
+		{Identity{Subject: "alice", Scopes: []string{"read"}}, "subject:alice"},
+		{Identity{Credential: "ab12"}, "credential:ab12"},
+	} {
+		if got := tc.id.Principal(); got != tc.want {
+			t.Errorf("%+v.Principal() = %q, want %q", tc.id, got, tc.want)
+		}
+	}
+	if (Identity{Credential: "ab12"}).Anonymous() {
+		t.Error("an identity with a credential is anonymous")
+	}
+}

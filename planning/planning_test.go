@@ -56,12 +56,12 @@ func newSession(t *testing.T, strategy planning.Strategy) *session {
 	return &session{t: t, srv: srv, c: mcptest.NewClient(t, srv.MCP(), t.Name())}
 }
 
-// call runs one tool call through the whole pipeline and returns its text
-// and whether it is an error.
+// call runs one tool call through the whole pipeline and returns its text,
+// without the line that names the session, and whether it is an error.
 func (s *session) call(tool, args string) (string, bool) {
 	s.t.Helper()
 	r := s.c.Call(context.Background(), tool, json.RawMessage(args), nil)
-	return r.Text(), r.IsError
+	return r.Said(), r.IsError
 }
 
 func plan(lines ...string) string { return "\n\n" + strings.Join(lines, "\n") }

@@ -53,6 +53,12 @@ type Section struct {
 	// Setup registers the section's reducers, LOG slices and per-session
 	// resources.
 	Setup func(*session.Registry)
+	// Stateless says the section's tools keep nothing in the session
+	// between calls (fixtures, pure functions). The tools of every other
+	// section keep state: the server adds the optional "session" argument
+	// to their input schemas and names the session in the results of
+	// those that change it (see package server).
+	Stateless bool
 }
 
 // Resource is a fixed-URI view of session state.

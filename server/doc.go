@@ -1,7 +1,42 @@
 // Package server turns a section tree into an MCP server: it registers the
-// tools with mcp-go, runs every call through the pipeline, keeps one
-// session per client, and exposes guidance as instructions and prompts and
-// session state as resources.
+// tools with mcp-go, runs every call through the pipeline, keeps the
+// sessions, and exposes guidance as instructions and prompts and session
+// state as resources.
+//
+// # Sessions
+//
+// A session is named by a handle the server mints: "s_" and 26 base32
+// characters from crypto/rand, never derived from what a client sends
+// (--session may name a stdio process's session instead; see
+// WithSessionName). The tools of a section keep state unless the section
+// is Stateless (the conformance fixtures are): each of them takes an
+// optional "session" argument, which the server adds to its advertised
+// input schema (advertised, in handles.go, the one place) and removes from
+// the arguments before they are validated and decoded. A harness may send
+// the handle in the request's _meta under MetaSession instead; the
+// argument wins. A call uses, in this order:
+//
+//  1. the session its handle names;
+//  2. otherwise its connection's implicit session: the stdio process (a
+//     stdio process is one client, whatever the protocol version of its
+//     requests) or the protocol session of a legacy client over
+//     Streamable HTTP or SSE, each with a handle of its own;
+//  3. otherwise (a 2026-07-28 request over HTTP, which has no
+//     connection) a new session when the call changes state (its tool is
+//     not read-only); a read gets NoSessionMessage. A tool of a Stateless
+//     section runs in an empty session of its own.
+//
+// A handle that is malformed, unknown, expired, or bound to another
+// principal (identity.Identity.Principal: the bearer token's subject, or
+// the static token) gets UnknownSessionMessage, the same for all, and
+// nothing is created under it. The successful result of a call that
+// changes state names its session: a last line "Session: HANDLE" of its
+// text and "session" in its structured content (and in the tool's output
+// schema). The resource wink://session holds the handle of the
+// connection's session. A session named by a handle alone ends after
+// Options.SessionTTL idle; a connection's session ends with the
+// connection. Sessions are kept in memory (see Sessions for how a durable
+// store takes their place).
 //
 // Every tools/call passes these stages, each a tools.Middleware, in this
 // order (the first is outermost); the slots between them (tools.Slot) hold

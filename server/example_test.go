@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -95,6 +96,10 @@ func connect(srv *server.Server) *client.Client {
 	return c
 }
 
+// handle matches the handles the server mints, which are random; call
+// shows them as s_….
+var handle = regexp.MustCompile(`s_[A-Z2-7]{26}`)
+
 // call calls a tool with arguments given as JSON and returns the text the
 // model reads, marked when the result is an error.
 func call(c *client.Client, name, args string) string {
@@ -118,7 +123,7 @@ func call(c *client.Client, name, args string) string {
 		sc, _ := json.Marshal(res.StructuredContent)
 		fmt.Fprintf(&b, "\n(structured: %s)", sc)
 	}
-	return b.String()
+	return handle.ReplaceAllString(b.String(), "s_…")
 }
 
 // total is the session's running total: a STATE slice, which a failed call
@@ -170,11 +175,23 @@ func Example_state() {
 	for _, n := range []int{4, 5, 3, 1} {
 		fmt.Println(call(c, "tally_add", fmt.Sprintf(`{"n": %d}`, n)))
 	}
+	// The result of each call that changed the session's state names the
+	// session, for a client without a connection to continue it.
+
 	// Output:
 	// The total is 4.
+	//
+	// Session: s_…
+	// (structured: {"session":"s_…"})
 	// The total is 9.
+	//
+	// Session: s_…
+	// (structured: {"session":"s_…"})
 	// error: The total would be 12, over 10.
 	// The total is 10.
+	//
+	// Session: s_…
+	// (structured: {"session":"s_…"})
 }
 
 // quiet is a policy: it refuses loud greetings.

@@ -16,6 +16,7 @@ import (
 
 // URIs of the resources every server exposes.
 const (
+	SessionURI      = "wink://session"
 	LogURI          = "wink://session/log"
 	CallURITemplate = "wink://session/calls/{call_id}"
 )
@@ -65,12 +66,12 @@ func (s *Server) addPrompt(p sections.Prompt) {
 				return nil, fmt.Errorf("prompt %q: missing required argument %q", p.Name, a.Name)
 			}
 		}
-		sess, release, err := s.sessions.ForContext(ctx)
+		u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needAny)
 		if err != nil {
-			return nil, err
+			return nil, sessionError(err)
 		}
-		defer release()
-		msgs, err := p.Get(ctx, sess, args)
+		defer u.release()
+		msgs, err := p.Get(ctx, u.sess, args)
 		if err != nil {
 			return nil, err
 		}
@@ -131,9 +132,25 @@ func complete(ctx context.Context, comp sections.Completion, arg mcp.CompleteArg
 	return out, nil
 }
 
-// addResources exposes the session's invocation log, each call's record,
-// and the sections' own resources.
+// addResources exposes the handle of the connection's session, the
+// session's invocation log, each call's record, and the sections' own
+// resources.
 func (s *Server) addResources() {
+	s.mcp.AddResource(
+		mcp.NewResource(SessionURI, "Session",
+			mcp.WithResourceDescription("The handle of this connection's session: pass it as 'session' to continue the session from a client without a connection."),
+			mcp.WithMIMEType("text/plain")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needExisting)
+			if errors.Is(err, ErrNoSession) {
+				return nil, fmt.Errorf("%s: this request has no session: %w", req.Params.URI, mcpserver.ErrResourceNotFound)
+			}
+			if err != nil {
+				return nil, sessionError(err)
+			}
+			u.release()
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: u.handle}}, nil
+		})
 	s.mcp.AddResource(
 		mcp.NewResource(LogURI, "Invocation log",
 			mcp.WithResourceDescription("Every tool call of this session: tool, arguments, outcome, duration."),
@@ -175,11 +192,11 @@ func (s *Server) readResource(read func(context.Context, *session.Session) (stri
 
 func (s *Server) readTemplate(read func(context.Context, *session.Session, string, map[string]string) (string, error), mime string, blob bool) mcpserver.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		sess, release, err := s.sessions.ForContext(ctx)
+		u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needAny)
 		if err != nil {
-			return nil, err
+			return nil, sessionError(err)
 		}
-		defer release()
+		defer u.release()
 		args := map[string]string{}
 		for k, v := range req.Params.Arguments {
 			switch v := v.(type) {
@@ -191,7 +208,7 @@ func (s *Server) readTemplate(read func(context.Context, *session.Session, strin
 				}
 			}
 		}
-		text, err := read(ctx, sess, req.Params.URI, args)
+		text, err := read(ctx, u.sess, req.Params.URI, args)
 		if errors.Is(err, sections.ErrNotFound) {
 			return nil, fmt.Errorf("%s: %w", req.Params.URI, mcpserver.ErrResourceNotFound)
 		}
@@ -203,6 +220,16 @@ func (s *Server) readTemplate(read func(context.Context, *session.Session, strin
 		}
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mime, Text: text}}, nil
 	}
+}
+
+// sessionError is the error a prompt or resource handler returns when
+// finding the request's session failed with err: the client reads its
+// message.
+func sessionError(err error) error {
+	if msg := sessionMessage(err); msg != "" {
+		return errors.New(msg)
+	}
+	return err
 }
 
 func marshal(v any) (string, error) {

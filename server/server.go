@@ -37,6 +37,10 @@ type Options struct {
 	Policies []policy.Policy
 	// Deadline bounds each call; zero means DefaultDeadline.
 	Deadline time.Duration
+	// SessionTTL is how long a session named by a handle alone may be
+	// idle before it ends; zero means DefaultSessionTTL. (The implicit
+	// session of a connection ends with the connection.)
+	SessionTTL time.Duration
 	// Stages are extra stages by the slot of the pipeline they run in
 	// (see tools.Slot); within a slot the first is outermost. A nil
 	// middleware is skipped, so that a disabled stage can be left in place.
@@ -77,6 +81,7 @@ type Server struct {
 	deadline time.Duration
 	policies map[*tools.Tool][]policy.Policy
 	byName   map[string]*tools.Tool
+	stateful map[*tools.Tool]bool
 	order    map[string]int
 	handlers map[string]http.Handler
 }
@@ -105,10 +110,11 @@ func New(opts Options) (*Server, error) {
 		deadline: opts.Deadline,
 		policies: map[*tools.Tool][]policy.Policy{},
 		byName:   map[string]*tools.Tool{},
+		stateful: map[*tools.Tool]bool{},
 		order:    map[string]int{},
 		handlers: maps.Clone(opts.Handlers),
 	}
-	s.sessions = newSessions(s.registry)
+	s.sessions = newSessions(s.registry, opts.SessionTTL, opts.Now)
 	for _, sec := range opts.Tree.Sections() {
 		if sec.Setup != nil {
 			sec.Setup(s.registry)
@@ -119,6 +125,9 @@ func New(opts Options) (*Server, error) {
 	}
 
 	hooks := &mcpserver.Hooks{}
+	hooks.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
+		s.sessions.register(cs.SessionID())
+	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
 		s.sessions.End(cs.SessionID())
 	})
@@ -158,10 +167,16 @@ func New(opts Options) (*Server, error) {
 	s.handler = handler
 
 	for i, t := range opts.Tree.Tools() {
+		owner := opts.Tree.Owner(t)
 		s.order[t.Name()] = i
 		s.byName[t.Name()] = t
-		s.policies[t] = append(slices.Clone(opts.Tree.Owner(t).Policies), opts.Policies...)
-		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
+		s.stateful[t] = !owner.Stateless
+		s.policies[t] = append(slices.Clone(owner.Policies), opts.Policies...)
+		mt, err := advertised(t, s.stateful[t])
+		if err != nil {
+			return nil, fmt.Errorf("section %q: %w", owner.Key, err)
+		}
+		s.mcp.AddTool(mt, s.toolHandler(t))
 	}
 	s.addPrompts()
 	s.addResources()
@@ -188,40 +203,55 @@ func (s *Server) declarationOrder(_ context.Context, ts []mcp.Tool) []mcp.Tool {
 	return ts
 }
 
-// mcpTool describes t to mcp-go, with every annotation stated.
-func mcpTool(t *tools.Tool) mcp.Tool {
-	a := t.Annotations()
-	return mcp.Tool{
-		Name:            t.Name(),
-		Title:           a.Title,
-		Description:     t.Description(),
-		RawInputSchema:  t.InputSchema(),
-		RawOutputSchema: t.OutputSchema(),
-		Annotations: mcp.ToolAnnotation{
-			Title:           a.Title,
-			ReadOnlyHint:    mcp.ToBoolPtr(a.ReadOnly),
-			DestructiveHint: mcp.ToBoolPtr(a.Destructive),
-			IdempotentHint:  mcp.ToBoolPtr(a.Idempotent),
-			OpenWorldHint:   mcp.ToBoolPtr(a.OpenWorld),
-		},
-	}
-}
-
-// toolHandler adapts the pipeline to mcp-go for tool t.
+// toolHandler adapts the pipeline to mcp-go for tool t. It finds the
+// call's session first (see Sessions.forRequest): a tool of a section that
+// keeps state takes it from the "session" argument, which it removes
+// before the arguments are validated and decoded, or from _meta; a call
+// that changes state may start one. The result of a call that changed
+// state names its session.
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
+	stateful, changes := s.stateful[t], !t.Annotations().ReadOnly
+	n := needAny
+	switch {
+	case stateful && changes:
+		n = needNew
+	case stateful:
+		n = needExisting
+	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		sess, release, err := s.sessions.ForContext(ctx)
-		if err != nil {
-			s.logger.Error("creating a session failed", "err", err)
-			return mcp.NewToolResultError(fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())), nil
+		args, handle := rawArgs(req), metaSession(req.Params.Meta)
+		if stateful {
+			h, rest, err := takeSession(args)
+			if err != nil {
+				return mcp.NewToolResultError("Invalid arguments: " + err.Error()), nil
+			}
+			if h != "" {
+				handle = h
+			}
+			args = rest
 		}
-		defer release()
-		call := s.newCall(ctx, t, sess, req)
+		u, err := s.sessions.forRequest(ctx, handle, n)
+		if err != nil {
+			msg := sessionMessage(err)
+			if msg == "" {
+				s.logger.Error("creating a session failed", "err", err)
+				msg = fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())
+			}
+			return mcp.NewToolResultError(msg), nil
+		}
+		defer u.release()
+		call := s.newCall(ctx, t, u.sess, req, args)
 		out := s.handler(ctx, call)
-		if out.Success && !t.Annotations().ReadOnly {
+		if u.minted && !out.Success {
+			s.sessions.discard(u.handle)
+		}
+		if out.Success && changes {
 			s.notifyUpdated(ctx)
 		}
-		return s.render(call, out), nil
+		if !stateful || !changes {
+			u.handle = ""
+		}
+		return s.render(call, out, u.handle), nil
 	}
 }
 
@@ -245,11 +275,11 @@ func (s *Server) notifyUpdated(ctx context.Context) {
 	}
 }
 
-func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Session, req mcp.CallToolRequest) *tools.Call {
+func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Session, req mcp.CallToolRequest, args json.RawMessage) *tools.Call {
 	call := &tools.Call{
 		ID:      newCallID(),
 		Tool:    t,
-		Args:    rawArgs(req),
+		Args:    args,
 		Session: sess,
 		Started: s.now(),
 	}
@@ -302,21 +332,34 @@ func newCallID() string {
 // render turns an outcome into MCP content blocks: the text block, any extra
 // blocks, structured content for a successful result of a tool with an
 // output schema, and a resource link to a value kept out of the context.
-func (s *Server) render(call *tools.Call, out *tools.Outcome) *mcp.CallToolResult {
+// A successful result names its session when handle is set: in a last line
+// of the text and in the structured content.
+func (s *Server) render(call *tools.Call, out *tools.Outcome, handle string) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{IsError: !out.Success}
 	if len(out.Meta) > 0 {
 		res.Meta = &mcp.Meta{AdditionalFields: out.Meta}
 	}
-	res.Content = append([]mcp.Content{mcp.NewTextContent(out.Text())}, out.Content...)
-	if !out.Success || !out.HasValue() {
-		return res
+	if !out.Success {
+		handle = ""
 	}
-	if out.Exclude {
+	text := out.Text()
+	if handle != "" {
+		if text != "" {
+			text += "\n\n"
+		}
+		text += "Session: " + handle
+	}
+	res.Content = append([]mcp.Content{mcp.NewTextContent(text)}, out.Content...)
+	switch {
+	case out.Success && out.HasValue() && out.Exclude:
 		res.Content = append(res.Content, mcp.NewResourceLink(callURI(call.ID), "call "+call.ID, "The value of this call, kept out of the context.", "application/json"))
-		return res
-	}
-	if call.Tool.OutputSchema() != nil {
+	case out.Success && out.HasValue() && call.Tool.OutputSchema() != nil:
 		res.StructuredContent = out.Value
+		if handle != "" {
+			res.StructuredContent = withHandle{out.Value, handle}
+		}
+	case handle != "" && call.Tool.OutputSchema() == nil:
+		res.StructuredContent = map[string]string{sessionArg: handle}
 	}
 	return res
 }

@@ -130,7 +130,8 @@ func TestSuccessRendering(t *testing.T) {
 	cs := h.client("s1")
 	ctx := context.Background()
 	tr := cs.Call(ctx, "probe_add", map[string]any{"by": 2}, nil)
-	if tr.IsError || tr.Text() != "Added 2.\n\n{\"count\":2}" || tr.StructuredContent["count"] != float64(2) {
+	handle := h.session(cs).ID()
+	if tr.IsError || tr.Text() != "Added 2.\n\n{\"count\":2}\n\nSession: "+handle || tr.StructuredContent["count"] != float64(2) || tr.Session() != handle {
 		t.Fatalf("got %+v", tr)
 	}
 	tr = cs.Call(ctx, "probe_secret", map[string]any{}, nil)

@@ -120,7 +120,7 @@ func TestStageControlSignals(t *testing.T) {
 	cs := h.client("s")
 	ctx := context.Background()
 	r := cs.Call(ctx, "probe_add", map[string]any{"by": 1}, nil)
-	if r.IsError || r.Text() != "From the stage." || h.count(cs) != 0 {
+	if r.IsError || r.Text() != "From the stage.\n\nSession: "+h.session(cs).ID() || h.count(cs) != 0 {
 		t.Errorf("respond: %+v", r)
 	}
 	if ev := h.last(cs); !ev.Cached || !ev.Success || ev.Retries != 0 {

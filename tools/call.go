@@ -24,12 +24,14 @@ type Call struct {
 	ID string
 	// Tool is the tool called (set by lookup).
 	Tool *Tool
-	// Args are the raw arguments as the client sent them (normalised by
-	// the input stage, for the tools that ask).
+	// Args are the raw arguments as the client sent them, without the
+	// "session" argument, which names the call's session and is taken out
+	// by the server (normalised by the input stage, for the tools that
+	// ask).
 	Args json.RawMessage
 	// Meta is the request's _meta object, if any.
 	Meta map[string]any
-	// Session is the client's session.
+	// Session is the call's session.
 	Session *session.Session
 	// Notifier sends progress and log notifications to the client.
 	Notifier Notifier

@@ -38,12 +38,16 @@ func ExampleServeStdio() {
 
 	// A program passes os.Stdin and os.Stdout. ServeStdio returns once the
 	// input has ended and the calls in flight are done, or when ctx ends.
+	// The context function names the process's session (as --session
+	// does); without it the session gets a fresh handle.
 	stdin := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"1.0.0"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"planning_setup_plan","arguments":{"objective":"Ship it","initial_steps":["draft","review"]}}}
 `)
 	stdout := new(bytes.Buffer)
-	err := transport.ServeStdio(context.Background(), srv.MCP(), stdin, stdout, transport.StdioOptions{})
+	err := transport.ServeStdio(context.Background(), srv.MCP(), stdin, stdout, transport.StdioOptions{
+		ContextFunc: func(ctx context.Context) context.Context { return server.WithSessionName(ctx, "example") },
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,7 +55,7 @@ func ExampleServeStdio() {
 	frames := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	fmt.Println(frames[len(frames)-1])
 	// Output:
-	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Plan initialised with 2 steps.\n\nObjective: Ship it\nStatus: active\n\n1 [pending] draft\n2 [pending] review"}],"structuredContent":{"objective":"Ship it","status":"active","steps":[{"step_id":1,"title":"draft","status":"pending"},{"step_id":2,"title":"review","status":"pending"}]}}}
+	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Plan initialised with 2 steps.\n\nObjective: Ship it\nStatus: active\n\n1 [pending] draft\n2 [pending] review\n\nSession: example"}],"structuredContent":{"session":"example","objective":"Ship it","status":"active","steps":[{"step_id":1,"title":"draft","status":"pending"},{"step_id":2,"title":"review","status":"pending"}]}}}
 }
 
 func ExampleNewHTTP() {
@@ -93,7 +97,11 @@ func ExampleNewHTTP() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Content[0].(mcp.TextContent).Text)
+	// The last line names the session, by a handle the server minted:
+	// "Session: s_" and 26 random characters.
+	text, handle, _ := strings.Cut(res.Content[0].(mcp.TextContent).Text, "\n\nSession: ")
+	fmt.Println(text)
+	fmt.Println(len(handle))
 
 	fmt.Println(get(base + "/mcp"))
 	fmt.Println(get(base + "/healthz"))
@@ -110,6 +118,7 @@ func ExampleNewHTTP() {
 	// Status: active
 	//
 	// 1 [pending] draft
+	// 28
 	// 401 Unauthorized {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Unauthorized: a bearer token is required"}}
 	// 200 OK {"sessions":1,"status":"ok"}
 }

@@ -43,12 +43,14 @@ type notifyParams struct {
 }
 
 // testSection holds tools that exercise the transport through the real
-// pipeline.
+// pipeline. It is Stateless, so that their results are exactly what they
+// say: the handles of sessions are tested in package server.
 func (f *httpFixture) testSection() *sections.Section {
 	ann := tools.Annotations{Title: "Test"}
 	return &sections.Section{
-		Key:   "test",
-		Title: "Test",
+		Key:       "test",
+		Title:     "Test",
+		Stateless: true,
 		Tools: []*tools.Tool{
 			tools.New("notify", "Send n progress and log notifications, then return.", ann,
 				func(ctx *tools.Context, p notifyParams) (tools.Result[any], error) {

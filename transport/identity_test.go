@@ -22,12 +22,13 @@ type noParams struct{}
 
 // TestBearerIdentity: a call over HTTP runs as the identity of its
 // request's bearer token: a JWT's subject and scopes; a static token names
-// nobody. The server's tool filter sees it too.
+// nobody, and carries only its credential. The server's tool filter sees it
+// too.
 func TestBearerIdentity(t *testing.T) {
 	whoami := tools.New("whoami", "Say who is calling.", tools.Annotations{Title: "Who am I", ReadOnly: true},
 		func(ctx *tools.Context, _ noParams) (tools.Result[any], error) {
 			who, ok := identity.From(ctx)
-			return tools.OK[any](fmt.Sprintf("%v %q %v", ok, who.Subject, who.Scopes), nil), nil
+			return tools.OK[any](fmt.Sprintf("%v %q %v %v", ok, who.Subject, who.Scopes, who.Credential != ""), nil), nil
 		})
 	secret := tools.New("secret", "Only for admins.", tools.Annotations{Title: "Secret", ReadOnly: true},
 		func(*tools.Context, noParams) (tools.Result[any], error) { return tools.OK[any]("ok", nil), nil })
@@ -66,9 +67,9 @@ func TestBearerIdentity(t *testing.T) {
 		name, token, want string
 		listsSecret       bool
 	}{
-		{"jwt scope", token(jwt.MapClaims{"sub": "alice", "scope": "read admin"}), `true "alice" [read admin]`, true},
-		{"jwt scp", token(jwt.MapClaims{"sub": "bob", "scp": []string{"read"}}), `true "bob" [read]`, false},
-		{"static token", "static-token", `false "" []`, false},
+		{"jwt scope", token(jwt.MapClaims{"sub": "alice", "scope": "read admin"}), `true "alice" [read admin] false`, true},
+		{"jwt scp", token(jwt.MapClaims{"sub": "bob", "scp": []string{"read"}}), `true "bob" [read] false`, false},
+		{"static token", "static-token", `true "" [] true`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClient(t, ts.URL)

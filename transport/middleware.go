@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -213,8 +214,9 @@ func bodyLimit(n int64) middleware {
 	}
 }
 
-// A verifier checks a bearer token and returns whom it belongs to: the
-// zero Identity for a token that names nobody, such as a static token.
+// A verifier checks a bearer token and returns whom it belongs to: for a
+// token that names nobody, such as a static token, an Identity with only
+// its Credential.
 // bearerAuth puts that identity in the request's context (identity.With),
 // where the server's authorisation reads it.
 type verifier func(ctx context.Context, token string) (identity.Identity, error)
@@ -224,7 +226,9 @@ var errInvalidToken = errors.New("invalid token")
 
 // staticTokens accepts exactly the given tokens. Tokens are compared by
 // their SHA-256 digests with crypto/subtle, and every token is compared, so
-// the time taken tells nothing about a token's length or content.
+// the time taken tells nothing about a token's length or content. A token
+// names nobody; its identity carries half of its digest as the credential
+// that the sessions it starts are bound to.
 func staticTokens(tokens []string) verifier {
 	var digests [][sha256.Size]byte
 	for _, t := range tokens {
@@ -241,7 +245,7 @@ func staticTokens(tokens []string) verifier {
 		if match != 1 {
 			return identity.Identity{}, errInvalidToken
 		}
-		return identity.Identity{}, nil
+		return identity.Identity{Credential: hex.EncodeToString(got[:sha256.Size/2])}, nil
 	}
 }
 

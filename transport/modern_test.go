@@ -4,24 +4,29 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// TestStatelessEraRequestsKeepNoState sends requests of the 2026-07-28 era,
-// which mcp-go serves per request: they work, carry no session, and leave
-// no state behind, so that one such client never sees another's plan.
-func TestStatelessEraRequestsKeepNoState(t *testing.T) {
+// TestStatelessEraRequestsCarryTheirSession sends requests of the
+// 2026-07-28 era, which mcp-go serves per request: they carry no protocol
+// session, so a call that changes state starts a session and names its
+// handle, a read without one is refused, and later calls continue the
+// session by its handle, as an argument or in _meta.
+func TestStatelessEraRequestsCarryTheirSession(t *testing.T) {
 	f := newHTTPFixture(t, HTTPOptions{})
-	send := func(tool string, args map[string]any) string {
+	send := func(tool string, args map[string]any, meta map[string]any) string {
+		m := map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "modern", "version": "1"},
+		}
+		maps.Copy(m, meta)
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
-			"name": tool, "arguments": args,
-			"_meta": map[string]any{
-				"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-				"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "modern", "version": "1"},
-			},
+			"name": tool, "arguments": args, "_meta": m,
 		}})
 		req, _ := http.NewRequest(http.MethodPost, f.url+"/mcp", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -40,14 +45,22 @@ func TestStatelessEraRequestsKeepNoState(t *testing.T) {
 		}
 		return string(data)
 	}
-	if got := send("planning_setup_plan", map[string]any{"objective": "modern"}); !strings.Contains(got, "Objective: modern") {
+	got := send("planning_setup_plan", map[string]any{"objective": "modern"}, nil)
+	handle := regexp.MustCompile(`"session":"(s_[A-Z2-7]{26})"`).FindStringSubmatch(got)
+	if !strings.Contains(got, "Objective: modern") || handle == nil {
 		t.Fatalf("setup: %s", got)
 	}
-	if got := send("planning_read_plan", map[string]any{}); strings.Contains(got, "modern") || !strings.Contains(got, "No plan") {
-		t.Errorf("a later stateless request sees state: %s", got)
+	if got := send("planning_read_plan", map[string]any{}, nil); !strings.Contains(got, "No session to read") {
+		t.Errorf("a read without a handle: %s", got)
 	}
-	if n := f.srv.Sessions().Len(); n != 0 {
-		t.Errorf("%d server sessions left", n)
+	if got := send("planning_read_plan", map[string]any{"session": handle[1]}, nil); !strings.Contains(got, "Objective: modern") {
+		t.Errorf("a read by the argument: %s", got)
+	}
+	if got := send("planning_read_plan", map[string]any{}, map[string]any{"io.github.wink-mcp/session": handle[1]}); !strings.Contains(got, "Objective: modern") {
+		t.Errorf("a read by _meta: %s", got)
+	}
+	if n := f.srv.Sessions().Len(); n != 1 {
+		t.Errorf("%d server sessions, want 1", n)
 	}
 	if n := f.ht.sessionCount(); n != 0 {
 		t.Errorf("%d transport sessions left", n)

@@ -22,8 +22,8 @@ func TestTwoSessionsOnDisk(t *testing.T) {
 	run := func(cs *mcptest.Client, s step) {
 		t.Helper()
 		r := cs.Call(ctx, s.tool, json.RawMessage(s.args), nil)
-		if r.Text() != s.want || r.IsError != s.isErr {
-			t.Errorf("%s: %s %s:\n got (isError=%v) %q\nwant (isError=%v) %q", cs.SessionID(), s.tool, s.args, r.IsError, r.Text(), s.isErr, s.want)
+		if r.Said() != s.want || r.IsError != s.isErr {
+			t.Errorf("%s: %s %s:\n got (isError=%v) %q\nwant (isError=%v) %q", cs.SessionID(), s.tool, s.args, r.IsError, r.Said(), s.isErr, s.want)
 		}
 	}
 	run(a, step{"read_file", `{"file_path":"shared.txt"}`, "Read file shared.txt (lines 1-1 of 1).\n\n   1 | v1", false})

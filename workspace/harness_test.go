@@ -150,7 +150,7 @@ func (h *harness) call(tool, args string) (string, bool) {
 func (h *harness) callAs(ctx context.Context, cs *mcptest.Client, tool, args string) (string, bool) {
 	h.t.Helper()
 	r := cs.Call(ctx, tool, json.RawMessage(args), nil)
-	return r.Text(), r.IsError
+	return r.Said(), r.IsError
 }
 
 // mustCall calls a tool that must succeed and returns its text.

@@ -237,7 +237,7 @@ func TestRollbackProperty(t *testing.T) {
 				meta = map[string]any{"io.wink-mcp/timeoutMs": 20}
 			}
 			r := h.cs.Call(ctx, tool, json.RawMessage(args), meta)
-			text, isErr := r.Text(), r.IsError
+			text, isErr := r.Said(), r.IsError
 			cancel()
 			if mustFail && !isErr {
 				t.Fatalf("call %d %s %s on %s: succeeded, want a failure: %s", i, tool, args, h.b.Kind(), text)

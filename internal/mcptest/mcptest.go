@@ -194,3 +194,28 @@ func (r Result) Text() string {
 	}
 	return b.String()
 }
+
+// Session returns the handle of the session the result names in its
+// structured content, or "".
+func (r Result) Session() string {
+	h, _ := r.StructuredContent["session"].(string)
+	return h
+}
+
+// Said returns Text without the line that names the result's session
+// ("Session: HANDLE", which the server adds after a call that changed
+// state), for tests of what a tool says. The line is removed only when it
+// names the session of the structured content.
+func (r Result) Said() string {
+	text, h := r.Text(), r.Session()
+	if h == "" {
+		return text
+	}
+	if text == "Session: "+h {
+		return ""
+	}
+	if s, ok := strings.CutSuffix(text, "\n\nSession: "+h); ok {
+		return s
+	}
+	return text
+}

@@ -63,3 +63,21 @@ func TestClient(t *testing.T) {
 		t.Errorf("log messages %v, want [a b]", got)
 	}
 }
+
+func TestSaid(t *testing.T) {
+	text := func(s string) []mcptest.Content { return []mcptest.Content{{Type: "text", Text: s}} }
+	named := map[string]any{"session": "s_A"}
+	for _, tc := range []struct {
+		r         mcptest.Result
+		said, ses string
+	}{
+		{mcptest.Result{Content: text("Done.\n\nSession: s_A"), StructuredContent: named}, "Done.", "s_A"},
+		{mcptest.Result{Content: text("Session: s_A"), StructuredContent: named}, "", "s_A"},
+		{mcptest.Result{Content: text("Done.\n\nSession: s_B"), StructuredContent: named}, "Done.\n\nSession: s_B", "s_A"},
+		{mcptest.Result{Content: text("Done.\n\nSession: s_A")}, "Done.\n\nSession: s_A", ""},
+	} {
+		if got := tc.r.Said(); got != tc.said || tc.r.Session() != tc.ses {
+			t.Errorf("%q: Said() = %q, Session() = %q; want %q, %q", tc.r.Text(), got, tc.r.Session(), tc.said, tc.ses)
+		}
+	}
+}
