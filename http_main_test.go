@@ -124,7 +124,7 @@ func startBinary(t *testing.T, args ...string) *process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, append([]string{"--http", "127.0.0.1:0", "--log-format", "json"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"--http", "127.0.0.1:0", "--log-format", "json", "--state-dir", t.TempDir()}, args...)...)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
