@@ -52,7 +52,7 @@ func TestCheckExposure(t *testing.T) {
 // before listening.
 func TestPublicAddressWithoutAuthRefusesToStart(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"--http", "0.0.0.0:0"}, strings.NewReader(""), &stdout, &stderr)
+	code := run(t.Context(), []string{"--http", "0.0.0.0:0", "--state-dir", t.TempDir()}, strings.NewReader(""), &stdout, &stderr)
 	if code != 2 || !strings.Contains(stderr.String(), "not a loopback address") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
