@@ -116,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	})
 	fs.StringVar(&f.workspace, "workspace", "", "work on the files of `directory` (the disk backend) instead of an in-memory workspace (overrides the configuration)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "keep the server's own state (the locks and undo journals of a disk workspace) in `directory` (default: $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp; overrides the configuration)")
-	fs.StringVar(&f.store, "store", "", "keep sessions in `STORE`: memory (lost at exit) or nats://HOST:PORT[,...] (an external NATS cluster); default: a NATS server embedded in the process, storing under the state directory's store/ (overrides the configuration)")
+	fs.StringVar(&f.store, "store", "", "keep sessions in `STORE`: memory (the default: lost at exit), embedded (a NATS server in the process, storing under the state directory's store/: sessions survive a restart) or nats://HOST:PORT[,...] (an external NATS cluster) (overrides the configuration)")
 	fs.Func("mount", "copy the host directory `HOST[:PATH]` into the workspace at PATH (default: its root) at startup; repeatable, added to the configuration's mounts", func(v string) error {
 		m, err := parseMount(v)
 		if err != nil {
@@ -306,12 +306,12 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 }
 
 // openStore opens the session store cfg names, before the server serves:
-// memory, an external NATS cluster (nats://), or by default a NATS server
-// embedded in the process under the state directory's store/.
+// memory (the default), a NATS server embedded in the process under the
+// state directory's store/, or an external NATS cluster (nats://).
 func openStore(cfg *config.Config, logger *slog.Logger) (store.Store, error) {
 	opts := store.Options{Logger: logger}
 	switch {
-	case cfg.Store == "memory":
+	case cfg.Store == "" || cfg.Store == "memory":
 		return store.NewMemory(opts), nil
 	case strings.HasPrefix(cfg.Store, "nats://"):
 		st, err := store.Connect(context.Background(), cfg.Store, opts)
@@ -319,8 +319,8 @@ func openStore(cfg *config.Config, logger *slog.Logger) (store.Store, error) {
 			return nil, fmt.Errorf("session store %s: %w", cfg.Store, err)
 		}
 		return st, nil
-	case cfg.Store != "":
-		return nil, cfg.Errorf("store", "%q is not a session store (want memory, nats://HOST:PORT, or nothing for the embedded one)", cfg.Store)
+	case cfg.Store != "embedded":
+		return nil, cfg.Errorf("store", "%q is not a session store (want memory, embedded or nats://HOST:PORT)", cfg.Store)
 	}
 	dir := cfg.StateDir
 	if dir == "" {

@@ -18,7 +18,7 @@ func (p *proc) kill() {
 }
 
 // TestSessionSurvivesKill: a stdio process that names its session keeps a
-// plan and a file of the memory workspace in the default store; killed
+// plan and a file of the memory workspace in the embedded store; killed
 // with SIGKILL and started again with the same flags, it reads them back.
 // With --store memory nothing survives.
 func TestSessionSurvivesKill(t *testing.T) {
@@ -26,14 +26,11 @@ func TestSessionSurvivesKill(t *testing.T) {
 		store string
 		kept  bool
 	}{
-		{"", true},
+		{"embedded", true},
 		{"memory", false},
 	} {
 		t.Run("store="+tc.store, func(t *testing.T) {
-			args := []string{"--session", "desk", "--state-dir", t.TempDir()}
-			if tc.store != "" {
-				args = append(args, "--store", tc.store)
-			}
+			args := []string{"--session", "desk", "--state-dir", t.TempDir(), "--store", tc.store}
 			p := start(t, "", args...)
 			keepState(t, &stdioClient{p: p, modern: true}, true)
 			p.kill()
@@ -62,11 +59,11 @@ func TestSessionSurvivesKill(t *testing.T) {
 // the same state directory.
 func TestHandleSurvivesRestartOverHTTP(t *testing.T) {
 	state := t.TempDir()
-	s := serveHTTP(t, "--state-dir", state)
+	s := serveHTTP(t, "--state-dir", state, "--store", "embedded")
 	h := keepState(t, &httpClient{url: s.url}, false)
 	s.p.kill()
 
-	s = serveHTTP(t, "--state-dir", state)
+	s = serveHTTP(t, "--state-dir", state, "--store", "embedded")
 	c := &httpClient{url: s.url}
 	if r := c.call(t, "planning_read_plan", with(h, map[string]any{})); r.IsError || !strings.Contains(r.text(), "Objective: Ship it") {
 		t.Errorf("the plan after the restart: %+v", r)
