@@ -30,7 +30,7 @@ var allowedImports = map[string][]string{
 	"planning":    {"sections", "tools", "policy", "session"},
 	"workspace":   {"sections", "tools", "policy", "session", "statetree"},
 	"conformance": {"sections", "tools", "policy", "session"},
-	"server":      {"sections", "tools", "policy", "session", "schema", "identity"},
+	"server":      {"sections", "tools", "policy", "session", "schema", "identity", "store", "statetree"},
 	"transport":   {"server", "identity"},
 	"hooks":       {"tools", "session", "policy", "schema", "identity"},
 }

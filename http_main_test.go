@@ -52,7 +52,7 @@ func TestCheckExposure(t *testing.T) {
 // before listening.
 func TestPublicAddressWithoutAuthRefusesToStart(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"--http", "0.0.0.0:0"}, strings.NewReader(""), &stdout, &stderr)
+	code := run(t.Context(), []string{"--http", "0.0.0.0:0", "--state-dir", t.TempDir()}, strings.NewReader(""), &stdout, &stderr)
 	if code != 2 || !strings.Contains(stderr.String(), "not a loopback address") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
@@ -124,7 +124,7 @@ func startBinary(t *testing.T, args ...string) *process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, append([]string{"--http", "127.0.0.1:0", "--log-format", "json"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"--http", "127.0.0.1:0", "--log-format", "json", "--state-dir", t.TempDir()}, args...)...)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {

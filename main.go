@@ -20,6 +20,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/store"
 	"github.com/wink-mcp/wink-mcp/transport"
 	"github.com/wink-mcp/wink-mcp/workspace"
 )
@@ -66,6 +68,7 @@ type flags struct {
 	version   bool
 	workspace string
 	stateDir  string
+	store     string
 	mounts    []config.Mount
 	session   string
 
@@ -113,6 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	})
 	fs.StringVar(&f.workspace, "workspace", "", "work on the files of `directory` (the disk backend) instead of an in-memory workspace (overrides the configuration)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "keep the server's own state (the locks and undo journals of a disk workspace) in `directory` (default: $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp; overrides the configuration)")
+	fs.StringVar(&f.store, "store", "", "keep sessions in `STORE`: memory (the default: lost at exit), embedded (a NATS server in the process, storing under the state directory's store/: sessions survive a restart) or nats://HOST:PORT[,...] (an external NATS cluster) (overrides the configuration)")
 	fs.Func("mount", "copy the host directory `HOST[:PATH]` into the workspace at PATH (default: its root) at startup; repeatable, added to the configuration's mounts", func(v string) error {
 		m, err := parseMount(v)
 		if err != nil {
@@ -231,6 +235,9 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 	if f.stateDir != "" {
 		cfg.StateDir = f.stateDir
 	}
+	if f.store != "" {
+		cfg.Store = f.store
+	}
 	cfg.Workspace.Mounts = append(cfg.Workspace.Mounts, f.mounts...)
 	strategy, err := planning.ParseStrategy(string(cfg.Planning.Strategy))
 	if err != nil {
@@ -260,13 +267,25 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		b.close()
 		return nil, nil, err
 	}
+	st, err := openStore(cfg, logger)
+	if err != nil {
+		if cerr := lifecycle.Close(); cerr != nil {
+			logger.Error("closing the audit file failed", "err", cerr)
+		}
+		b.close()
+		return nil, nil, err
+	}
 	closeAll := func() {
 		if err := lifecycle.Close(); err != nil {
 			logger.Error("closing the audit file failed", "err", err)
 		}
 		b.close()
+		if err := st.Close(); err != nil {
+			logger.Error("closing the session store failed", "err", err)
+		}
 	}
 	srv, err := server.New(server.Options{
+		Store:      st,
 		Name:       "wink-mcp",
 		Version:    moduleVersion(),
 		Tree:       tree,
@@ -284,6 +303,40 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		return nil, nil, err
 	}
 	return srv, closeAll, nil
+}
+
+// openStore opens the session store cfg names, before the server serves:
+// memory (the default), a NATS server embedded in the process under the
+// state directory's store/, or an external NATS cluster (nats://).
+func openStore(cfg *config.Config, logger *slog.Logger) (store.Store, error) {
+	opts := store.Options{Logger: logger}
+	switch {
+	case cfg.Store == "" || cfg.Store == "memory":
+		return store.NewMemory(opts), nil
+	case strings.HasPrefix(cfg.Store, "nats://"):
+		st, err := store.Connect(context.Background(), cfg.Store, opts)
+		if err != nil {
+			return nil, fmt.Errorf("session store %s: %w", cfg.Store, err)
+		}
+		return st, nil
+	case cfg.Store != "embedded":
+		return nil, cfg.Errorf("store", "%q is not a session store (want memory, embedded or nats://HOST:PORT)", cfg.Store)
+	}
+	dir := cfg.StateDir
+	if dir == "" {
+		var err error
+		if dir, err = config.DefaultStateDir(); err != nil {
+			return nil, err
+		}
+	}
+	dir = filepath.Join(dir, "store")
+	start := time.Now()
+	st, err := store.OpenEmbedded(context.Background(), dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("session store in %s: %w", dir, err)
+	}
+	logger.Debug("session store open", "dir", dir, "ms", time.Since(start).Milliseconds())
+	return st, nil
 }
 
 // stdioContext returns the context function of the stdio transport: every

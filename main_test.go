@@ -32,8 +32,9 @@ func startStdio(t *testing.T, args ...string) *stdioClient {
 	outR, outW := io.Pipe()
 	c := &stdioClient{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan int, 1)}
 	c.out.Buffer(make([]byte, 1<<20), 16<<20)
+	stateDir := t.TempDir()
 	go func() {
-		code := run(context.Background(), append([]string{"--log-level", "error"}, args...), inR, outW, io.Discard)
+		code := run(context.Background(), append([]string{"--log-level", "error", "--state-dir", stateDir}, args...), inR, outW, io.Discard)
 		outW.Close()
 		c.done <- code
 	}()

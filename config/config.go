@@ -29,6 +29,7 @@ type Config struct {
 	Deadline  time.Duration `json:"deadline" jsonschema:"The deadline of a single tool call; greater than zero." schema:"format=positive-go-duration"`
 	Workspace Workspace     `json:"workspace" jsonschema:"Where the files the tools work on are kept."`
 	StateDir  string        `json:"state_dir" jsonschema:"The directory of the server's own state: the locks and undo journals of the calls in flight on a disk workspace, shared by every process working on the same directory. Default: the user's state directory, $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp (macOS: ~/Library/Application Support/wink-mcp; Windows: %LocalAppData%\\wink-mcp)." schema:"minLength=1"`
+	Store     string        `json:"store" jsonschema:"Where sessions are kept: memory (the default: in the process only, nothing survives its exit), embedded (a NATS server in the process that stores under state_dir/store, so that sessions survive a restart) or nats://HOST:PORT[,...] (an external NATS cluster with JetStream)." schema:"minLength=1"`
 	Hooks     hooks.Config  `json:"hooks" jsonschema:"The lifecycle stages around every tool call. Off by default except metrics, audit to the log, the output cap and the server-wide concurrency limit."`
 	HTTP      HTTP          `json:"http" jsonschema:"Serving remote clients over Streamable HTTP (/mcp) and the legacy SSE transport (/sse and /message). Command-line flags override these keys."`
 

@@ -124,7 +124,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, hooks, http, planning, policies, sections, state_dir, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, hooks, http, planning, policies, sections, state_dir, store, workspace)",
 			key:  "deadlne", line: 2,
 		},
 		{
@@ -316,7 +316,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: deadline, hooks, http, planning, policies, sections, state_dir, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: deadline, hooks, http, planning, policies, sections, state_dir, store, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -485,6 +485,7 @@ func TestExampleFile(t *testing.T) {
 		},
 		Deadline: 90 * time.Second,
 		StateDir: "/var/lib/wink/state",
+		Store:    "nats://nats-1:4222,nats-2:4222,nats-3:4222",
 		Workspace: Workspace{
 			Backend: "disk",
 			Root:    "/var/lib/wink/workspace",

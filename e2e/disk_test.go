@@ -68,7 +68,10 @@ func TestProcessesShareADiskWorkspace(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("END\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			args := []string{"--workspace", dir, "--state-dir", state}
+			// The processes share the state directory (the journals and
+			// locks of the workspace); one process at a time may own its
+			// session store, so they keep their sessions in memory.
+			args := []string{"--workspace", dir, "--state-dir", state, "--store", "memory"}
 			if c.config != "" {
 				cfg := filepath.Join(t.TempDir(), "config.yaml")
 				if err := os.WriteFile(cfg, []byte(c.config), 0o644); err != nil {

@@ -119,7 +119,9 @@ func start(t testing.TB, dir string, args ...string) *proc {
 	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	// A state directory of its own (the default session store's), unless
+	// args name one.
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "XDG_STATE_HOME="+t.TempDir())
 	cmd.WaitDelay = 10 * time.Second
 	p := &proc{t: t, cmd: cmd, cancel: cancel, lines: make(chan []byte, 64), stderr: &syncBuffer{}}
 	cmd.Stderr = p.stderr

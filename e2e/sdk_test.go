@@ -73,7 +73,7 @@ func TestGoSDKOverStdio(t *testing.T) {
 		{"2025-11-25", "2025-11-25", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(binary)
+			cmd := exec.Command(binary, "--state-dir", t.TempDir())
 			cmd.Dir = t.TempDir()
 			c := connectSDK(t, &mcp.CommandTransport{Command: cmd}, tc.version)
 			keepState(t, c, tc.implicit)

@@ -85,6 +85,7 @@ func (pr *probe) section() *sections.Section {
 	return &sections.Section{
 		Key: "probe", Title: "Probe", Guidance: "Tools for the stages.",
 		Setup: func(r *session.Registry) {
+			session.Persist(r, count, session.JSON[int]())
 			session.On(r, count, func(old int, _ bool, ev added) (int, error) { return old + ev.n, nil })
 		},
 		Tools: []*tools.Tool{

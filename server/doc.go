@@ -35,8 +35,13 @@
 // schema). The resource wink://session holds the handle of the
 // connection's session. A session named by a handle alone ends after
 // Options.SessionTTL idle; a connection's session ends with the
-// connection. Sessions are kept in memory (see Sessions for how a durable
-// store takes their place).
+// connection. Sessions are kept in Options.Store (see Sessions): a call
+// that changed state commits the session's new state (package statetree)
+// once, after its commit hooks, by compare-and-swap on the revision it
+// loaded; a commit that another writer overtook fails the call with
+// ChangedMessage (retryable), one the store fails with StoreDownMessage,
+// and either is rolled back like any failure. A handle unknown to this
+// process is loaded from the store, so a session outlives the process.
 //
 // Every tools/call passes these stages, each a tools.Middleware, in this
 // order (the first is outermost); the slots between them (tools.Slot) hold

@@ -157,6 +157,7 @@ func Example_state() {
 		Guidance: "Keep a running total with `tally_add`.",
 		Tools:    []*tools.Tool{add},
 		Setup: func(r *session.Registry) {
+			session.Persist(r, total, session.JSON[int]())
 			session.On(r, total, func(old int, _ bool, ev Added) (int, error) {
 				return old + ev.N, nil
 			})

@@ -230,9 +230,10 @@ func TestConnectionSessions(t *testing.T) {
 	if _, rpcErr := other.Send(ctx, "resources/read", map[string]any{"uri": server.SessionURI, "_meta": modern(nil)}); rpcErr == nil {
 		t.Error("wink://session read without a session")
 	}
-	// The connection's end ends its session.
+	// The connection's end leaves a session the process named in the
+	// store, for the next process to resume.
 	srv.MCP().UnregisterSession(ctx, "stdio")
-	if r := other.Call(ctx, "probe_get", map[string]any{"session": "desk"}, modern(nil)); r.Text() != server.UnknownSessionMessage {
+	if r := other.Call(ctx, "probe_get", map[string]any{"session": "desk"}, modern(nil)); r.StructuredContent["count"] != float64(2) {
 		t.Errorf("after the connection ended: %+v", r)
 	}
 }

@@ -53,6 +53,7 @@ func probeSection() *sections.Section {
 		Title:    "Probe",
 		Guidance: "Tools that fail on purpose.",
 		Setup: func(r *session.Registry) {
+			session.Persist(r, count, session.JSON[int]())
 			session.On(r, count, func(old int, _ bool, ev added) (int, error) { return old + ev.n, nil })
 			session.On(r, count, func(int, bool, poisoned) (int, error) { return 0, errors.New("poisoned") })
 		},

@@ -21,6 +21,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/store"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -41,6 +42,11 @@ type Options struct {
 	// idle before it ends; zero means DefaultSessionTTL. (The implicit
 	// session of a connection ends with the connection.)
 	SessionTTL time.Duration
+	// Store keeps the sessions' state, so that a session outlives the
+	// process that started it (see Sessions); nil means a store of this
+	// process's memory (store.NewMemory). The caller closes it after the
+	// server has stopped.
+	Store store.Store
 	// Stages are extra stages by the slot of the pipeline they run in
 	// (see tools.Slot); within a slot the first is outermost. A nil
 	// middleware is skipped, so that a disabled stage can be left in place.
@@ -114,7 +120,11 @@ func New(opts Options) (*Server, error) {
 		order:    map[string]int{},
 		handlers: maps.Clone(opts.Handlers),
 	}
-	s.sessions = newSessions(s.registry, opts.SessionTTL, opts.Now)
+	if opts.Store == nil {
+		opts.Store = store.NewMemory(store.Options{})
+	}
+	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.Now)
+	policy.Persist(s.registry)
 	for _, sec := range opts.Tree.Sections() {
 		if sec.Setup != nil {
 			sec.Setup(s.registry)
@@ -240,6 +250,9 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			return mcp.NewToolResultError(msg), nil
 		}
 		defer u.release()
+		if u.commit != nil {
+			ctx = context.WithValue(ctx, committerKey{}, u.commit)
+		}
 		call := s.newCall(ctx, t, u.sess, req, args)
 		out := s.handler(ctx, call)
 		if u.minted && !out.Success {

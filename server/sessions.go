@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"sync"
 	"time"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/statetree"
+	"github.com/wink-mcp/wink-mcp/store"
 )
 
 // DefaultSessionTTL is how long a session named by a handle alone may be
@@ -83,21 +87,24 @@ func WithSessionName(ctx context.Context, name string) context.Context {
 
 // Sessions holds the server's sessions by handle, and the implicit session
 // of each client connection. It is the one place that knows where sessions
-// live: today a map in this process's memory, from handle to entry, which
-// mint adds to, resolve reads (checking the principal and the idle time)
-// and forget removes from; the sweep and Len read it too. A durable store
-// (package store) takes the map's place behind those methods: mint creates
-// the session's head (a name taken is the store's ErrExists), resolve
-// loads the head on the session's first use in this process and checks the
-// principal and time recorded in it, forget deletes it, and the sweep
-// becomes the store's Expire. What belongs to this process stays here:
-// which session is which connection's, and how many requests use each.
+// live: in a store (package store), with a map in this process's memory,
+// from handle to entry, as the cache of the revision each was last loaded
+// or committed at. mint creates the session's head in the store (a name
+// taken is the store's ErrExists); resolve loads the head on the session's
+// first use in this process, checks the principal and time recorded in it,
+// and decodes the state (package statetree) into a fresh session; a call
+// that changed state commits it (commit); forget deletes it, except the
+// session a stdio process names (--session), which outlives the process.
+// What belongs to this process stays in memory only: which session is
+// which connection's, and how many requests use each.
 //
 // A session named by a handle alone ends when it has been idle for the
 // TTL; the implicit session of a connection ends with the connection
 // (mcp-go unregisters its client session).
 type Sessions struct {
 	registry *session.Registry
+	store    store.Store
+	logger   *slog.Logger
 	ttl      time.Duration
 	now      func() time.Time
 
@@ -121,14 +128,30 @@ type entry struct {
 	inUse  int    // requests using it now
 	used   time.Time
 	ended  bool // forgotten while in use: closed by the last release
+	named  bool // named by the process (--session): kept in the store when it ends
+
+	// Under the session's call lock: the revision of the stored head and
+	// the state it holds (nil while the head holds none, when empty is
+	// the root of the session as it started).
+	rev   uint64
+	state *statetree.State
+	empty string
 }
 
-func newSessions(r *session.Registry, ttl time.Duration, now func() time.Time) *Sessions {
+// head is a session's head record in the store.
+type head struct {
+	Root  string `json:"root,omitempty"`
+	Owner string `json:"owner"`
+}
+
+func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl time.Duration, now func() time.Time) *Sessions {
 	if ttl <= 0 {
 		ttl = DefaultSessionTTL
 	}
 	return &Sessions{
 		registry:   r,
+		store:      st,
+		logger:     logger,
 		ttl:        ttl,
 		now:        now,
 		handles:    map[string]*entry{},
@@ -138,30 +161,106 @@ func newSessions(r *session.Registry, ttl time.Duration, now func() time.Time) *
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
-// when it is not empty (the caller makes sure it names no live session),
-// and returns it in use. The caller holds m.mu.
-func (m *Sessions) mint(name, owner string) (*entry, error) {
+// when it is not empty (the caller makes sure it names no stored session),
+// creates it in the store, and returns it in use. The caller holds m.mu.
+func (m *Sessions) mint(ctx context.Context, name, owner string) (*entry, error) {
 	h := name
 	if h == "" {
 		h = newHandle() // 130 random bits: never one in use
 	}
-	s, err := m.registry.NewSession(h)
+	e, err := m.newEntry(h, owner)
 	if err != nil {
 		return nil, err
 	}
-	e := &entry{handle: h, sess: s, owner: owner, inUse: 1, used: m.now()}
+	b, err := json.Marshal(head{Owner: owner})
+	if err != nil {
+		return nil, err
+	}
+	if e.rev, err = m.store.Create(ctx, h, b); err != nil {
+		_ = e.sess.Close()
+		return nil, fmt.Errorf("creating session %s: %w", h, err)
+	}
 	m.handles[h] = e
 	return e, nil
 }
 
-// resolve returns the session named h, in use, if owner may use it. The
-// caller holds m.mu.
-func (m *Sessions) resolve(h, owner string) (*entry, error) {
+// newEntry returns a fresh session called h bound to owner, in use, with
+// the root of its empty state.
+func (m *Sessions) newEntry(h, owner string) (*entry, error) {
+	s, err := m.registry.NewSession(h)
+	if err != nil {
+		return nil, err
+	}
+	st, _, err := statetree.Encode(s, nil)
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return &entry{handle: h, sess: s, owner: owner, inUse: 1, used: m.now(), empty: st.Root}, nil
+}
+
+// load returns, in use, the stored session h decoded into a fresh session,
+// if owner may use it; store.ErrNotFound if there is none or it has been
+// idle for longer than the TTL (it is then deleted). The caller holds
+// m.mu.
+func (m *Sessions) load(ctx context.Context, h, owner string) (*entry, error) {
+	sh, err := m.store.Load(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	var hd head
+	if err := json.Unmarshal(sh.Data, &hd); err != nil {
+		return nil, fmt.Errorf("session %s: reading its head: %w", h, err)
+	}
+	if hd.Owner != owner {
+		return nil, ErrUnknownSession
+	}
+	if m.now().Sub(sh.Time) > m.ttl {
+		m.deleteStored(h)
+		return nil, fmt.Errorf("session %s expired: %w", h, store.ErrNotFound)
+	}
+	e, err := m.newEntry(h, owner)
+	if err != nil {
+		return nil, err
+	}
+	e.rev = sh.Rev
+	if hd.Root != "" {
+		get := func(hash string) ([]byte, error) {
+			// Files of a workspace load on first read, after this request.
+			return m.store.Blob(context.Background(), h, hash)
+		}
+		if e.state, err = statetree.Decode(e.sess, hd.Root, get); err != nil {
+			_ = e.sess.Close()
+			return nil, fmt.Errorf("session %s: %w", h, err)
+		}
+	}
+	m.handles[h] = e
+	return e, nil
+}
+
+// deleteStored deletes the session h from the store.
+func (m *Sessions) deleteStored(h string) {
+	if err := m.store.Delete(context.Background(), h); err != nil && !errors.Is(err, store.ErrNotFound) {
+		m.logger.Error("deleting a session from the store failed", "session", h, "err", err)
+	}
+}
+
+// resolve returns the session named h, in use, if owner may use it,
+// loading it from the store on its first use in this process. The caller
+// holds m.mu.
+func (m *Sessions) resolve(ctx context.Context, h, owner string) (*entry, error) {
 	if !handleRE.MatchString(h) {
 		return nil, ErrUnknownSession
 	}
 	e := m.handles[h]
-	if e == nil || e.owner != owner {
+	if e == nil {
+		e, err := m.load(ctx, h, owner)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, ErrUnknownSession
+		}
+		return e, err
+	}
+	if e.owner != owner {
 		return nil, ErrUnknownSession
 	}
 	if m.expired(e, m.now()) {
@@ -173,20 +272,87 @@ func (m *Sessions) resolve(h, owner string) (*entry, error) {
 	return e, nil
 }
 
-// forget ends e: it is removed at once and closed once no request uses it.
-// The caller holds m.mu.
+// forget ends e: it is removed at once, deleted from the store unless the
+// process named it, and closed once no request uses it. The caller holds
+// m.mu.
 func (m *Sessions) forget(e *entry) {
 	if m.handles[e.handle] != e {
 		return
 	}
-	delete(m.handles, e.handle)
+	m.evict(e)
 	if e.conn != "" && m.conns[e.conn] == e {
 		delete(m.conns, e.conn)
+	}
+	if !e.named {
+		m.deleteStored(e.handle)
+	}
+}
+
+// evict drops e from memory, leaving the store as it is: the session's
+// next use loads it again. The caller holds m.mu.
+func (m *Sessions) evict(e *entry) {
+	if m.handles[e.handle] == e {
+		delete(m.handles, e.handle)
 	}
 	e.ended = true
 	if e.inUse == 0 {
 		_ = e.sess.Close()
 	}
+}
+
+// errChanged is the error of a commit that found the session's head moved
+// since this process loaded it; the client reads ChangedMessage.
+var errChanged = errors.New("session changed elsewhere")
+
+// storeError is the error of a commit that the store failed; the client
+// reads it.
+type storeError struct{ err error }
+
+func (e storeError) Error() string { return StoreDownMessage + e.err.Error() }
+func (e storeError) Unwrap() error { return e.err }
+
+// What the client reads when a call's commit failed.
+const (
+	ChangedMessage   = "The session changed elsewhere; call again."
+	StoreDownMessage = "Session store unavailable: "
+)
+
+// commit stores the state of e after a call that succeeded: nothing when
+// the call changed nothing, otherwise the blobs the change needs and a new
+// head, by compare-and-swap on the revision e was loaded or last committed
+// at. When another writer committed first, it returns errChanged and drops
+// e from memory, so that the next call loads the latest revision. The
+// caller holds the session's call lock.
+func (m *Sessions) commit(ctx context.Context, e *entry) error {
+	st, blobs, err := statetree.Encode(e.sess, e.state)
+	if err != nil {
+		return err
+	}
+	if e.state == nil && st.Root == e.empty || len(blobs) == 0 && e.state != nil && st.Root == e.state.Root {
+		e.state = nil
+		if st.Root != e.empty {
+			e.state = st
+		}
+		return nil
+	}
+	b, err := json.Marshal(head{Root: st.Root, Owner: e.owner})
+	if err != nil {
+		return err
+	}
+	rev, err := m.store.Commit(ctx, e.handle, e.rev, b, blobs)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		m.mu.Lock()
+		m.evict(e)
+		m.mu.Unlock()
+		return errChanged
+	case errors.Is(err, store.ErrNotFound):
+		return ErrUnknownSession
+	case err != nil:
+		return storeError{err}
+	}
+	e.rev, e.state = rev, st
+	return nil
 }
 
 // release ends a request's use of e.
@@ -211,25 +377,39 @@ func (m *Sessions) expired(e *entry, now time.Time) bool {
 // Whoever may send on a connection uses its session: the transport decides
 // who may (an Mcp-Session-Id is as hard to guess as a handle); the binding
 // to owner applies when the session's handle is presented.
-func (m *Sessions) connection(id, owner, name string) (*entry, error) {
+//
+// A connection whose session was dropped from memory (its commit met
+// another writer's) loads it again.
+func (m *Sessions) connection(ctx context.Context, id, owner, name string) (*entry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e := m.conns[id]; e != nil {
-		e.inUse++
-		e.used = m.now()
-		return e, nil
+	old := m.conns[id]
+	if old != nil && !old.ended {
+		old.inUse++
+		old.used = m.now()
+		return old, nil
+	}
+	if old != nil {
+		name = old.handle
 	}
 	var e *entry
 	var err error
-	if m.handles[name] != nil {
-		e, err = m.resolve(name, owner)
+	if name == "" {
+		e, err = m.mint(ctx, "", owner)
 	} else {
-		e, err = m.mint(name, owner)
+		e, err = m.resolve(ctx, name, owner)
+		if errors.Is(err, ErrUnknownSession) && m.handles[name] == nil {
+			// None stored under the name, or gone: start it.
+			if _, lerr := m.store.Load(ctx, name); errors.Is(lerr, store.ErrNotFound) {
+				e, err = m.mint(ctx, name, owner)
+			}
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	e.conn = id
+	e.named = name != "" && (old == nil || old.named)
 	m.conns[id] = e
 	return e, nil
 }
@@ -270,6 +450,10 @@ func (m *Sessions) End(id string) {
 	defer m.mu.Unlock()
 	delete(m.registered, id)
 	if e := m.conns[id]; e != nil {
+		delete(m.conns, id)
+		if e.ended && !e.named {
+			m.deleteStored(e.handle) // dropped from memory after a conflict
+		}
 		m.forget(e)
 	}
 }
@@ -283,7 +467,7 @@ func (m *Sessions) Get(id string) (*session.Session, error) {
 	m.mu.Unlock()
 	if e == nil {
 		var err error
-		if e, err = m.connection(id, "", ""); err != nil {
+		if e, err = m.connection(context.Background(), id, "", ""); err != nil {
 			return nil, err
 		}
 		m.release(e)
@@ -321,6 +505,9 @@ type use struct {
 	handle  string
 	minted  bool
 	release func()
+	// commit stores the session's state after a call that succeeded; nil
+	// for a session of the request's own.
+	commit func(context.Context) error
 }
 
 // forRequest returns the session of a request that named handle ("" for
@@ -338,14 +525,14 @@ func (m *Sessions) forRequest(ctx context.Context, handle string, n need) (use, 
 	switch cs := mcpserver.ClientSessionFromContext(ctx); {
 	case handle != "":
 		m.mu.Lock()
-		e, err = m.resolve(handle, owner)
+		e, err = m.resolve(ctx, handle, owner)
 		m.mu.Unlock()
 	case cs != nil && (!mcpserver.IsModernRequest(ctx) || m.isRegistered(cs.SessionID())):
 		name, _ := ctx.Value(sessionNameKey{}).(string)
-		e, err = m.connection(cs.SessionID(), owner, name)
+		e, err = m.connection(ctx, cs.SessionID(), owner, name)
 	case n == needNew:
 		m.mu.Lock()
-		e, err = m.mint("", owner)
+		e, err = m.mint(ctx, "", owner)
 		if err == nil && m.sweeper == nil {
 			m.sweeper = time.AfterFunc(m.ttl+time.Second, m.sweep)
 		}
@@ -363,7 +550,11 @@ func (m *Sessions) forRequest(ctx context.Context, handle string, n need) (use, 
 	if err != nil {
 		return use{}, err
 	}
-	return use{sess: e.sess, handle: e.handle, minted: minted, release: func() { m.release(e) }}, nil
+	return use{
+		sess: e.sess, handle: e.handle, minted: minted,
+		release: func() { m.release(e) },
+		commit:  func(ctx context.Context) error { return m.commit(ctx, e) },
+	}, nil
 }
 
 // discard ends a session a request started and then failed in: nothing

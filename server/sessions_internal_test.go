@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/store"
 )
 
 // TestSweep: the sweep ends the sessions named by their handles alone that
@@ -17,7 +19,7 @@ func TestSweep(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
-	m := newSessions(session.NewRegistry(), time.Minute, clock)
+	m := newSessions(session.NewRegistry(), store.NewMemory(store.Options{}), slog.Default(), time.Minute, clock)
 	ctx := context.Background()
 	start := func() use {
 		u, err := m.forRequest(ctx, "", needNew)
@@ -28,7 +30,7 @@ func TestSweep(t *testing.T) {
 	}
 	idle, busy := start(), start()
 	idle.release()
-	conn, err := m.connection("c1", "", "")
+	conn, err := m.connection(ctx, "c1", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +60,9 @@ func TestSweep(t *testing.T) {
 // TestForgetInUse: a session forgotten while a request uses it is closed
 // when the request is done, not before.
 func TestForgetInUse(t *testing.T) {
-	m := newSessions(session.NewRegistry(), time.Minute, time.Now)
-	e, err := m.connection("c1", "", "")
+	m := newSessions(session.NewRegistry(), store.NewMemory(store.Options{}), slog.Default(), time.Minute, time.Now)
+	ctx := context.Background()
+	e, err := m.connection(ctx, "c1", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

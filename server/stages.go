@@ -158,9 +158,10 @@ func serialise(next tools.Handler) tools.Handler {
 }
 
 // transaction snapshots the session, runs the rest of the pipeline, and
-// commits when it succeeded (after the commit hooks, which may still fail
-// the call) or restores otherwise: after a failure result, a Go error, a
-// panic, an expired deadline or a cancellation alike.
+// commits when it succeeded (after the commit hooks, then the store's
+// commit, either of which may still fail the call) or restores otherwise:
+// after a failure result, a Go error, a panic, an expired deadline or a
+// cancellation alike.
 func transaction(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
 		tx, err := call.Session.Begin()
@@ -193,9 +194,36 @@ func transaction(next tools.Handler) tools.Handler {
 			if err := call.RunCommitHooks(out); err != nil {
 				return failed(call, tools.ClassOf(err, tools.ClassError), err)
 			}
+			if commit, ok := ctx.Value(committerKey{}).(func(context.Context) error); ok {
+				if err := commit(ctx); err != nil {
+					return commitFailed(call, err)
+				}
+			}
 		}
 		return out
 	}
+}
+
+// committerKey is the context key of the function that stores a call's
+// session after it succeeded (use.commit).
+type committerKey struct{}
+
+// commitFailed is the outcome of a call whose session could not be stored.
+func commitFailed(call *tools.Call, err error) *tools.Outcome {
+	var o *tools.Outcome
+	var se storeError
+	switch {
+	case errors.Is(err, errChanged):
+		o = tools.Failure(tools.ClassBusy, ChangedMessage)
+	case errors.Is(err, ErrUnknownSession):
+		o = tools.Failure(tools.ClassFailure, UnknownSessionMessage)
+	case errors.As(err, &se):
+		o = tools.Failure(tools.ClassError, se.Error())
+	default:
+		return failed(call, tools.ClassError, fmt.Errorf("storing the session: %w", err))
+	}
+	o.Err = err
+	return o
 }
 
 // failed is the outcome of a call that ended in a Go error.

@@ -1,0 +1,143 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/internal/mcptest"
+	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/store"
+)
+
+// newStoredServer returns a server that keeps its sessions in st, as one
+// process of several on one store, or one process after another.
+func newStoredServer(t *testing.T, st store.Store) *server.Server {
+	t.Helper()
+	tree, err := sections.NewTree(probeSection())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{
+		Name: "test", Version: "1", Tree: tree, SessionTTL: time.Minute, Store: st,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// countOf returns the count of session h as srv reads it.
+func countOf(t *testing.T, srv *server.Server, h string) any {
+	t.Helper()
+	r := mcptest.NewClient(t, srv.MCP(), "").Call(context.Background(), "probe_get", map[string]any{"session": h}, modern(nil))
+	return r.StructuredContent["count"]
+}
+
+// TestStoredSessionsOutliveTheProcess: a session committed by one server
+// is resumed by its handle on another on the same store, as after a
+// restart; one that was deleted (its connection ended) is not.
+func TestStoredSessionsOutliveTheProcess(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	ctx := context.Background()
+	first := newStoredServer(t, st)
+	c := mcptest.NewClient(t, first.MCP(), "")
+	h := c.Call(ctx, "probe_add", map[string]any{"by": 3}, modern(nil)).Session()
+	c.Call(ctx, "probe_add", map[string]any{"by": 4, "session": h}, modern(nil))
+
+	second := newStoredServer(t, st)
+	if got := countOf(t, second, h); got != float64(7) {
+		t.Fatalf("count after the restart = %v, want 7", got)
+	}
+	// A read commits nothing.
+	before, err := st.Load(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	countOf(t, second, h)
+	if after, _ := st.Load(ctx, h); after.Rev != before.Rev {
+		t.Errorf("a read moved the head from %d to %d", before.Rev, after.Rev)
+	}
+	// A legacy connection's session is deleted when the connection ends.
+	legacy := mcptest.NewClient(t, second.MCP(), "legacy")
+	if err := second.MCP().RegisterSession(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	lh := legacy.Call(ctx, "probe_add", map[string]any{"by": 1}, nil).Session()
+	second.MCP().UnregisterSession(ctx, "legacy")
+	if _, err := st.Load(ctx, lh); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the ended connection's session: %v, want ErrNotFound", err)
+	}
+	if r := mcptest.NewClient(t, newStoredServer(t, st).MCP(), "").Call(ctx, "probe_get", map[string]any{"session": lh}, modern(nil)); r.Text() != server.UnknownSessionMessage {
+		t.Errorf("the ended session by its handle: %+v", r)
+	}
+}
+
+// TestCommitConflict: of two servers that loaded the same revision, the
+// second to commit is refused with a retryable answer and its change is
+// rolled back; its next call sees the first's change.
+func TestCommitConflict(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	ctx := context.Background()
+	a, b := newStoredServer(t, st), newStoredServer(t, st)
+	h := mcptest.NewClient(t, a.MCP(), "").Call(ctx, "probe_add", map[string]any{"by": 1}, modern(nil)).Session()
+	if got := countOf(t, b, h); got != float64(1) { // b loads the session
+		t.Fatalf("b reads %v", got)
+	}
+	mcptest.NewClient(t, a.MCP(), "").Call(ctx, "probe_add", map[string]any{"by": 10, "session": h}, modern(nil))
+	r := mcptest.NewClient(t, b.MCP(), "").Call(ctx, "probe_add", map[string]any{"by": 100, "session": h}, modern(nil))
+	if !r.IsError || r.Text() != server.ChangedMessage {
+		t.Fatalf("the stale commit: %+v", r)
+	}
+	for name, srv := range map[string]*server.Server{"a": a, "b": b, "restarted": newStoredServer(t, st)} {
+		if got := countOf(t, srv, h); got != float64(11) {
+			t.Errorf("%s reads %v, want 11", name, got)
+		}
+	}
+}
+
+// failing is a store whose commits fail while down is set.
+type failing struct {
+	store.Store
+	down atomic.Bool
+}
+
+func (f *failing) Commit(ctx context.Context, session string, rev uint64, head []byte, blobs map[string][]byte) (uint64, error) {
+	if f.down.Load() {
+		return 0, store.ErrUnavailable
+	}
+	return f.Store.Commit(ctx, session, rev, head, blobs)
+}
+
+// TestStoreDown: a call whose commit the store fails gets a clear error,
+// and nothing of it is kept, in memory or in the store; the server serves
+// on when the store is back.
+func TestStoreDown(t *testing.T) {
+	st := &failing{Store: store.NewMemory(store.Options{})}
+	ctx := context.Background()
+	srv := newStoredServer(t, st)
+	c := mcptest.NewClient(t, srv.MCP(), "")
+	h := c.Call(ctx, "probe_add", map[string]any{"by": 1}, modern(nil)).Session()
+	st.down.Store(true)
+	r := c.Call(ctx, "probe_add", map[string]any{"by": 5, "session": h}, modern(nil))
+	if !r.IsError || !strings.HasPrefix(r.Text(), server.StoreDownMessage) {
+		t.Fatalf("a commit on a store that is down: %+v", r)
+	}
+	if got := countOf(t, srv, h); got != float64(1) {
+		t.Errorf("in memory: %v, want 1", got)
+	}
+	st.down.Store(false)
+	if got := countOf(t, newStoredServer(t, st), h); got != float64(1) {
+		t.Errorf("in the store: %v, want 1", got)
+	}
+	if r := c.Call(ctx, "probe_add", map[string]any{"by": 2, "session": h}, modern(nil)); r.IsError || r.StructuredContent["count"] != float64(3) {
+		t.Errorf("with the store back: %+v", r)
+	}
+}
