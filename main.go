@@ -267,7 +267,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		b.close()
 		return nil, nil, err
 	}
-	st, err := openStore(cfg, logger)
+	st, err := openStore(cfg, f.session, logger)
 	if err != nil {
 		if cerr := lifecycle.Close(); cerr != nil {
 			logger.Error("closing the audit file failed", "err", cerr)
@@ -306,9 +306,13 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 }
 
 // openStore opens the session store cfg names, before the server serves:
-// memory (the default), a NATS server embedded in the process under the
-// state directory's store/, or an external NATS cluster (nats://).
-func openStore(cfg *config.Config, logger *slog.Logger) (store.Store, error) {
+// memory (the default), a NATS server embedded in the process, or an
+// external NATS cluster (nats://). An embedded store locks its directory,
+// so each process that may run beside another on one state directory gets
+// its own: an HTTP server store/http, a stdio process store/stdio-NAME
+// after its --session (session). A stdio process without --session has a
+// fresh session nothing can resume, so its store is memory.
+func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.Store, error) {
 	opts := store.Options{Logger: logger}
 	switch {
 	case cfg.Store == "" || cfg.Store == "memory":
@@ -321,6 +325,9 @@ func openStore(cfg *config.Config, logger *slog.Logger) (store.Store, error) {
 		return st, nil
 	case cfg.Store != "embedded":
 		return nil, cfg.Errorf("store", "%q is not a session store (want memory, embedded or nats://HOST:PORT)", cfg.Store)
+	case cfg.HTTP.Addr == "" && session == "":
+		logger.Debug("session store in memory: without --session nothing can resume this process's session")
+		return store.NewMemory(opts), nil
 	}
 	dir := cfg.StateDir
 	if dir == "" {
@@ -329,7 +336,11 @@ func openStore(cfg *config.Config, logger *slog.Logger) (store.Store, error) {
 			return nil, err
 		}
 	}
-	dir = filepath.Join(dir, "store")
+	sub := "http"
+	if cfg.HTTP.Addr == "" {
+		sub = "stdio-" + session
+	}
+	dir = filepath.Join(dir, "store", sub)
 	start := time.Now()
 	st, err := store.OpenEmbedded(context.Background(), dir, opts)
 	if err != nil {

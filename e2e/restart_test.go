@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -70,5 +72,46 @@ func TestHandleSurvivesRestartOverHTTP(t *testing.T) {
 	}
 	if r := c.call(t, "read_file", with(h, map[string]any{"file_path": "notes.md"})); r.IsError || !strings.Contains(r.text(), "1 | bye") {
 		t.Errorf("the file after the restart: %+v", r)
+	}
+}
+
+// TestStdioProcessesShareStateDir: stdio processes with --store embedded
+// on one state directory each get a store of their own, named after their
+// --session, and one without --session keeps its fresh session in memory;
+// all serve at once. A second process with the same --session stops at
+// startup naming the directory the first one holds.
+func TestStdioProcessesShareStateDir(t *testing.T) {
+	state := t.TempDir()
+	args := func(more ...string) []string {
+		return append([]string{"--state-dir", state, "--store", "embedded"}, more...)
+	}
+	var clients []*stdioClient
+	for _, a := range [][]string{args("--session", "a"), args("--session", "b"), args()} {
+		clients = append(clients, &stdioClient{p: start(t, "", a...), modern: true})
+	}
+	for i, c := range clients {
+		if r := c.call(t, "planning_setup_plan", map[string]any{"objective": "Ship it", "initial_steps": []string{"draft"}}); r.IsError {
+			t.Errorf("process %d: %+v; stderr:\n%s", i, r, c.p.stderr)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(state, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "stdio-a stdio-b" {
+		t.Errorf("stores under %s: %q, want stdio-a and stdio-b", state, names)
+	}
+
+	p := start(t, "", args("--session", "a")...)
+	if code := p.wait(); code == 0 {
+		t.Errorf("a second process with --session a exited 0")
+	}
+	dir := filepath.Join(state, "store", "stdio-a")
+	if s := p.stderr.String(); !strings.Contains(s, dir) || !strings.Contains(s, "in use by process") {
+		t.Errorf("a second process with --session a: stderr %q, want it to name %s as in use", s, dir)
 	}
 }
