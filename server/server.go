@@ -124,7 +124,6 @@ func New(opts Options) (*Server, error) {
 		opts.Store = store.NewMemory(store.Options{})
 	}
 	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.Now)
-	s.sessions.expireEvery(expirePeriod(s.sessions.ttl))
 	policy.Persist(s.registry)
 	for _, sec := range opts.Tree.Sections() {
 		if sec.Setup != nil {
@@ -191,6 +190,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.addPrompts()
 	s.addResources()
+	s.sessions.expireEvery(expirePeriod(s.sessions.ttl))
 	return s, nil
 }
 
