@@ -190,6 +190,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.addPrompts()
 	s.addResources()
+	s.sessions.expireEvery(expirePeriod(s.sessions.ttl))
 	return s, nil
 }
 
@@ -199,6 +200,11 @@ func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 // Handlers returns the HTTP handlers, by path, that the server offers
 // besides MCP (Options.Handlers), for an HTTP transport to mount.
 func (s *Server) Handlers() map[string]http.Handler { return maps.Clone(s.handlers) }
+
+// Close stops the server's work in the background on its store (sweeping
+// sessions' unused blobs, expiring idle sessions) and waits for it. Call
+// it before closing the store.
+func (s *Server) Close() { s.sessions.close() }
 
 // Sessions returns the server's sessions.
 func (s *Server) Sessions() *Sessions { return s.sessions }

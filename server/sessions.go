@@ -101,6 +101,18 @@ func WithSessionName(ctx context.Context, name string) context.Context {
 // A session named by a handle alone ends when it has been idle for the
 // TTL; the implicit session of a connection ends with the connection
 // (mcp-go unregisters its client session).
+//
+// What the store holds is reclaimed in the background, never on a call's
+// path. Every sweepEvery commits of a session in this process, its blobs
+// that the new head no longer uses are swept (one sweep per session at a
+// time). Every quarter of the TTL (at least a minute apart), the store
+// expires the sessions whose head was last committed longer than the TTL
+// ago: those left by processes gone, and those nobody loads again. Only
+// commits count as use in the store, so just before, each session live in
+// this process that has not committed for half the TTL is touched (its
+// unchanged head committed again): a session kept alive here by reads, or
+// by a connection that stays open, is never expired under its users.
+// Close stops both and waits for them.
 type Sessions struct {
 	registry *session.Registry
 	store    store.Store
@@ -117,7 +129,21 @@ type Sessions struct {
 	// its own that is never registered.
 	registered map[string]bool
 	sweeper    *time.Timer
+	sweeping   map[string]bool // sessions whose blobs are being swept
+	closed     bool
+
+	ctx  context.Context // of the background work, cancelled by Close
+	stop context.CancelFunc
+	wg   sync.WaitGroup // the background work
 }
+
+// sweepEvery is how many commits of a session in this process start a
+// sweep of its blobs.
+const sweepEvery = 32
+
+// expirePeriod returns how often the store expires idle sessions under
+// ttl.
+func expirePeriod(ttl time.Duration) time.Duration { return max(ttl/4, time.Minute) }
 
 // entry is one live session and what Sessions knows about its use.
 type entry struct {
@@ -136,6 +162,10 @@ type entry struct {
 	rev   uint64
 	state *statetree.State
 	empty string
+	// Also under the call lock: when the head was last committed, and
+	// the commits since the last sweep of the session's blobs.
+	stored  time.Time
+	commits int
 }
 
 // head is a session's head record in the store.
@@ -148,6 +178,7 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 	if ttl <= 0 {
 		ttl = DefaultSessionTTL
 	}
+	ctx, stop := context.WithCancel(context.Background())
 	return &Sessions{
 		registry:   r,
 		store:      st,
@@ -157,6 +188,9 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 		handles:    map[string]*entry{},
 		conns:      map[string]*entry{},
 		registered: map[string]bool{},
+		sweeping:   map[string]bool{},
+		ctx:        ctx,
+		stop:       stop,
 	}
 }
 
@@ -196,7 +230,8 @@ func (m *Sessions) newEntry(h, owner string) (*entry, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	return &entry{handle: h, sess: s, owner: owner, inUse: 1, used: m.now(), empty: st.Root}, nil
+	now := m.now()
+	return &entry{handle: h, sess: s, owner: owner, inUse: 1, used: now, stored: now, empty: st.Root}, nil
 }
 
 // load returns, in use, the stored session h decoded into a fresh session,
@@ -223,7 +258,7 @@ func (m *Sessions) load(ctx context.Context, h, owner string) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.rev = sh.Rev
+	e.rev, e.stored = sh.Rev, sh.Time
 	if hd.Root != "" {
 		get := func(hash string) ([]byte, error) {
 			// Files of a workspace load on first read, after this request.
@@ -351,16 +386,159 @@ func (m *Sessions) commit(ctx context.Context, e *entry) error {
 	case err != nil:
 		return storeError{err}
 	}
-	e.rev, e.state = rev, st
+	e.rev, e.state, e.stored = rev, st, m.now()
+	if e.commits++; e.commits >= sweepEvery && m.startSweep(e.handle, rev, st.Root) {
+		e.commits = 0
+	}
 	return nil
+}
+
+// startSweep starts sweeping the blobs of session h that the head at rev,
+// whose state's root is root, does not use, unless a sweep of h is running
+// or the sessions are closed, and reports whether it started.
+func (m *Sessions) startSweep(h string, rev uint64, root string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || m.sweeping[h] {
+		return false
+	}
+	m.sweeping[h] = true
+	m.wg.Add(1)
+	go m.sweepBlobs(h, rev, root)
+	return true
+}
+
+// sweepBlobs removes the blobs of session h written before rev that the
+// state whose root is root does not use. Its failure fails no call: the
+// blobs stay until the next sweep.
+func (m *Sessions) sweepBlobs(h string, rev uint64, root string) {
+	defer m.wg.Done()
+	defer func() {
+		m.mu.Lock()
+		delete(m.sweeping, h)
+		m.mu.Unlock()
+	}()
+	live, err := statetree.Live(root, func(hash string) ([]byte, error) { return m.store.Blob(m.ctx, h, hash) })
+	n := 0
+	if err == nil {
+		n, err = m.store.Sweep(m.ctx, h, rev, func(hash string) bool { return live[hash] })
+	}
+	switch {
+	case err == nil:
+		m.logger.Debug("swept a session's unused blobs", "session", h, "removed", n)
+	case errors.Is(err, store.ErrNotFound) || m.ctx.Err() != nil:
+		m.logger.Debug("sweeping a session's blobs stopped", "session", h, "err", err)
+	default:
+		m.logger.Warn("sweeping a session's blobs failed", "session", h, "err", err)
+	}
+}
+
+// expireEvery has the store expire idle sessions every period until
+// Close, touching first the sessions live in this process.
+func (m *Sessions) expireEvery(period time.Duration) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.ctx.Done():
+				return
+			case <-t.C:
+				m.expire(m.ctx)
+			}
+		}
+	}()
+}
+
+// expire touches every session live in this process that has not expired
+// here, then has the store delete the sessions last committed longer than
+// the TTL ago.
+func (m *Sessions) expire(ctx context.Context) {
+	m.mu.Lock()
+	now := m.now()
+	var live []*entry
+	for _, e := range m.handles {
+		if !m.expired(e, now) {
+			e.inUse++ // kept open while it is touched
+			live = append(live, e)
+		}
+	}
+	m.mu.Unlock()
+	for _, e := range live {
+		m.touch(ctx, e)
+		m.mu.Lock()
+		m.drop(e)
+		m.mu.Unlock()
+	}
+	n, err := m.store.Expire(ctx, now.Add(-m.ttl))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		m.logger.Warn("expiring idle sessions in the store failed", "err", err)
+	case n > 0:
+		m.logger.Debug("expired idle sessions in the store", "count", n)
+	}
+}
+
+// touch commits the unchanged head of e again when it was last committed
+// half the TTL ago or longer, so that the store counts e as in use.
+func (m *Sessions) touch(ctx context.Context, e *entry) {
+	if err := e.sess.Acquire(ctx); err != nil {
+		return
+	}
+	defer e.sess.Release()
+	m.mu.Lock()
+	ended := e.ended
+	m.mu.Unlock()
+	if ended || m.now().Sub(e.stored) < m.ttl/2 {
+		return
+	}
+	root := ""
+	if e.state != nil {
+		root = e.state.Root
+	}
+	b, err := json.Marshal(head{Root: root, Owner: e.owner})
+	if err != nil {
+		return
+	}
+	rev, err := m.store.Commit(ctx, e.handle, e.rev, b, nil)
+	switch {
+	case errors.Is(err, store.ErrConflict): // committed elsewhere: fresh
+		m.mu.Lock()
+		m.evict(e)
+		m.mu.Unlock()
+	case err != nil:
+		m.logger.Warn("touching a session in the store failed", "session", e.handle, "err", err)
+	default:
+		e.rev, e.stored = rev, m.now()
+	}
+}
+
+// close stops the background work on the store and waits for it.
+func (m *Sessions) close() {
+	m.mu.Lock()
+	m.closed = true
+	if m.sweeper != nil {
+		m.sweeper.Stop()
+	}
+	m.mu.Unlock()
+	m.stop()
+	m.wg.Wait()
 }
 
 // release ends a request's use of e.
 func (m *Sessions) release(e *entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e.inUse--
 	e.used = m.now()
+	m.drop(e)
+}
+
+// drop ends a use of e, closing it if it has ended and was the last. The
+// caller holds m.mu.
+func (m *Sessions) drop(e *entry) {
+	e.inUse--
 	if e.ended && e.inUse == 0 {
 		_ = e.sess.Close()
 	}
@@ -420,6 +598,9 @@ func (m *Sessions) connection(ctx context.Context, id, owner, name string) (*ent
 func (m *Sessions) sweep() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
 	now := m.now()
 	var next time.Time
 	for _, e := range m.handles {

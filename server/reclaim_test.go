@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/statetree"
+	"github.com/wink-mcp/wink-mcp/store"
+)
+
+// written is a store that records every blob committed to it.
+type written struct {
+	store.Store
+	mu     sync.Mutex
+	hashes map[string]bool
+}
+
+func (w *written) Commit(ctx context.Context, session string, rev uint64, head []byte, blobs map[string][]byte) (uint64, error) {
+	w.mu.Lock()
+	for h := range blobs {
+		w.hashes[h] = true
+	}
+	w.mu.Unlock()
+	return w.Store.Commit(ctx, session, rev, head, blobs)
+}
+
+// reclaimSessions returns sessions on st whose state is one persisted
+// slice, and that slice's key.
+func reclaimSessions(st store.Store, ttl time.Duration) (*Sessions, session.Key[string]) {
+	r := session.NewRegistry()
+	k := session.NewKey[string]("file")
+	session.Persist(r, k, session.JSON[string]())
+	return newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), ttl, time.Now), k
+}
+
+// TestSweepKeepsOnlyLiveBlobs: after many commits that each overwrite the
+// one slice of a session, the store holds only the blobs its head uses.
+func TestSweepKeepsOnlyLiveBlobs(t *testing.T) {
+	st := &written{Store: store.NewMemory(store.Options{}), hashes: map[string]bool{}}
+	m, file := reclaimSessions(st, time.Minute)
+	ctx := context.Background()
+	u, err := m.forRequest(ctx, "", needNew)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sweepEvery {
+		session.Set(u.sess, file, string(rune('a'+i)))
+		if err := u.commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u.release()
+	defer m.close()
+
+	sh, err := st.Load(ctx, u.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hd head
+	if err := json.Unmarshal(sh.Data, &hd); err != nil {
+		t.Fatal(err)
+	}
+	live, err := statetree.Live(hd.Root, func(h string) ([]byte, error) { return st.Blob(ctx, u.handle, h) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.hashes) < sweepEvery {
+		t.Fatalf("%d blobs written, want at least %d", len(st.hashes), sweepEvery)
+	}
+	// The sweep runs off the call's path: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		stored := 0
+		for h := range st.hashes {
+			_, err := st.Blob(ctx, u.handle, h)
+			switch {
+			case err == nil:
+				stored++
+			case !errors.Is(err, store.ErrNotFound):
+				t.Fatal(err)
+			case live[h]:
+				t.Fatalf("blob %s is used and was swept", h)
+			}
+		}
+		if stored == len(live) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d blobs stored, want the %d the head uses", stored, len(live))
+		}
+	}
+}
+
+// TestExpireSparesSessionsInUse: the ticker has the store expire a session
+// idle longer than the TTL that no process holds, and not one in use here,
+// which never commits.
+func TestExpireSparesSessionsInUse(t *testing.T) {
+	const ttl = 200 * time.Millisecond
+	st := store.NewMemory(store.Options{})
+	ctx := context.Background()
+	other, _ := reclaimSessions(st, ttl) // a process gone, no ticker
+	idle, err := other.forRequest(ctx, "", needNew)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle.release()
+	m, _ := reclaimSessions(st, ttl)
+	busy, err := m.forRequest(ctx, "", needNew)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.release()
+	m.expireEvery(ttl / 10)
+	defer m.close()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := st.Load(ctx, idle.handle); errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session was never expired")
+		}
+		time.Sleep(ttl / 10)
+	}
+	time.Sleep(3 * ttl) // several more ticks
+	if _, err := st.Load(ctx, busy.handle); err != nil {
+		t.Fatalf("the session in use: %v", err)
+	}
+}
