@@ -116,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	})
 	fs.StringVar(&f.workspace, "workspace", "", "work on the files of `directory` (the disk backend) instead of an in-memory workspace (overrides the configuration)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "keep the server's own state (the locks and undo journals of a disk workspace) in `directory` (default: $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp; overrides the configuration)")
-	fs.StringVar(&f.store, "store", "", "keep sessions in `STORE`: memory (the default: lost at exit), embedded (a NATS server in the process, storing under the state directory's store/: sessions survive a restart) or nats://HOST:PORT[,...] (an external NATS cluster) (overrides the configuration)")
+	fs.StringVar(&f.store, "store", "", "keep sessions in `STORE`: embedded (the default: a NATS server in the process, storing under the state directory's store/, so that sessions survive a restart), memory (lost at exit) or nats://HOST:PORT[,...] (an external NATS cluster) (overrides the configuration)")
 	fs.Func("mount", "copy the host directory `HOST[:PATH]` into the workspace at PATH (default: its root) at startup; repeatable, added to the configuration's mounts", func(v string) error {
 		m, err := parseMount(v)
 		if err != nil {
@@ -155,7 +155,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	sink := newLogSink(stderr)
 	defer sink.Flush()
-	logger, err := newLogger(sink, isTerminal(stderr), f.logLevel, f.logFormat)
+	terminal := isTerminal(stderr)
+	// From here on everything for stderr goes through the sink, so that a
+	// message written directly never interleaves with a flush of log lines.
+	stderr = sink
+	logger, err := newLogger(sink, terminal, f.logLevel, f.logFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
@@ -302,11 +306,13 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		closeAll()
 		return nil, nil, err
 	}
-	return srv, closeAll, nil
+	// The server's background work on the store (sweeps, expiry) ends
+	// before the store closes.
+	return srv, func() { srv.Close(); closeAll() }, nil
 }
 
 // openStore opens the session store cfg names, before the server serves:
-// memory (the default), a NATS server embedded in the process, or an
+// a NATS server embedded in the process (the default), memory, or an
 // external NATS cluster (nats://). An embedded store locks its directory,
 // so each process that may run beside another on one state directory gets
 // its own: an HTTP server store/http, a stdio process store/stdio-NAME
@@ -315,7 +321,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.Store, error) {
 	opts := store.Options{Logger: logger}
 	switch {
-	case cfg.Store == "" || cfg.Store == "memory":
+	case cfg.Store == "memory":
 		return store.NewMemory(opts), nil
 	case strings.HasPrefix(cfg.Store, "nats://"):
 		st, err := store.Connect(context.Background(), cfg.Store, opts)
@@ -323,7 +329,7 @@ func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.S
 			return nil, fmt.Errorf("session store %s: %w", cfg.Store, err)
 		}
 		return st, nil
-	case cfg.Store != "embedded":
+	case cfg.Store != "" && cfg.Store != "embedded":
 		return nil, cfg.Errorf("store", "%q is not a session store (want memory, embedded or nats://HOST:PORT)", cfg.Store)
 	case cfg.HTTP.Addr == "" && session == "":
 		logger.Debug("session store in memory: without --session nothing can resume this process's session")
