@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"sync"
 	"time"
 
@@ -52,10 +51,13 @@ func sessionMessage(err error) string {
 	return ""
 }
 
-// handleRE is the shape of a handle: the server mints "s_" and 26 base32
-// characters; --session may name one with up to 128 letters, digits, '-'
-// and '_'.
-var handleRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+// validHandle reports whether h has the shape of a handle: a name the
+// store accepts (1 to 128 letters, digits, '-' and '_') that starts with a
+// letter or digit. The server mints "s_" and 26 base32 characters;
+// --session may name any such handle.
+func validHandle(h string) bool {
+	return store.ValidSession(h) && h[0] != '-' && h[0] != '_'
+}
 
 // newHandle returns a fresh handle: "s_" and 26 base32 characters, 130 bits
 // from crypto/rand.
@@ -65,7 +67,7 @@ func newHandle() string { return "s_" + rand.Text() }
 // flag): 1 to 128 letters, digits, '-' or '_', the first a letter or digit.
 // Every handle the server mints has that shape.
 func CheckSessionName(name string) error {
-	if !handleRE.MatchString(name) {
+	if !validHandle(name) {
 		return fmt.Errorf("%q is not a session name: use 1 to 128 letters, digits, '-' or '_', starting with a letter or digit", name)
 	}
 	return nil
@@ -284,7 +286,7 @@ func (m *Sessions) deleteStored(h string) {
 // loading it from the store on its first use in this process. The caller
 // holds m.mu.
 func (m *Sessions) resolve(ctx context.Context, h, owner string) (*entry, error) {
-	if !handleRE.MatchString(h) {
+	if !validHandle(h) {
 		return nil, ErrUnknownSession
 	}
 	e := m.handles[h]
@@ -363,11 +365,11 @@ func (m *Sessions) commit(ctx context.Context, e *entry) error {
 	if err != nil {
 		return err
 	}
-	if e.state == nil && st.Root == e.empty || len(blobs) == 0 && e.state != nil && st.Root == e.state.Root {
-		e.state = nil
-		if st.Root != e.empty {
-			e.state = st
-		}
+	if e.state == nil && st.Root == e.empty {
+		return nil // still the empty state the head holds
+	}
+	if e.state != nil && st.Root == e.state.Root {
+		e.state = st // the same state, with the values the next call compares against
 		return nil
 	}
 	b, err := json.Marshal(head{Root: st.Root, Owner: e.owner})
