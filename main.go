@@ -12,6 +12,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,6 +61,11 @@ func main() {
 // stdio, one call in flight).
 const defaultGCPercent = 200
 
+// stdioSessionTTL is how long the session of a stdio process may be idle
+// when the configuration does not say: long enough for a desktop client's
+// session named with --session to outlive a night with the app closed.
+const stdioSessionTTL = 30 * 24 * time.Hour
+
 // flags are the command-line options.
 type flags struct {
 	config    string
@@ -69,6 +76,8 @@ type flags struct {
 	workspace string
 	stateDir  string
 	store     string
+	storeSync string
+	nats      config.NATS
 	mounts    []config.Mount
 	session   string
 
@@ -117,6 +126,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.workspace, "workspace", "", "work on the files of `directory` (the disk backend) instead of an in-memory workspace (overrides the configuration)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "keep the server's own state (the locks and undo journals of a disk workspace) in `directory` (default: $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp; overrides the configuration)")
 	fs.StringVar(&f.store, "store", "", "keep sessions in `STORE`: embedded (the default: a NATS server in the process, storing under the state directory's store/, so that sessions survive a restart), memory (lost at exit) or nats://HOST:PORT[,...] (an external NATS cluster) (overrides the configuration)")
+	fs.StringVar(&f.storeSync, "store-sync", "", "when the embedded store writes to disk: `interval` (the default) or always (overrides the configuration)")
+	fs.StringVar(&f.nats.Creds, "nats-creds", "", "connect to the NATS cluster of --store with the credentials `file`")
+	fs.StringVar(&f.nats.CA, "nats-ca", "", "connect to the NATS cluster of --store with TLS, trusting the authorities in the PEM `file`")
+	fs.StringVar(&f.nats.Cert, "nats-cert", "", "present the PEM client certificate `file` to the NATS cluster (with --nats-key)")
+	fs.StringVar(&f.nats.Key, "nats-key", "", "the PEM private key `file` of --nats-cert")
+	fs.IntVar(&f.nats.Replicas, "nats-replicas", 0, "keep each of the store's streams on `N` servers of the NATS cluster (default 1; 3 survives the loss of one)")
 	fs.Func("mount", "copy the host directory `HOST[:PATH]` into the workspace at PATH (default: its root) at startup; repeatable, added to the configuration's mounts", func(v string) error {
 		m, err := parseMount(v)
 		if err != nil {
@@ -242,6 +257,20 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 	if f.store != "" {
 		cfg.Store = f.store
 	}
+	if f.storeSync != "" {
+		cfg.StoreSync = config.StoreSync(f.storeSync)
+	}
+	for to, v := range map[*string]string{&cfg.NATS.Creds: f.nats.Creds, &cfg.NATS.CA: f.nats.CA, &cfg.NATS.Cert: f.nats.Cert, &cfg.NATS.Key: f.nats.Key} {
+		if v != "" {
+			*to = v
+		}
+	}
+	if f.set["nats-replicas"] {
+		cfg.NATS.Replicas = f.nats.Replicas
+	}
+	if cfg.HTTP.Addr == "" && !f.set["session-ttl"] && cfg.Line("http.session_ttl") == 0 {
+		cfg.HTTP.SessionTTL = stdioSessionTTL
+	}
 	cfg.Workspace.Mounts = append(cfg.Workspace.Mounts, f.mounts...)
 	strategy, err := planning.ParseStrategy(string(cfg.Planning.Strategy))
 	if err != nil {
@@ -313,24 +342,35 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 
 // openStore opens the session store cfg names, before the server serves:
 // a NATS server embedded in the process (the default), memory, or an
-// external NATS cluster (nats://). An embedded store locks its directory,
-// so each process that may run beside another on one state directory gets
-// its own: an HTTP server store/http, a stdio process store/stdio-NAME
-// after its --session (session). A stdio process without --session has a
-// fresh session nothing can resume, so its store is memory.
+// external NATS cluster (nats:// or tls://). An embedded store locks its
+// directory, so each process that may run beside another on one state
+// directory gets its own: an HTTP server store/http, a stdio process
+// store/stdio-NAME after its --session (session). A stdio process without
+// --session has a fresh session nothing can resume, so its store is
+// memory.
 func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.Store, error) {
-	opts := store.Options{Logger: logger}
+	opts := store.Options{Logger: logger, SyncAlways: cfg.StoreSync == "always"}
+	external := strings.HasPrefix(cfg.Store, "nats://") || strings.HasPrefix(cfg.Store, "tls://")
 	switch {
-	case cfg.Store == "memory":
-		return store.NewMemory(opts), nil
-	case strings.HasPrefix(cfg.Store, "nats://"):
+	case cfg.Store != "" && cfg.Store != "embedded" && cfg.Store != "memory" && !external:
+		return nil, cfg.Errorf("store", "%q is not a session store (want memory, embedded, nats://HOST:PORT or tls://HOST:PORT)", cfg.Store)
+	case cfg.StoreSync != "" && !slices.Contains(cfg.StoreSync.Enum(), string(cfg.StoreSync)):
+		return nil, cfg.Errorf("store_sync", "%q is not a sync setting (want one of %s)", cfg.StoreSync, strings.Join(cfg.StoreSync.Enum(), ", "))
+	case cfg.NATS != config.Default().NATS && !external:
+		return nil, cfg.Errorf("nats", "the NATS settings need an external store (store: nats://HOST:PORT)")
+	case cfg.StoreSync == "always" && (external || cfg.Store == "memory"):
+		return nil, cfg.Errorf("store_sync", "applies to the embedded store only (an external cluster syncs as its servers are configured)")
+	case external:
+		if err := natsOptions(cfg.NATS, &opts); err != nil {
+			return nil, cfg.Errorf("nats", "%v", err)
+		}
 		st, err := store.Connect(context.Background(), cfg.Store, opts)
 		if err != nil {
 			return nil, fmt.Errorf("session store %s: %w", cfg.Store, err)
 		}
 		return st, nil
-	case cfg.Store != "" && cfg.Store != "embedded":
-		return nil, cfg.Errorf("store", "%q is not a session store (want memory, embedded or nats://HOST:PORT)", cfg.Store)
+	case cfg.Store == "memory":
+		return store.NewMemory(opts), nil
 	case cfg.HTTP.Addr == "" && session == "":
 		logger.Debug("session store in memory: without --session nothing can resume this process's session")
 		return store.NewMemory(opts), nil
@@ -354,6 +394,46 @@ func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.S
 	}
 	logger.Debug("session store open", "dir", dir, "ms", time.Since(start).Milliseconds())
 	return st, nil
+}
+
+// natsOptions sets in opts how to connect to an external NATS cluster:
+// credentials, TLS and the streams' replicas.
+func natsOptions(n config.NATS, opts *store.Options) error {
+	if n.Replicas < 1 || n.Replicas > 5 {
+		return fmt.Errorf("replicas must be 1 to 5, got %d", n.Replicas)
+	}
+	if (n.Cert == "") != (n.Key == "") {
+		return errors.New("a client certificate needs both cert and key")
+	}
+	opts.CredsFile, opts.Replicas = n.Creds, n.Replicas
+	if n.Creds != "" {
+		if _, err := os.Stat(n.Creds); err != nil {
+			return err
+		}
+	}
+	if n.CA == "" && n.Cert == "" {
+		return nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if n.CA != "" {
+		pem, err := os.ReadFile(n.CA)
+		if err != nil {
+			return err
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("%s holds no PEM certificate", n.CA)
+		}
+	}
+	if n.Cert != "" {
+		c, err := tls.LoadX509KeyPair(n.Cert, n.Key)
+		if err != nil {
+			return err
+		}
+		tc.Certificates = []tls.Certificate{c}
+	}
+	opts.TLS = tc
+	return nil
 }
 
 // stdioContext returns the context function of the stdio transport: every

@@ -29,7 +29,9 @@ type Config struct {
 	Deadline  time.Duration `json:"deadline" jsonschema:"The deadline of a single tool call; greater than zero." schema:"format=positive-go-duration"`
 	Workspace Workspace     `json:"workspace" jsonschema:"Where the files the tools work on are kept."`
 	StateDir  string        `json:"state_dir" jsonschema:"The directory of the server's own state: the locks and undo journals of the calls in flight on a disk workspace, shared by every process working on the same directory. Default: the user's state directory, $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp (macOS: ~/Library/Application Support/wink-mcp; Windows: %LocalAppData%\\wink-mcp)." schema:"minLength=1"`
-	Store     string        `json:"store" jsonschema:"Where sessions are kept: embedded (the default: a NATS server in the process that stores under state_dir/store, so that sessions survive a restart), memory (in the process only: nothing survives its exit) or nats://HOST:PORT[,...] (an external NATS cluster with JetStream)." schema:"minLength=1"`
+	Store     string        `json:"store" jsonschema:"Where sessions are kept: embedded (the default: a NATS server in the process that stores under state_dir/store, so that sessions survive a restart), memory (in the process only: nothing survives its exit) or nats://HOST:PORT[,...] or tls://HOST:PORT[,...] (an external NATS cluster with JetStream, for several replicas)." schema:"minLength=1"`
+	StoreSync StoreSync     `json:"store_sync" jsonschema:"When the embedded store writes to disk: interval (every 2 minutes: a killed process loses nothing, a power loss may lose what was acknowledged since the last flush) or always (every commit is on disk before its call is answered, several times slower). An external cluster has its own setting."`
+	NATS      NATS          `json:"nats" jsonschema:"How to connect to an external NATS cluster (store: nats://... or tls://...)."`
 	Hooks     hooks.Config  `json:"hooks" jsonschema:"The lifecycle stages around every tool call. Off by default except metrics, audit to the log, the output cap and the server-wide concurrency limit."`
 	HTTP      HTTP          `json:"http" jsonschema:"Serving remote clients over Streamable HTTP (/mcp) and the legacy SSE transport (/sse and /message). Command-line flags override these keys."`
 
@@ -59,6 +61,21 @@ type Workspace struct {
 	MaxFileBytes int64    `json:"max_file_bytes" jsonschema:"The largest file, in bytes, that the workspace tools write, read or search." schema:"minimum=1"`
 }
 
+// StoreSync says when the embedded store writes to disk; "" is interval.
+type StoreSync string
+
+// Enum lists the settings.
+func (StoreSync) Enum() []string { return []string{"interval", "always"} }
+
+// NATS says how to connect to an external NATS cluster.
+type NATS struct {
+	Creds    string `json:"creds" jsonschema:"A NATS credentials file (a user JWT and its NKey seed)." schema:"minLength=1"`
+	CA       string `json:"ca" jsonschema:"A PEM file of the authorities that sign the servers' certificates; the connection then uses TLS." schema:"minLength=1"`
+	Cert     string `json:"cert" jsonschema:"A PEM client certificate, for servers that verify clients; needs key." schema:"minLength=1"`
+	Key      string `json:"key" jsonschema:"The PEM private key of cert." schema:"minLength=1"`
+	Replicas int    `json:"replicas" jsonschema:"On how many servers each of the store's streams is kept: 3 survives the loss of one server." schema:"minimum=1,maximum=5"`
+}
+
 // Backend is the storage of the workspace.
 type Backend string
 
@@ -83,7 +100,7 @@ type HTTP struct {
 	AllowedOrigins []string      `json:"allowed_origins" jsonschema:"Browser origins allowed to call the server, such as https://app.example; * allows any. Loopback origins are always allowed on a loopback address." schema:"uniqueItems,minLength=1"`
 	AllowedHosts   []string      `json:"allowed_hosts" jsonschema:"Host header names the server answers to besides loopback names (DNS-rebinding protection)." schema:"uniqueItems,minLength=1"`
 	MaxBodyBytes   int64         `json:"max_body_bytes" jsonschema:"The largest request body accepted; larger ones get 413." schema:"minimum=1"`
-	SessionTTL     time.Duration `json:"session_ttl" jsonschema:"Sessions idle for this long end; greater than zero." schema:"format=positive-go-duration"`
+	SessionTTL     time.Duration `json:"session_ttl" jsonschema:"Sessions idle for this long end, with everything stored for them; greater than zero. Over stdio, when neither this key nor --session-ttl is given, 720h (30 days), so that the session a desktop client names with --session outlives a night with the app closed." schema:"format=positive-go-duration"`
 	DrainTimeout   time.Duration `json:"drain_timeout" jsonschema:"At shutdown, how long in-flight calls may run before they are cancelled; greater than zero." schema:"format=positive-go-duration"`
 	SSERetry       time.Duration `json:"sse_retry" jsonschema:"The reconnection delay announced on SSE response streams; greater than zero." schema:"format=positive-go-duration"`
 	BasePath       string        `json:"base_path" jsonschema:"The path prefix under which a reverse proxy serves the server, such as /wink; used in the endpoint the SSE transport announces."`
@@ -115,6 +132,7 @@ func Default() *Config {
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
 		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
+		NATS:      NATS{Replicas: 1},
 		Hooks:     hooks.Defaults(),
 		HTTP: HTTP{
 			MaxBodyBytes: 4 << 20,

@@ -97,6 +97,7 @@ func TestDefault(t *testing.T) {
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
 		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
+		NATS:      NATS{Replicas: 1},
 		Hooks:     hooks.Defaults(),
 		HTTP: HTTP{
 			MaxBodyBytes: 4 << 20,
@@ -124,7 +125,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, hooks, http, planning, policies, sections, state_dir, store, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key:  "deadlne", line: 2,
 		},
 		{
@@ -316,7 +317,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: deadline, hooks, http, planning, policies, sections, state_dir, store, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -483,9 +484,11 @@ func TestExampleFile(t *testing.T) {
 			},
 			ReadBeforeWrite: true,
 		},
-		Deadline: 90 * time.Second,
-		StateDir: "/var/lib/wink/state",
-		Store:    "nats://nats-1:4222,nats-2:4222,nats-3:4222",
+		Deadline:  90 * time.Second,
+		StateDir:  "/var/lib/wink/state",
+		Store:     "nats://nats-1:4222,nats-2:4222,nats-3:4222",
+		StoreSync: "interval",
+		NATS:      NATS{Creds: "/etc/wink/nats.creds", CA: "/etc/wink/nats-ca.pem", Cert: "/etc/wink/nats-client.pem", Key: "/etc/wink/nats-client.key", Replicas: 3},
 		Workspace: Workspace{
 			Backend: "disk",
 			Root:    "/var/lib/wink/workspace",
