@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"os"
 	"regexp"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/store"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -138,7 +140,9 @@ type AddParams struct {
 	N int `json:"n" jsonschema:"The number to add."`
 }
 
-func Example_state() {
+// tallySection returns a section that keeps a running total, stored with
+// the session.
+func tallySection() *sections.Section {
 	add := tools.New("tally_add", "Add n to the session's total, which must stay at most 10.",
 		tools.Annotations{Title: "Add to the total"},
 		func(ctx *tools.Context, p AddParams) (tools.Result[any], error) {
@@ -163,7 +167,11 @@ func Example_state() {
 			})
 		},
 	}
-	tree, err := sections.NewTree(section)
+	return section
+}
+
+func Example_state() {
+	tree, err := sections.NewTree(tallySection())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -190,6 +198,59 @@ func Example_state() {
 	// (structured: {"session":"s_…"})
 	// error: The total would be 12, over 10.
 	// The total is 10.
+	//
+	// Session: s_…
+	// (structured: {"session":"s_…"})
+}
+
+// A server keeps its sessions in a store; here a NATS server embedded in
+// the process, storing under dir, so that a session outlives the server.
+// A client names its session with the handle a result gave it.
+func Example_store() {
+	dir, err := os.MkdirTemp("", "wink-state-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	serve := func() (*server.Server, store.Store) {
+		st, err := store.OpenEmbedded(context.Background(), dir, store.Options{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		tree, err := sections.NewTree(tallySection())
+		if err != nil {
+			log.Fatal(err)
+		}
+		srv, err := server.New(server.Options{Name: "tally", Version: "1.0.0", Tree: tree, Store: st})
+		if err != nil {
+			log.Fatal(err)
+		}
+		return srv, st
+	}
+
+	srv, st := serve()
+	c := connect(srv)
+	fmt.Println(call(c, "tally_add", `{"n": 4}`))
+	var req mcp.ReadResourceRequest // the handle, as a resource
+	req.Params.URI = server.SessionURI
+	res, err := c.ReadResource(context.Background(), req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := res.Contents[0].(mcp.TextResourceContents).Text
+	srv.Close() // the server's work on the store ends before the store closes
+	st.Close()
+
+	srv, st = serve() // a new process, say, on the same directory
+	defer st.Close()
+	defer srv.Close()
+	fmt.Println(call(connect(srv), "tally_add", `{"n": 5, "session": "`+h+`"}`))
+	// Output:
+	// The total is 4.
+	//
+	// Session: s_…
+	// (structured: {"session":"s_…"})
+	// The total is 9.
 	//
 	// Session: s_…
 	// (structured: {"session":"s_…"})
