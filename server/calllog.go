@@ -26,14 +26,15 @@ import (
 // they were queued, then ends. The records queued in all sessions take at
 // most maxQueued bytes; add waits for room rather than drop one. A record
 // the store refuses is logged (Warn) and lost: its call has been answered.
-// Reads (read, find) first wait for the records this process queued for
-// the session, so that a client reads its own calls; another replica may
-// show a call a moment later.
+// Reads (read, summaries, find) first wait for the records this process
+// queued for the session, so that a client reads its own calls; another
+// replica may show a call a moment later.
 type callLog struct {
 	store  store.Store
 	logger *slog.Logger
 	ctx    context.Context // of the appends, cancelled when closing takes too long
 	stop   context.CancelFunc
+	wait   time.Duration // how long close waits for the store: closeWait
 
 	mu     sync.Mutex
 	room   *sync.Cond // signalled when queued falls or the log closes
@@ -59,7 +60,7 @@ const (
 
 func newCallLog(st store.Store, logger *slog.Logger) *callLog {
 	ctx, stop := context.WithCancel(context.Background())
-	l := &callLog{store: st, logger: logger, ctx: ctx, stop: stop, queues: map[string]*logQueue{}}
+	l := &callLog{store: st, logger: logger, ctx: ctx, stop: stop, wait: closeWait, queues: map[string]*logQueue{}}
 	l.room = sync.NewCond(&l.mu)
 	return l
 }
@@ -97,6 +98,7 @@ func (l *callLog) drain(h string, q *logQueue) {
 	l.mu.Lock()
 	for len(q.records) > 0 {
 		rec := q.records[0]
+		q.records[0] = nil // held by rec alone from here
 		q.records = q.records[1:]
 		l.mu.Unlock()
 		err := l.store.AppendLog(l.ctx, h, rec)
@@ -214,7 +216,7 @@ func (l *callLog) close() {
 	l.closed = true
 	l.room.Broadcast()
 	l.mu.Unlock()
-	t := time.AfterFunc(closeWait, l.stop)
+	t := time.AfterFunc(l.wait, l.stop)
 	l.wg.Wait()
 	t.Stop()
 	l.stop()
