@@ -225,8 +225,9 @@ func (l *callLog) close() {
 // logRecord returns the record of a call as its session's log keeps it:
 // ev as JSON, in at most store.MaxValue bytes. The record of a call too
 // large for that keeps the start of its arguments, value, text and message,
-// each one as a JSON string that ends with session.Cut's marker, which gives
-// the full length.
+// each one longer than a limit cut to it (as a JSON string that ends with
+// session.Cut's marker, which gives the full length); the limit halves
+// from store.MaxValue until the record fits.
 func logRecord(ev *session.ToolInvoked) ([]byte, error) {
 	rec, err := json.Marshal(ev)
 	if err != nil || len(rec) <= store.MaxValue {
@@ -236,7 +237,7 @@ func logRecord(ev *session.ToolInvoked) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for limit := store.MaxValue / 4; limit > 0; limit /= 2 {
+	for limit := store.MaxValue; limit > 0; limit /= 2 {
 		c := *ev
 		if len(c.Args) > limit {
 			c.Args = jsonString(session.Cut(ev.Args, limit))

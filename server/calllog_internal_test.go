@@ -18,7 +18,7 @@ import (
 // TestLogRecord: a call's record is its JSON when that fits the store;
 // otherwise its arguments, value, text and message are cut, each to a JSON
 // string that ends with the cut marker giving the full length, until it
-// fits.
+// fits; one large field alone keeps much of the room.
 func TestLogRecord(t *testing.T) {
 	big := func(n int, s string) string { return strings.Repeat(s, n/len(s)) }
 	quoted := func(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
@@ -30,6 +30,7 @@ func TestLogRecord(t *testing.T) {
 		{"small", session.ToolInvoked{Args: json.RawMessage(`{"a":1}`), Text: "ok", Value: []int{1}}, nil},
 		{"100 KB of arguments", session.ToolInvoked{Args: quoted(big(100<<10, "x")), Text: "ok"}, nil},
 		{"arguments larger than the store takes", session.ToolInvoked{Args: quoted(big(3<<20, "x")), Text: "ok"}, []string{"arguments"}},
+		{"a value larger than the store takes", session.ToolInvoked{Args: json.RawMessage(`{}`), Value: map[string]string{"v": big(3<<20, "v")}}, []string{"value"}},
 		{"arguments that grow when quoted", session.ToolInvoked{Args: json.RawMessage(`[` + big(2<<20, `"a",`) + `"a"]`)}, []string{"arguments"}},
 		{"everything large", session.ToolInvoked{
 			Args: quoted(big(2<<20, "é")), Value: []string{big(2<<20, "v")}, Text: big(2<<20, "t"), Message: big(2<<20, "m"),
@@ -65,6 +66,9 @@ func TestLogRecord(t *testing.T) {
 				s, _ := got[f].(string)
 				if marker := fmt.Sprintf("…[cut: %d bytes]", full[f]); !strings.HasSuffix(s, marker) {
 					t.Errorf("%s ends %q, want the marker %q", f, s[max(0, len(s)-40):], marker)
+				}
+				if len(tt.cut) == 1 && len(s) < store.MaxValue/4 {
+					t.Errorf("%s, the one field cut, keeps %d bytes of the %d the record may take", f, len(s), store.MaxValue)
 				}
 			}
 		})
