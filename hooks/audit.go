@@ -2,9 +2,7 @@ package hooks
 
 import (
 	"context"
-	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/session"
@@ -105,18 +103,5 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 }
 
 // auditLogArgs is how many bytes of a call's arguments its audit log line
-// shows; the audit file, when configured, keeps them whole.
+// shows (session.Cut); the audit file, when configured, keeps them whole.
 const auditLogArgs = 256
-
-// clip returns b as a string, cut to at most n bytes (on a rune boundary)
-// with a marker saying how much was left out.
-func clip(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return string(b[:cut]) + "…(" + strconv.Itoa(len(b)-cut) + " more bytes)"
-}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -29,6 +30,8 @@ func TestAuditLog(t *testing.T) {
 	h.client("s2").Call(as("bob"), "p_write", map[string]any{"by": 1}, nil)
 	h.client("s2").Call(as("bob"), "p_read", map[string]any{}, nil)
 	cs.Call(context.Background(), "p_read", map[string]any{}, nil)
+	long := strings.Repeat("k", 2*auditLogArgs)
+	cs.Call(context.Background(), "p_read", map[string]any{"key": long}, nil)
 	var lines []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(h.logs.String()))
 	for sc.Scan() {
@@ -40,8 +43,8 @@ func TestAuditLog(t *testing.T) {
 			lines = append(lines, m)
 		}
 	}
-	if len(lines) != 5 {
-		t.Fatalf("%d audit lines, want 5:\n%s", len(lines), h.logged())
+	if len(lines) != 6 {
+		t.Fatalf("%d audit lines, want 6:\n%s", len(lines), h.logged())
 	}
 	if l := lines[0]; l["level"] != "INFO" || l["success"] != true || l["args"] != `{"by":2}` {
 		t.Errorf("first line %v", l)
@@ -54,6 +57,11 @@ func TestAuditLog(t *testing.T) {
 		if l := lines[i]; l["session"] != want[0] || l["subject"] != want[1] || l["tool"] != want[2] {
 			t.Errorf("line %d: session %v, subject %v, tool %v; want %v", i+1, l["session"], l["subject"], l["tool"], want)
 		}
+	}
+	// Long arguments are cut in the line, marker included.
+	args, _ := lines[5]["args"].(string)
+	if marker := fmt.Sprintf("…[cut: %d bytes]", len(`{"key":""}`)+len(long)); len(args) > auditLogArgs || !strings.HasPrefix(args, `{"key":"kkk`) || !strings.HasSuffix(args, marker) {
+		t.Errorf("long arguments logged as %q (%d bytes), want at most %d bytes ending %q", args, len(args), auditLogArgs, marker)
 	}
 }
 

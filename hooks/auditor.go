@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // auditor writes each call's audit record to the sinks: a line in the log
@@ -78,7 +80,7 @@ func logAttrs(rec *AuditRecord) []slog.Attr {
 		slog.String("call", rec.CallID),
 		slog.Bool("success", rec.Success),
 		slog.Duration("duration", rec.Duration),
-		slog.String("args", clip(rec.Args, auditLogArgs)),
+		slog.String("args", session.Cut(rec.Args, auditLogArgs)),
 	)
 	if rec.Cached {
 		attrs = append(attrs, slog.Bool("cached", true))

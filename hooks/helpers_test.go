@@ -267,10 +267,39 @@ func (h *harness) count(c *mcptest.Client) int {
 	return n
 }
 
-// invocations returns the invocations recorded in the session of client c.
+// invocations returns the records of the calls in the log of client c's
+// session, read as a client reads them: the log's list, then each call's
+// record (whose arguments are compacted again).
 func (h *harness) invocations(c *mcptest.Client) []session.ToolInvoked {
 	h.t.Helper()
-	return session.Entries(h.session(c), session.Invocations)
+	var log []session.CallSummary
+	h.read(c, server.LogURI, &log)
+	out := make([]session.ToolInvoked, len(log))
+	for i, sum := range log {
+		h.read(c, "wink://session/calls/"+sum.CallID, &out[i])
+		var args bytes.Buffer
+		if err := json.Compact(&args, out[i].Args); err != nil {
+			h.t.Fatal(err)
+		}
+		out[i].Args = args.Bytes()
+	}
+	return out
+}
+
+// read decodes the JSON text of the resource uri, read by client c.
+func (h *harness) read(c *mcptest.Client, uri string, v any) {
+	h.t.Helper()
+	raw, rpcErr := c.Send(context.Background(), "resources/read", map[string]any{"uri": uri})
+	if rpcErr != nil {
+		h.t.Fatalf("%s: %+v", uri, rpcErr)
+	}
+	var res struct{ Contents []struct{ Text string } }
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Contents) != 1 {
+		h.t.Fatalf("%s: %s", uri, raw)
+	}
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), v); err != nil {
+		h.t.Fatalf("%s: %v", uri, err)
+	}
 }
 
 // last returns the last invocation recorded in the session of client c.

@@ -50,7 +50,7 @@ type Section struct {
 	// Completions suggest values for the arguments of prompts and resource
 	// templates (completion/complete).
 	Completions []Completion
-	// Setup registers the section's reducers, LOG slices and per-session
+	// Setup registers the section's reducers, codecs and per-session
 	// resources.
 	Setup func(*session.Registry)
 	// Stateless says the section's tools keep nothing in the session

@@ -43,6 +43,14 @@
 // and either is rolled back like any failure. A handle unknown to this
 // process is loaded from the store, so a session outlives the process.
 //
+// The store also keeps each session's call log: the record of every call
+// (session.ToolInvoked; arguments, value and text cut when the record would
+// exceed store.MaxValue), appended after the call is answered, the last
+// store.Options.LogRetention of them. LogURI lists them (session.CallSummary:
+// tool, outcome, time and the start of the arguments) and CallURITemplate
+// holds one call's record; both read the store, so they are the same after
+// a restart and on every replica.
+//
 // Every tools/call passes these stages, each a tools.Middleware, in this
 // order (the first is outermost); the slots between them (tools.Slot) hold
 // the lifecycle stages of package hooks and any stage a user of the Go API
@@ -50,7 +58,7 @@
 //
 //	finalise     run the finalisers stages registered (releases), panics included
 //	[SlotMetrics, SlotAudit]
-//	record       append a ToolInvoked event to the session's log
+//	record       make the call's ToolInvoked record, for the session's log
 //	[SlotOutput, SlotAuthorise, SlotRateLimit, SlotConcurrency, SlotCache, SlotInput]
 //	             then Options.Middleware
 //	validate     check the arguments against the tool's schema, decode them
@@ -67,8 +75,10 @@
 // stages on the way in add to it (the decoded params, the deadline, the
 // transaction); it comes back as a tools.Outcome, which carries the result
 // and what the stages report about the call: the record stage writes the
-// outcome's Cached, Retries and LoggedArgs into the ToolInvoked event it
-// appends, and leaves the event on the outcome (Invocation) for the audit.
+// outcome's Cached, Retries and LoggedArgs into the call's ToolInvoked
+// record, and leaves it on the outcome (Invocation) for the audit and for
+// the session's log in the store, which the record reaches after the call
+// is answered.
 //
 // The call's deadline is computed when the call is created, so that the
 // stages before the deadline stage wait no longer than it; the deadline

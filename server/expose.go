@@ -133,8 +133,8 @@ func complete(ctx context.Context, comp sections.Completion, arg mcp.CompleteArg
 }
 
 // addResources exposes the handle of the connection's session, the
-// session's invocation log, each call's record, and the sections' own
-// resources.
+// session's call log and each call's record (both from the store, see
+// callLog), and the sections' own resources.
 func (s *Server) addResources() {
 	s.mcp.AddResource(
 		mcp.NewResource(SessionURI, "Session",
@@ -153,22 +153,21 @@ func (s *Server) addResources() {
 		})
 	s.mcp.AddResource(
 		mcp.NewResource(LogURI, "Invocation log",
-			mcp.WithResourceDescription("Every tool call of this session: tool, arguments, outcome, duration."),
+			mcp.WithResourceDescription("The tool calls of this session that the store keeps, oldest first: tool, outcome, start, duration and the start of the arguments. "+CallURITemplate+" holds a call's whole record."),
 			mcp.WithMIMEType("application/json")),
-		s.readResource(func(_ context.Context, sess *session.Session) (string, error) {
-			return marshal(session.Entries(sess, session.Invocations))
+		s.readResource(func(ctx context.Context, sess *session.Session) (string, error) {
+			sums, err := s.sessions.calls.summaries(ctx, sess.ID())
+			if err != nil {
+				return "", err
+			}
+			return marshal(sums)
 		}, "application/json", false))
 	s.mcp.AddResourceTemplate(
 		mcp.NewResourceTemplate(CallURITemplate, "Tool call",
 			mcp.WithTemplateDescription("One tool call of this session, with its full value."),
 			mcp.WithTemplateMIMEType("application/json")),
-		s.readTemplate(func(_ context.Context, sess *session.Session, _ string, args map[string]string) (string, error) {
-			for _, ev := range session.Entries(sess, session.Invocations) {
-				if ev.CallID == args["call_id"] {
-					return marshal(ev)
-				}
-			}
-			return "", sections.ErrNotFound
+		s.readTemplate(func(ctx context.Context, sess *session.Session, _ string, args map[string]string) (string, error) {
+			return s.sessions.calls.find(ctx, sess.ID(), args["call_id"])
 		}, "application/json", false))
 	for _, sec := range s.tree.Sections() {
 		for _, r := range sec.Resources {

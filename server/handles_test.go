@@ -16,6 +16,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -125,16 +126,10 @@ func TestModernRequestsCarryTheHandle(t *testing.T) {
 	}
 	// The handle is not an argument of the tool: the session's log records
 	// the call without it.
-	var log []struct{ Arguments map[string]any }
-	raw, rpcErr := c.Send(ctx, "resources/read", map[string]any{"uri": server.LogURI, "_meta": modern(map[string]any{server.MetaSession: h})})
-	if rpcErr != nil {
-		t.Fatal(rpcErr)
-	}
-	var res struct{ Contents []struct{ Text string } }
-	_ = json.Unmarshal(raw, &res)
-	_ = json.Unmarshal([]byte(res.Contents[0].Text), &log)
-	if len(log) != 4 || len(log[1].Arguments) != 1 || log[1].Arguments["by"] != float64(3) {
-		t.Errorf("log of the session: %s", res.Contents[0].Text)
+	var log []session.CallSummary
+	text := readText(t, c, server.LogURI, modern(map[string]any{server.MetaSession: h}))
+	if err := json.Unmarshal([]byte(text), &log); err != nil || len(log) != 4 || log[1].Args != `{"by":3}` {
+		t.Errorf("log of the session: %s", text)
 	}
 }
 
@@ -239,7 +234,7 @@ func TestConnectionSessions(t *testing.T) {
 }
 
 // readText reads a resource and returns its text.
-func readText(t *testing.T, c *mcptest.Client, uri string, meta map[string]any) string {
+func readText(t testing.TB, c *mcptest.Client, uri string, meta map[string]any) string {
 	t.Helper()
 	params := map[string]any{"uri": uri}
 	if meta != nil {

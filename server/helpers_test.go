@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -194,12 +195,28 @@ func (h *harness) count(c *mcptest.Client) int {
 	return n
 }
 
-// last returns the last invocation recorded in the session of client c.
+// calls returns the calls in the log of client c's session, as
+// server.LogURI lists them.
+func (h *harness) calls(c *mcptest.Client) []session.CallSummary {
+	h.t.Helper()
+	var log []session.CallSummary
+	if err := json.Unmarshal([]byte(readText(h.t, c, server.LogURI, nil)), &log); err != nil {
+		h.t.Fatal(err)
+	}
+	return log
+}
+
+// last returns the record of the last call in the log of client c's
+// session (as indented by the resource).
 func (h *harness) last(c *mcptest.Client) session.ToolInvoked {
 	h.t.Helper()
-	log := session.Entries(h.session(c), session.Invocations)
+	log := h.calls(c)
 	if len(log) == 0 {
 		h.t.Fatal("no invocation recorded")
 	}
-	return log[len(log)-1]
+	var ev session.ToolInvoked
+	if err := json.Unmarshal([]byte(readText(h.t, c, "wink://session/calls/"+log[len(log)-1].CallID, nil)), &ev); err != nil {
+		h.t.Fatal(err)
+	}
+	return ev
 }

@@ -202,8 +202,9 @@ func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 func (s *Server) Handlers() map[string]http.Handler { return maps.Clone(s.handlers) }
 
 // Close stops the server's work in the background on its store (sweeping
-// sessions' unused blobs, expiring idle sessions) and waits for it. Call
-// it before closing the store.
+// sessions' unused blobs, expiring idle sessions) and waits for it and for
+// the records of the calls made to reach the sessions' logs. Call it before
+// closing the store.
 func (s *Server) Close() { s.sessions.close() }
 
 // Sessions returns the server's sessions.
@@ -224,7 +225,9 @@ func (s *Server) declarationOrder(_ context.Context, ts []mcp.Tool) []mcp.Tool {
 // keeps state takes it from the "session" argument, which it removes
 // before the arguments are validated and decoded, or from _meta; a call
 // that changes state may start one. The result of a call that changed
-// state names its session.
+// state names its session. The call's record goes to its session's log
+// (callLog), unless the call started the session and failed: the session
+// is then discarded.
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 	stateful, changes := s.stateful[t], !t.Annotations().ReadOnly
 	n := needAny
@@ -261,8 +264,11 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 		}
 		call := s.newCall(ctx, t, u.sess, req, args)
 		out := s.handler(ctx, call)
-		if u.minted && !out.Success {
-			s.sessions.discard(u.handle)
+		switch {
+		case u.minted && !out.Success:
+			s.sessions.discard(u.handle) // with nothing to log: its handle was never shown
+		case u.handle != "":
+			s.sessions.calls.add(u.handle, out.Invocation)
 		}
 		if out.Success && changes {
 			s.notifyUpdated(ctx)

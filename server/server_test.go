@@ -91,7 +91,7 @@ func TestUnknownToolIsProtocolError(t *testing.T) {
 	if rpcErr == nil || rpcErr.Code != -32602 {
 		t.Fatalf("got %s %+v, want JSON-RPC error -32602", raw, rpcErr)
 	}
-	if n := len(session.Entries(h.session(cs), session.Invocations)); n != 0 {
+	if n := len(h.calls(cs)); n != 0 {
 		t.Errorf("an unknown tool was recorded (%d entries); lookup failures are not invocations", n)
 	}
 }
@@ -215,7 +215,7 @@ func TestConcurrentCallsOneSession(t *testing.T) {
 	if got := h.count(cs); got != want {
 		t.Errorf("count = %d, want %d", got, want)
 	}
-	if got := len(session.Entries(h.session(cs), session.Invocations)); got != n {
+	if got := len(h.calls(cs)); got != n {
 		t.Errorf("%d invocations recorded, want %d", got, n)
 	}
 }

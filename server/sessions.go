@@ -134,6 +134,8 @@ type Sessions struct {
 	sweeping   map[string]bool // sessions whose blobs are being swept
 	closed     bool
 
+	calls *callLog // the sessions' call logs in the store
+
 	ctx  context.Context // of the background work, cancelled by Close
 	stop context.CancelFunc
 	wg   sync.WaitGroup // the background work
@@ -191,6 +193,7 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 		conns:      map[string]*entry{},
 		registered: map[string]bool{},
 		sweeping:   map[string]bool{},
+		calls:      newCallLog(st, logger),
 		ctx:        ctx,
 		stop:       stop,
 	}
@@ -275,8 +278,9 @@ func (m *Sessions) load(ctx context.Context, h, owner string) (*entry, error) {
 	return e, nil
 }
 
-// deleteStored deletes the session h from the store.
+// deleteStored deletes the session h from the store, with its call log.
 func (m *Sessions) deleteStored(h string) {
+	m.calls.drop(h)
 	if err := m.store.Delete(context.Background(), h); err != nil && !errors.Is(err, store.ErrNotFound) {
 		m.logger.Error("deleting a session from the store failed", "session", h, "err", err)
 	}
@@ -517,7 +521,8 @@ func (m *Sessions) touch(ctx context.Context, e *entry) {
 	}
 }
 
-// close stops the background work on the store and waits for it.
+// close stops the background work on the store and waits for it, and for
+// the calls' records to be appended to their logs.
 func (m *Sessions) close() {
 	m.mu.Lock()
 	m.closed = true
@@ -527,6 +532,7 @@ func (m *Sessions) close() {
 	m.mu.Unlock()
 	m.stop()
 	m.wg.Wait()
+	m.calls.close()
 }
 
 // release ends a request's use of e.

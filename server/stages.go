@@ -18,9 +18,10 @@ const (
 	MetaDeadline  = "io.wink-mcp/deadline"
 )
 
-// record appends a ToolInvoked event to the session's log once the rest of
-// the pipeline has run, and logs the call at debug level. The event is left
-// on the outcome (Invocation) for the stages outside (audit). A panic in a
+// record makes the call's ToolInvoked record once the rest of the pipeline
+// has run, and logs the call at debug level. The record is left on the
+// outcome (Invocation) for the stages outside (audit), and for the server,
+// which appends it to the session's log after the pipeline. A panic in a
 // stage inside is recorded as an internal error, so every call that got
 // past lookup is recorded.
 func record(next tools.Handler) tools.Handler {
@@ -45,9 +46,6 @@ func record(next tools.Handler) tools.Handler {
 			}
 			if out.LoggedArgs != nil {
 				ev.Args = out.LoggedArgs
-			}
-			if err := call.Session.Dispatch(ev); err != nil {
-				call.Logger.Error("recording the call failed", "err", err)
 			}
 			out.Invocation = &ev
 			attrs := []any{"duration", ev.Duration, "success", out.Success}

@@ -8,7 +8,9 @@ import (
 )
 
 // ToolInvoked records one tool call that got past lookup, whether it
-// succeeded, was rejected or failed.
+// succeeded, was rejected or failed. It marshals to JSON and back
+// unchanged but for Value, which comes back as a generic JSON value; that
+// is the form a session's call log keeps it in.
 type ToolInvoked struct {
 	CallID   string          `json:"call_id"`
 	Tool     string          `json:"tool"`
@@ -31,19 +33,13 @@ type ToolInvoked struct {
 	Retries int `json:"retries,omitempty"`
 }
 
-// Invocations is the LOG slice of every session that records its
-// ToolInvoked events.
-var Invocations = NewLogKey[ToolInvoked]("invocations")
-
 // MaxSummaryArgs is the most bytes of a call's arguments that a
 // CallSummary keeps, its cut marker included.
 const MaxSummaryArgs = 1024
 
-// CallSummary is what a session keeps of a call once it has ended: which
-// tool, how it went, when, and the start of its arguments. Its size is
-// bounded whatever the call carried, so that a session's call log grows by
-// a bounded amount per call. It marshals to JSON and back unchanged; that
-// is its stored form.
+// CallSummary is how a session's call log lists a call: which tool, how it
+// went, when, and the start of its arguments. Its size is bounded whatever
+// the call carried. It marshals to JSON and back unchanged.
 type CallSummary struct {
 	CallID     string        `json:"call_id"`
 	Tool       string        `json:"tool"`
@@ -52,8 +48,7 @@ type CallSummary struct {
 	Started    time.Time     `json:"started"`
 	Duration   time.Duration `json:"duration_ns"`
 	// Args is the call's arguments as sent, or, when they are longer than
-	// MaxSummaryArgs bytes, their start cut at a character boundary and
-	// followed by a marker "…[cut: N bytes]" that gives the full length.
+	// MaxSummaryArgs bytes, as Cut leaves them.
 	Args string `json:"arguments"`
 }
 
@@ -66,18 +61,21 @@ func Summarize(ev ToolInvoked) CallSummary {
 		ErrorClass: ev.ErrorClass,
 		Started:    ev.Started,
 		Duration:   ev.Duration,
-		Args:       cut(ev.Args, MaxSummaryArgs),
+		Args:       Cut(ev.Args, MaxSummaryArgs),
 	}
 }
 
-// cut returns b as a string of at most max bytes: b itself if it fits,
-// otherwise its start, cut at a character boundary, and a marker.
-func cut(b []byte, max int) string {
-	if len(b) <= max {
+// Cut returns b as a string of at most limit bytes, so that a log keeps a
+// bounded part of something a call carried: b itself if it fits, otherwise
+// its start, cut at a character boundary, followed by the marker
+// "…[cut: N bytes]", where N is the length of b. When limit is shorter
+// than the marker, the result is the marker alone.
+func Cut(b []byte, limit int) string {
+	if len(b) <= limit {
 		return string(b)
 	}
 	marker := fmt.Sprintf("…[cut: %d bytes]", len(b))
-	n := max - len(marker)
+	n := max(limit-len(marker), 0)
 	for n > 0 && !utf8.RuneStart(b[n]) {
 		n--
 	}

@@ -8,20 +8,14 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// DefaultLogLimit is the number of entries a LOG slice keeps before it drops
-// its oldest half.
-const DefaultLogLimit = 10000
-
-// Registry holds what every session of a server shares: reducers, the LOG
-// slices that record events, and resource providers. Build it at startup,
+// Registry holds what every session of a server shares: reducers, codecs
+// and resource providers. Build it at startup,
 // before the first session; it must not change afterwards.
 type Registry struct {
 	reducers  map[reflect.Type][]reducer
-	logs      map[reflect.Type][]string
 	providers []provider
 	perCall   map[string]func(*Session) (any, error)
 	codecs    map[string]codec
-	logLimit  int
 }
 
 type reducer struct {
@@ -36,23 +30,14 @@ type provider struct {
 	factory    func(*Session) (any, error)
 }
 
-// NewRegistry returns a registry whose sessions record ToolInvoked events in
-// the Invocations LOG slice, and whose LOG slices keep DefaultLogLimit
-// entries.
+// NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	r := &Registry{
+	return &Registry{
 		reducers: map[reflect.Type][]reducer{},
-		logs:     map[reflect.Type][]string{},
 		perCall:  map[string]func(*Session) (any, error){},
 		codecs:   map[string]codec{},
-		logLimit: DefaultLogLimit,
 	}
-	Record(r, Invocations)
-	return r
 }
-
-// SetLogLimit sets how many entries each LOG slice keeps; 0 means no limit.
-func (r *Registry) SetLogLimit(n int) { r.logLimit = n }
 
 // On registers a reducer: every event of type E dispatched to a session
 // replaces the STATE slice k with fn's result. fn gets the slice's current
@@ -69,13 +54,6 @@ func On[E, T any](r *Registry, k Key[T], fn func(old T, ok bool, ev E) (T, error
 			return fn(cur, ok, ev.(E))
 		},
 	})
-}
-
-// Record makes every event of type E dispatched to a session append to the
-// LOG slice k.
-func Record[E any](r *Registry, k LogKey[E]) {
-	t := reflect.TypeFor[E]()
-	r.logs[t] = append(r.logs[t], k.name)
 }
 
 // ResourceKey names a typed resource that handlers look up by key instead of
@@ -122,7 +100,6 @@ func (r *Registry) NewSession(id string) (*Session, error) {
 		created:   time.Now(),
 		call:      semaphore.NewWeighted(1),
 		state:     map[string]any{},
-		logs:      map[string]*logSlice{},
 		resources: map[string]any{},
 	}
 	for _, p := range r.providers {

@@ -1,7 +1,7 @@
-// Package session holds the state of one client session: typed slices of
-// STATE (rolled back when a call fails) and LOG (kept), the reducers that
-// turn events into new slice values, per-session resources, and the
-// transactions that snapshot and restore all of it.
+// Package session holds the state of one client session: typed STATE
+// slices (rolled back when a call fails), the reducers that turn events into
+// new slice values, per-session resources, and the transactions that
+// snapshot and restore all of it.
 //
 // Values stored in slices are treated as immutable: a reducer returns a new
 // value instead of changing the old one. A snapshot is therefore a shallow
@@ -16,30 +16,11 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
 )
-
-// Kind says whether a slice is rolled back with a failed call.
-type Kind int
-
-const (
-	// State slices are snapshotted and restored by transactions.
-	State Kind = iota
-	// Log slices are append-only and never restored.
-	Log
-)
-
-// String returns "STATE" or "LOG".
-func (k Kind) String() string {
-	if k == Log {
-		return "LOG"
-	}
-	return "STATE"
-}
 
 // Key names a typed STATE slice holding one value of type T.
 type Key[T any] struct{ name string }
@@ -49,15 +30,6 @@ func NewKey[T any](name string) Key[T] { return Key[T]{name: name} }
 
 // Name returns the slice's name.
 func (k Key[T]) Name() string { return k.name }
-
-// LogKey names a typed LOG slice holding a sequence of T.
-type LogKey[T any] struct{ name string }
-
-// NewLogKey returns the key of the LOG slice called name.
-func NewLogKey[T any](name string) LogKey[T] { return LogKey[T]{name: name} }
-
-// Name returns the slice's name.
-func (k LogKey[T]) Name() string { return k.name }
 
 // ErrClosed is returned by operations on a closed session.
 var ErrClosed = errors.New("session closed")
@@ -74,7 +46,6 @@ type Session struct {
 
 	mu        sync.RWMutex
 	state     map[string]any
-	logs      map[string]*logSlice
 	resources map[string]any
 	snapshot  []Snapshotter // resources that join transactions, in creation order
 	closed    bool
@@ -106,41 +77,7 @@ func Set[T any](s *Session, k Key[T], v T) {
 	s.mu.Unlock()
 }
 
-// Append adds v to the LOG slice k.
-func Append[T any](s *Session, k LogKey[T], v T) {
-	s.appendLog(k.name, v)
-}
-
-// Entries returns the entries of the LOG slice k, oldest first. The returned
-// slice is a copy the caller may keep.
-func Entries[T any](s *Session, k LogKey[T]) []T {
-	s.mu.RLock()
-	l := s.logs[k.name]
-	var raw []any
-	if l != nil {
-		raw = l.entries()
-	}
-	s.mu.RUnlock()
-	out := make([]T, len(raw))
-	for i, v := range raw {
-		out[i] = v.(T)
-	}
-	return out
-}
-
-func (s *Session) appendLog(name string, v any) {
-	s.mu.Lock()
-	l := s.logs[name]
-	if l == nil {
-		l = &logSlice{limit: s.registry.logLimit}
-		s.logs[name] = l
-	}
-	l.add(v)
-	s.mu.Unlock()
-}
-
-// Dispatch hands ev to every reducer registered for its type and to every LOG
-// slice that records it. A reducer that returns an error or panics leaves its
+// Dispatch hands ev to every reducer registered for its type. A reducer that returns an error or panics leaves its
 // slice unchanged and its error is returned; inside a transaction the caller
 // then restores the snapshot, undoing reducers that ran before it.
 func (s *Session) Dispatch(ev any) (err error) {
@@ -149,9 +86,6 @@ func (s *Session) Dispatch(ev any) (err error) {
 		if err := s.reduce(r, ev); err != nil {
 			return err
 		}
-	}
-	for _, name := range s.registry.logs[t] {
-		s.appendLog(name, ev)
 	}
 	return nil
 }
@@ -189,7 +123,7 @@ func Resource[T any](s *Session, k ResourceKey[T]) (T, bool) {
 
 // Attach returns the session's resource k, creating it with create on
 // first use. It is for state that a server component keeps per session
-// outside STATE and LOG slices, such as a rate limiter or a result cache:
+// outside STATE slices, such as a rate limiter or a result cache:
 // it lives as long as the session, joins no transaction and is not closed
 // with the session. create runs at most once per session and must not use
 // the session.
@@ -232,26 +166,3 @@ func (s *Session) Close() error {
 	}
 	return errors.Join(errs...)
 }
-
-// logSlice is a bounded append-only log. When full, the oldest entries are
-// dropped; Dropped counts them.
-type logSlice struct {
-	limit   int
-	items   []any
-	dropped int
-}
-
-func (l *logSlice) add(v any) {
-	if l.limit > 0 && len(l.items) >= l.limit {
-		// Drop the oldest half in one move so appends stay amortised O(1).
-		n := l.limit / 2
-		if n == 0 {
-			n = 1
-		}
-		l.items = append(l.items[:0:0], l.items[n:]...)
-		l.dropped += n
-	}
-	l.items = append(l.items, v)
-}
-
-func (l *logSlice) entries() []any { return slices.Clone(l.items) }

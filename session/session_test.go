@@ -2,7 +2,6 @@ package session_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,7 +15,6 @@ var (
 	counter = session.NewKey[int]("test.counter")
 	names   = session.NewKey[[]string]("test.names")
 	label   = session.NewKey[string]("test.label")
-	events  = session.NewLogKey[string]("test.events")
 )
 
 func newSession(t testing.TB, r *session.Registry, id string) *session.Session {
@@ -38,21 +36,9 @@ func begin(t testing.TB, s *session.Session) *session.Tx {
 	return tx
 }
 
-func TestKindString(t *testing.T) {
-	if got := session.State.String(); got != "STATE" {
-		t.Errorf("State.String() = %q", got)
-	}
-	if got := session.Log.String(); got != "LOG" {
-		t.Errorf("Log.String() = %q", got)
-	}
-}
-
 func TestKeyNames(t *testing.T) {
 	if got := session.NewKey[int]("a.b").Name(); got != "a.b" {
 		t.Errorf("Key.Name() = %q", got)
-	}
-	if got := session.NewLogKey[int]("c").Name(); got != "c" {
-		t.Errorf("LogKey.Name() = %q", got)
 	}
 	if got := session.NewResourceKey[int]("d").Name(); got != "d" {
 		t.Errorf("ResourceKey.Name() = %q", got)
@@ -147,7 +133,6 @@ func TestReducers(t *testing.T) {
 			*trace = append(*trace, "after-panicking")
 			return "changed-later", nil
 		})
-		session.Record(r, events)
 		return r
 	}
 
@@ -267,34 +252,10 @@ func TestReducerFailureRolledBackByTransaction(t *testing.T) {
 	}
 }
 
-func TestRecordAndToolInvoked(t *testing.T) {
-	r := session.NewRegistry()
-	session.Record(r, events)
-	s := newSession(t, r, "s")
-	for _, ev := range []any{"one", 2, "three"} {
-		if err := s.Dispatch(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := session.Entries(s, events); !slices.Equal(got, []string{"one", "three"}) {
-		t.Errorf("events = %q, want [one three]", got)
-	}
-
-	inv := session.ToolInvoked{CallID: "c1", Tool: "t", Args: json.RawMessage(`{}`), Success: true}
-	if err := s.Dispatch(inv); err != nil {
-		t.Fatal(err)
-	}
-	got := session.Entries(s, session.Invocations)
-	if len(got) != 1 || got[0].CallID != "c1" || got[0].Tool != "t" || !got[0].Success {
-		t.Errorf("Invocations = %+v, want the one ToolInvoked", got)
-	}
-}
-
 func TestRollback(t *testing.T) {
 	s := newSession(t, session.NewRegistry(), "s")
 	session.Set(s, counter, 1)
 	session.Set(s, names, []string{"a"})
-	session.Append(s, events, "before")
 
 	tx := begin(t, s)
 	if tx.Session() != s {
@@ -303,7 +264,6 @@ func TestRollback(t *testing.T) {
 	session.Set(s, counter, 2)
 	session.Set(s, names, []string{"a", "b"})
 	session.Set(s, label, "created after Begin")
-	session.Append(s, events, "during")
 	if err := tx.Rollback(); err != nil {
 		t.Fatalf("Rollback: %v", err)
 	}
@@ -316,9 +276,6 @@ func TestRollback(t *testing.T) {
 	}
 	if v, ok := session.Get(s, label); ok {
 		t.Errorf("label created after Begin survives Rollback as %q", v)
-	}
-	if got := session.Entries(s, events); !slices.Equal(got, []string{"before", "during"}) {
-		t.Errorf("LOG slice = %q, want [before during] (never rolled back)", got)
 	}
 
 	// The session keeps working after a rollback, and a second Rollback or
@@ -607,73 +564,6 @@ func TestResourceFactoryError(t *testing.T) {
 	}
 	if first.closed != 1 {
 		t.Errorf("resource created before the failure closed %d times, want 1", first.closed)
-	}
-}
-
-func TestLogLimit(t *testing.T) {
-	seq := func(from, to int) []int {
-		var out []int
-		for i := from; i <= to; i++ {
-			out = append(out, i)
-		}
-		return out
-	}
-	log := session.NewLogKey[int]("test.log")
-	tests := []struct {
-		limit   int
-		appends int
-		want    []int
-	}{
-		{limit: 4, appends: 4, want: seq(1, 4)},
-		{limit: 4, appends: 5, want: seq(3, 5)}, // full: drop 1 and 2, keep 3 4, add 5
-		{limit: 4, appends: 6, want: seq(3, 6)},
-		{limit: 4, appends: 7, want: seq(5, 7)},
-		{limit: 10, appends: 11, want: seq(6, 11)},
-		{limit: 3, appends: 4, want: seq(2, 4)}, // half of 3 is 1
-		{limit: 1, appends: 3, want: seq(3, 3)},
-		{limit: 0, appends: 50, want: seq(1, 50)}, // no limit
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("limit=%d,appends=%d", tt.limit, tt.appends), func(t *testing.T) {
-			r := session.NewRegistry()
-			r.SetLogLimit(tt.limit)
-			s := newSession(t, r, "s")
-			for i := 1; i <= tt.appends; i++ {
-				session.Append(s, log, i)
-			}
-			if got := session.Entries(s, log); !slices.Equal(got, tt.want) {
-				t.Errorf("Entries = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestDefaultLogLimit(t *testing.T) {
-	s := newSession(t, session.NewRegistry(), "s")
-	for i := range session.DefaultLogLimit + 1 {
-		session.Append(s, events, fmt.Sprint(i))
-	}
-	got := session.Entries(s, events)
-	if want := session.DefaultLogLimit/2 + 1; len(got) != want {
-		t.Fatalf("len = %d, want %d", len(got), want)
-	}
-	if got[0] != fmt.Sprint(session.DefaultLogLimit/2) {
-		t.Errorf("oldest kept entry = %s, want %d", got[0], session.DefaultLogLimit/2)
-	}
-}
-
-func TestEntriesReturnsACopy(t *testing.T) {
-	s := newSession(t, session.NewRegistry(), "s")
-	if got := session.Entries(s, events); len(got) != 0 {
-		t.Fatalf("Entries of an unused LOG slice = %q, want empty", got)
-	}
-	session.Append(s, events, "a")
-	session.Append(s, events, "b")
-	got := session.Entries(s, events)
-	got[0] = "changed"
-	_ = append(got[:1], "appended")
-	if again := session.Entries(s, events); !slices.Equal(again, []string{"a", "b"}) {
-		t.Errorf("Entries after changing a returned slice = %q, want [a b]", again)
 	}
 }
 

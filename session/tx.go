@@ -128,9 +128,8 @@ func (tx *Tx) Commit() {
 }
 
 // Rollback restores every STATE slice and resource to its value at Begin:
-// slices created since are emptied, LOG slices are untouched. Resources are
-// restored in reverse order of their snapshots; all of them are tried even
-// if one fails.
+// slices created since are emptied. Resources are restored in reverse
+// order of their snapshots; all of them are tried even if one fails.
 func (tx *Tx) Rollback() error {
 	if tx.done {
 		return nil
