@@ -61,6 +61,11 @@ func main() {
 // stdio, one call in flight).
 const defaultGCPercent = 200
 
+// memoryLogRetention is how many call records a memory store keeps per
+// session: they are in the process's memory, so fewer than a store on
+// disk keeps (store.Options.LogRetention).
+const memoryLogRetention = 32
+
 // stdioSessionTTL is how long the session of a stdio process may be idle
 // when the configuration does not say: long enough for a desktop client's
 // session named with --session to outlive a night with the app closed.
@@ -370,9 +375,11 @@ func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.S
 		}
 		return st, nil
 	case cfg.Store == "memory":
+		opts.LogRetention = memoryLogRetention
 		return store.NewMemory(opts), nil
 	case cfg.HTTP.Addr == "" && session == "":
 		logger.Debug("session store in memory: without --session nothing can resume this process's session")
+		opts.LogRetention = memoryLogRetention
 		return store.NewMemory(opts), nil
 	}
 	dir := cfg.StateDir
