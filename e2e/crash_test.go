@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -225,30 +226,35 @@ func (w *crashWriter) start(t *testing.T, c tryCaller) {
 	must(t, c, "write_file", w.args(map[string]any{"file_path": w.name + "/log", "content": "END\n"}))
 }
 
-// run makes calls until one gets no answer, and returns how many it made.
-func (w *crashWriter) run(t *testing.T, c tryCaller) int {
-	for i := 0; ; i++ {
+// run makes calls until one gets no answer, calling answered after each
+// answer.
+func (w *crashWriter) run(t *testing.T, c tryCaller, answered func()) {
+	for {
 		call := &crashCall{n: len(w.calls), kind: crashKind(w.rng.IntN(4))}
 		w.calls = append(w.calls, call)
 		tool, args := w.request(call)
 		r, err := c.try(tool, w.args(args))
 		switch {
 		case errors.Is(err, errNoAnswer):
-			return i
+			return
 		case err != nil:
 			t.Errorf("%s %s: %v", w.name, tool, err)
 			call.fate = absent
-		case r.IsError != (call.kind == failEdits):
-			t.Errorf("%s %s %v: %+v", w.name, tool, args, r)
-			call.fate = map[bool]crashFate{true: absent, false: there}[r.IsError]
 		case r.IsError:
+			if call.kind != failEdits {
+				t.Errorf("%s %s %v: %+v", w.name, tool, args, r)
+			}
 			call.fate = absent
 		default:
+			if call.kind == failEdits {
+				t.Errorf("%s %s %v succeeded: %+v", w.name, tool, args, r)
+			}
 			call.fate = there
 			if call.kind == overwrite {
 				w.last = call.n
 			}
 		}
+		answered()
 	}
 }
 
@@ -277,18 +283,13 @@ func (w *crashWriter) request(call *crashCall) (string, map[string]any) {
 // found whole.
 type crashTally struct{ unanswered, found int }
 
-// verify reads back the session of writers (one session, handle "" for the
-// connection's) and checks every call of every writer against what it
-// left; an unanswered call becomes there or absent, as found. It returns
-// how long the first answer took from since.
-func verify(t *testing.T, c tryCaller, handle string, writers []*crashWriter, since time.Time) (time.Duration, crashTally) {
+// verify reads back the session of writers (all in one session) and
+// checks every call of every writer against what it left; an unanswered
+// call becomes there or absent, as found. It returns how long the first
+// answer took from since.
+func verify(t *testing.T, c tryCaller, writers []*crashWriter, since time.Time) (time.Duration, crashTally) {
 	t.Helper()
-	args := func(a map[string]any) map[string]any {
-		if handle == "" {
-			return a
-		}
-		return with(handle, a)
-	}
+	args := writers[0].args
 	var plan struct {
 		Steps []struct {
 			ID    int    `json:"step_id"`
@@ -427,8 +428,8 @@ func (w *crashWriter) checkLast(t *testing.T, content []string, tally *crashTall
 	w.last = max(w.last, holds)
 }
 
-// count settles call, found whole or not, and counts it if it was made
-// since the last check.
+// count settles call, if it was unanswered, as there when found whole and
+// absent otherwise, and counts it.
 func (tt *crashTally) count(call *crashCall, whole bool) {
 	if call.fate != unanswered {
 		return
@@ -441,23 +442,34 @@ func (tt *crashTally) count(call *crashCall, whole bool) {
 	}
 }
 
-// load runs writers against c until each got no answer, the process having
-// been killed after a random pause, and returns how many calls they made.
-func load(t *testing.T, c tryCaller, writers []*crashWriter, rng *rand.Rand, kill func()) int {
+// load runs writers against c until each got no answer: the process is
+// killed once they have had answers to calls in all, so that what a round
+// writes does not depend on the machine's speed, and the writers are still
+// at work when it dies.
+func load(t *testing.T, c tryCaller, writers []*crashWriter, calls int, kill func()) {
 	t.Helper()
+	var n atomic.Int64
+	reached, stopped := make(chan struct{}), make(chan struct{})
+	answered := func() {
+		if n.Add(1) == int64(calls) {
+			close(reached)
+		}
+	}
 	var wg sync.WaitGroup
-	counts := make([]int, len(writers))
-	for i, w := range writers {
-		wg.Go(func() { counts[i] = w.run(t, c) })
+	for _, w := range writers {
+		wg.Go(func() { w.run(t, c, answered) })
 	}
-	time.Sleep(time.Duration(100+rng.IntN(700)) * time.Millisecond)
+	go func() {
+		wg.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-reached:
+	case <-stopped:
+		t.Errorf("the writers lost their answers after %d calls, before the kill", n.Load())
+	}
 	kill()
-	wg.Wait()
-	n := 0
-	for _, c := range counts {
-		n += c
-	}
-	return n
+	<-stopped
 }
 
 // TestKillUnderLoad: an HTTP server serving 2026-07-28 clients in several
@@ -481,36 +493,39 @@ func killHTTP(t *testing.T, seed uint64, rounds, sessions, writers int) {
 	args := []string{"--state-dir", t.TempDir(), "--store", "embedded"}
 	s := serveHTTP(t, args...)
 	c := &httpClient{url: s.url}
-	handles := make([]string, sessions)
 	all := make([][]*crashWriter, sessions)
 	var flat []*crashWriter
-	for i := range handles {
-		handles[i] = must(t, c, "planning_setup_plan", map[string]any{"objective": fmt.Sprintf("session %d", i)}).session(t)
+	for i := range all {
+		h := must(t, c, "planning_setup_plan", map[string]any{"objective": fmt.Sprintf("session %d", i)}).session(t)
 		for j := range writers {
-			w := newCrashWriter(fmt.Sprintf("s%dw%d", i, j), handles[i], seed+uint64(i*writers+j))
+			w := newCrashWriter(fmt.Sprintf("s%dw%d", i, j), h, seed+uint64(i*writers+j))
 			w.start(t, c)
 			all[i] = append(all[i], w)
 			flat = append(flat, w)
 		}
 	}
 	for round := 1; round <= rounds; round++ {
-		made := load(t, c, flat, rng, s.p.kill)
+		calls := 50 + rng.IntN(450)
+		load(t, c, flat, calls, s.p.kill)
+		if t.Failed() {
+			t.Fatalf("stderr of the killed server:\n%s", s.p.stderr)
+		}
 		began := time.Now()
 		s = serveHTTP(t, args...)
 		listening := time.Since(began)
 		c = &httpClient{url: s.url}
 		var total crashTally
 		var first time.Duration
-		for i, h := range handles {
-			d, tally := verify(t, c, h, all[i], began)
+		for i, ws := range all {
+			d, tally := verify(t, c, ws, began)
 			if i == 0 {
 				first = d
 			}
 			total.unanswered += tally.unanswered
 			total.found += tally.found
 		}
-		t.Logf("round %d: %d calls answered, killed with %d unanswered (%d found whole after the restart); restart: listening after %v, first answer in a resumed session after %v",
-			round, made, total.unanswered, total.found, listening.Round(time.Millisecond), first.Round(time.Millisecond))
+		t.Logf("round %d: killed after %d answers, with %d unanswered (%d found whole after the restart); restart: listening after %v, first answer in a resumed session after %v",
+			round, calls, total.unanswered, total.found, listening.Round(time.Millisecond), first.Round(time.Millisecond))
 		if t.Failed() {
 			t.Fatalf("stderr of the restarted server:\n%s", s.p.stderr)
 		}
@@ -531,12 +546,16 @@ func killStdio(t *testing.T, seed uint64, rounds, writers int) {
 		ws = append(ws, w)
 	}
 	for round := 1; round <= rounds; round++ {
-		made := load(t, m, ws, rng, m.kill)
+		calls := 20 + rng.IntN(280)
+		load(t, m, ws, calls, m.kill)
+		if t.Failed() {
+			t.Fatalf("stderr of the killed process:\n%s", m.p.stderr)
+		}
 		began := time.Now()
 		m = newStdioMux(start(t, "", args...))
-		first, tally := verify(t, m, "", ws, began)
-		t.Logf("round %d: %d calls answered, killed with %d unanswered (%d found whole after the restart); restart: first answer in the resumed session after %v",
-			round, made, tally.unanswered, tally.found, first.Round(time.Millisecond))
+		first, tally := verify(t, m, ws, began)
+		t.Logf("round %d: killed after %d answers, with %d unanswered (%d found whole after the restart); restart: first answer in the resumed session after %v",
+			round, calls, tally.unanswered, tally.found, first.Round(time.Millisecond))
 		if t.Failed() {
 			t.Fatalf("stderr of the restarted process:\n%s", m.p.stderr)
 		}
