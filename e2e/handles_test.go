@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -238,10 +240,25 @@ type httpClient struct {
 	url, token, sid string
 }
 
-// post sends one request and returns its JSON-RPC response, from a JSON
-// body or the last data line of an SSE stream.
+// post sends one request and returns its JSON-RPC result; the test fails
+// if there is none.
 func (c *httpClient) post(t testing.TB, method, name string, params map[string]any) json.RawMessage {
 	t.Helper()
+	res, err := c.send(method, name, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// errNoAnswer wraps the error of a request that got no complete answer:
+// the server could not be reached, or went away before it answered.
+var errNoAnswer = errors.New("no answer")
+
+// send sends one request and returns its JSON-RPC result, from a JSON body
+// or the last data line of an SSE stream. Its error wraps errNoAnswer when
+// no complete response arrived.
+func (c *httpClient) send(method, name string, params map[string]any) (json.RawMessage, error) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -261,12 +278,12 @@ func (c *httpClient) post(t testing.TB, method, name string, params map[string]a
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("%s %s: %w: %v", method, name, errNoAnswer, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		data, _ := io.ReadAll(resp.Body)
-		t.Fatalf("%s %s: HTTP %d: %s", method, name, resp.StatusCode, data)
+		return nil, fmt.Errorf("%s %s: HTTP %d: %s", method, name, resp.StatusCode, data)
 	}
 	if c.sid == "" && method == "initialize" {
 		c.sid = resp.Header.Get("Mcp-Session-Id")
@@ -280,17 +297,21 @@ func (c *httpClient) post(t testing.TB, method, name string, params map[string]a
 				last = bytes.Clone(data)
 			}
 		}
+		err = sc.Err()
 	} else {
-		last, _ = io.ReadAll(resp.Body)
+		last, err = io.ReadAll(resp.Body)
+	}
+	if err != nil || len(last) == 0 {
+		return nil, fmt.Errorf("%s %s: %w: %v", method, name, errNoAnswer, err)
 	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(last, &msg); err != nil || msg.Error != nil {
-		t.Fatalf("%s %s: %s", method, name, last)
+		return nil, fmt.Errorf("%s %s: %s", method, name, last)
 	}
-	return msg.Result
+	return msg.Result, nil
 }
 
 func (c *httpClient) call(t testing.TB, tool string, args map[string]any) result {
