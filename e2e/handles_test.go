@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -242,6 +244,20 @@ type httpClient struct {
 // body or the last data line of an SSE stream.
 func (c *httpClient) post(t testing.TB, method, name string, params map[string]any) json.RawMessage {
 	t.Helper()
+	res, err := c.exchange(method, name, params)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, name, err)
+	}
+	return res
+}
+
+// errNoAnswer is the error of a request that got no response: the server
+// could not be reached, or its connection broke before the response.
+var errNoAnswer = errors.New("no answer")
+
+// exchange is post, returning an error instead of failing the test: one
+// that wraps errNoAnswer when the request got no response.
+func (c *httpClient) exchange(method, name string, params map[string]any) (json.RawMessage, error) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -261,12 +277,12 @@ func (c *httpClient) post(t testing.TB, method, name string, params map[string]a
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("%w: %w", errNoAnswer, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		data, _ := io.ReadAll(resp.Body)
-		t.Fatalf("%s %s: HTTP %d: %s", method, name, resp.StatusCode, data)
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, data)
 	}
 	if c.sid == "" && method == "initialize" {
 		c.sid = resp.Header.Get("Mcp-Session-Id")
@@ -280,17 +296,21 @@ func (c *httpClient) post(t testing.TB, method, name string, params map[string]a
 				last = bytes.Clone(data)
 			}
 		}
+		err = sc.Err()
 	} else {
-		last, _ = io.ReadAll(resp.Body)
+		last, err = io.ReadAll(resp.Body)
+	}
+	if err != nil || last == nil {
+		return nil, fmt.Errorf("%w: the response broke off: %v", errNoAnswer, err)
 	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(last, &msg); err != nil || msg.Error != nil {
-		t.Fatalf("%s %s: %s", method, name, last)
+		return nil, fmt.Errorf("%s", last)
 	}
-	return msg.Result
+	return msg.Result, nil
 }
 
 func (c *httpClient) call(t testing.TB, tool string, args map[string]any) result {
