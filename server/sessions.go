@@ -115,6 +115,7 @@ func WithSessionName(ctx context.Context, name string) context.Context {
 // this process that has not committed for half the TTL is touched (its
 // unchanged head committed again): a session kept alive here by reads, or
 // by a connection that stays open, is never expired under its users.
+//
 // Several processes (replicas) may share one store. Each watches it while
 // it serves (watch.go): when a session held in its memory is committed or
 // deleted through another process, it drops its copy, so that the next
