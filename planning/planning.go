@@ -201,5 +201,6 @@ func New(strategy Strategy) *sections.Section {
 				return "No plan is currently initialised.", nil
 			},
 		}},
+		Contained: true,
 	}
 }

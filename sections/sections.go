@@ -59,6 +59,13 @@ type Section struct {
 	// to their input schemas and names the session in the results of
 	// those that change it (see package server).
 	Stateless bool
+	// Contained says the section's tools change nothing outside the
+	// session's state: no file on disk, no request to another system. A
+	// call of one of them whose commit lost the race to another writer of
+	// the session is run again on the session's new state instead of
+	// failing (see package server); a call of any other tool is never run
+	// twice.
+	Contained bool
 }
 
 // Resource is a fixed-URI view of session state.

@@ -38,10 +38,15 @@
 // connection. Sessions are kept in Options.Store (see Sessions): a call
 // that changed state commits the session's new state (package statetree)
 // once, after its commit hooks, by compare-and-swap on the revision it
-// loaded; a commit that another writer overtook fails the call with
-// ChangedMessage (retryable), one the store fails with StoreDownMessage,
-// and either is rolled back like any failure. A handle unknown to this
+// loaded; a commit that another writer overtook is rolled back like any
+// failure, and the call runs again on the latest revision if its tool's
+// section is Contained (it touched nothing outside the session's state),
+// at most maxRuns times, or else answers ChangedMessage (retryable); one
+// the store fails answers StoreDownMessage. A handle unknown to this
 // process is loaded from the store, so a session outlives the process.
+// Several processes (replicas) may share a store: each watches it, drops
+// the sessions it holds that another changed, and tells its clients
+// subscribed to their resources.
 //
 // The store also keeps each session's call log: the record of every call
 // (session.ToolInvoked; arguments, value and text cut when the record would

@@ -40,3 +40,26 @@ func (n notifier) Log(ctx context.Context, level string, data any) error {
 	}
 	return err
 }
+
+// notify tells the clients whose connection's session is h that its
+// resources may have changed: notifications/resources/updated for each
+// resource each of them subscribed to, sent to the client session as a
+// whole (over Streamable HTTP, on its standalone GET stream), not with a
+// call's response.
+func (m *Sessions) notify(h string) {
+	m.mu.Lock()
+	var subs []mcpserver.SessionWithResourceSubscriptions
+	for _, id := range m.connsOf[h] {
+		if s, ok := m.registered[id].(mcpserver.SessionWithResourceSubscriptions); ok {
+			subs = append(subs, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range subs {
+		for _, uri := range s.SubscribedResources() {
+			if err := m.mcp.SendNotificationToSpecificClient(s.SessionID(), string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}); err != nil {
+				m.logger.Debug("sending resources/updated failed", "uri", uri, "err", err)
+			}
+		}
+	}
+}

@@ -88,6 +88,7 @@ type Server struct {
 	policies map[*tools.Tool][]policy.Policy
 	byName   map[string]*tools.Tool
 	stateful map[*tools.Tool]bool
+	rerun    map[*tools.Tool]bool // the tools of Contained sections
 	order    map[string]int
 	handlers map[string]http.Handler
 }
@@ -117,6 +118,7 @@ func New(opts Options) (*Server, error) {
 		policies: map[*tools.Tool][]policy.Policy{},
 		byName:   map[string]*tools.Tool{},
 		stateful: map[*tools.Tool]bool{},
+		rerun:    map[*tools.Tool]bool{},
 		order:    map[string]int{},
 		handlers: maps.Clone(opts.Handlers),
 	}
@@ -136,7 +138,7 @@ func New(opts Options) (*Server, error) {
 
 	hooks := &mcpserver.Hooks{}
 	hooks.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
-		s.sessions.register(cs.SessionID())
+		s.sessions.register(cs)
 	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
 		s.sessions.End(cs.SessionID())
@@ -169,6 +171,7 @@ func New(opts Options) (*Server, error) {
 			mcpserver.WithResourceCompletionProvider(comp))
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
+	s.sessions.mcp = s.mcp
 
 	handler, err := s.pipeline(opts)
 	if err != nil {
@@ -181,6 +184,7 @@ func New(opts Options) (*Server, error) {
 		s.order[t.Name()] = i
 		s.byName[t.Name()] = t
 		s.stateful[t] = !owner.Stateless
+		s.rerun[t] = owner.Contained
 		s.policies[t] = append(slices.Clone(owner.Policies), opts.Policies...)
 		mt, err := advertised(t, s.stateful[t])
 		if err != nil {
@@ -191,6 +195,7 @@ func New(opts Options) (*Server, error) {
 	s.addPrompts()
 	s.addResources()
 	s.sessions.expireEvery(expirePeriod(s.sessions.ttl))
+	s.sessions.watch()
 	return s, nil
 }
 
@@ -201,10 +206,10 @@ func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 // besides MCP (Options.Handlers), for an HTTP transport to mount.
 func (s *Server) Handlers() map[string]http.Handler { return maps.Clone(s.handlers) }
 
-// Close stops the server's work in the background on its store (sweeping
-// sessions' unused blobs, expiring idle sessions) and waits for it and for
-// the records of the calls made to reach the sessions' logs. Call it before
-// closing the store.
+// Close stops the server's work in the background on its store (watching
+// it, sweeping sessions' unused blobs, expiring idle sessions) and waits
+// for it and for the records of the calls made to reach the sessions'
+// logs. Call it before closing the store.
 func (s *Server) Close() { s.sessions.close() }
 
 // Sessions returns the server's sessions.
@@ -220,14 +225,25 @@ func (s *Server) declarationOrder(_ context.Context, ts []mcp.Tool) []mcp.Tool {
 	return ts
 }
 
+// maxRuns is how many times a call of a Contained section's tool runs at
+// most, when its commits keep losing to other writers of the session.
+const maxRuns = 5
+
 // toolHandler adapts the pipeline to mcp-go for tool t. It finds the
 // call's session first (see Sessions.forRequest): a tool of a section that
 // keeps state takes it from the "session" argument, which it removes
 // before the arguments are validated and decoded, or from _meta; a call
 // that changes state may start one. The result of a call that changed
-// state names its session. The call's record goes to its session's log
+// state names its session, and the clients subscribed to the session's
+// resources are told. The record of each run goes to its session's log
 // (callLog), unless the call started the session and failed: the session
 // is then discarded.
+//
+// A call whose commit lost to another writer (errChanged) touched nothing
+// outside the session's state if its tool's section is Contained: it is
+// run again, on the session's latest revision, as a new call that passes
+// every stage, within the first run's deadline, up to maxRuns runs in
+// all. Any other call answers ChangedMessage, and the client calls again.
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 	stateful, changes := s.stateful[t], !t.Annotations().ReadOnly
 	n := needAny
@@ -249,55 +265,52 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			}
 			args = rest
 		}
-		u, err := s.sessions.forRequest(ctx, handle, n)
-		if err != nil {
-			msg := sessionMessage(err)
-			if msg == "" {
-				s.logger.Error("creating a session failed", "err", err)
-				msg = fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())
+		for run := 1; ; run++ {
+			u, err := s.sessions.forRequest(ctx, handle, n)
+			if err != nil {
+				msg := sessionMessage(err)
+				if msg == "" {
+					s.logger.Error("creating a session failed", "err", err)
+					msg = fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())
+				}
+				return mcp.NewToolResultError(msg), nil
 			}
-			return mcp.NewToolResultError(msg), nil
+			call, out := s.run(ctx, t, u, req, args)
+			if u.handle != "" && (!u.minted || out.Success) {
+				s.sessions.calls.add(u.handle, out.Invocation)
+			}
+			if errors.Is(out.Err, errChanged) && s.rerun[t] && !u.minted && run < maxRuns && ctx.Err() == nil {
+				call.Logger.Debug("the session changed elsewhere: running the call again", "run", run+1)
+				if run == 1 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithDeadline(ctx, call.Deadline)
+					defer cancel()
+				}
+				continue
+			}
+			if u.minted && !out.Success {
+				s.sessions.discard(u.handle) // with nothing logged: its handle was never shown
+			}
+			if out.Success && changes {
+				s.sessions.notify(u.handle)
+			}
+			if !stateful || !changes {
+				u.handle = ""
+			}
+			return s.render(call, out, u.handle), nil
 		}
-		defer u.release()
-		if u.commit != nil {
-			ctx = context.WithValue(ctx, committerKey{}, u.commit)
-		}
-		call := s.newCall(ctx, t, u.sess, req, args)
-		out := s.handler(ctx, call)
-		switch {
-		case u.minted && !out.Success:
-			s.sessions.discard(u.handle) // with nothing to log: its handle was never shown
-		case u.handle != "":
-			s.sessions.calls.add(u.handle, out.Invocation)
-		}
-		if out.Success && changes {
-			s.notifyUpdated(ctx)
-		}
-		if !stateful || !changes {
-			u.handle = ""
-		}
-		return s.render(call, out, u.handle), nil
 	}
 }
 
-// notifyUpdated tells a client that subscribed to resources that they may
-// have changed, after a call that changed the session's state committed.
-// The notifications go to the client session as a whole (over Streamable
-// HTTP, its standalone GET stream), not with the call's response.
-func (s *Server) notifyUpdated(ctx context.Context) {
-	subs, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithResourceSubscriptions)
-	if !ok {
-		return
+// run runs one call of tool t through the pipeline in the session u, and
+// ends u's use of the session.
+func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallToolRequest, args json.RawMessage) (*tools.Call, *tools.Outcome) {
+	defer u.release()
+	if u.commit != nil {
+		ctx = context.WithValue(ctx, committerKey{}, u.commit)
 	}
-	srv := mcpserver.ServerFromContext(ctx)
-	if srv == nil {
-		srv = s.mcp
-	}
-	for _, uri := range subs.SubscribedResources() {
-		if err := srv.SendNotificationToSpecificClient(subs.SessionID(), string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}); err != nil {
-			s.logger.Debug("sending resources/updated failed", "uri", uri, "err", err)
-		}
-	}
+	call := s.newCall(ctx, t, u.sess, req, args)
+	return call, s.handler(ctx, call)
 }
 
 func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Session, req mcp.CallToolRequest, args json.RawMessage) *tools.Call {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -114,7 +115,17 @@ func WithSessionName(ctx context.Context, name string) context.Context {
 // this process that has not committed for half the TTL is touched (its
 // unchanged head committed again): a session kept alive here by reads, or
 // by a connection that stays open, is never expired under its users.
-// Close stops both and waits for them.
+//
+// Several processes (replicas) may share one store. Each watches it while
+// it serves (watch.go): when a session held in its memory is committed or
+// deleted through another process, it drops its copy, so that the next
+// call loads the latest revision, and tells the clients whose
+// connection's session it is that its resources may have changed. A
+// commit that loses the compare-and-swap all the same (the watch reports
+// a change after the fact) drops the copy too, and the call is run again
+// or answered with ChangedMessage (see Server).
+//
+// Close stops the background work and waits for it.
 type Sessions struct {
 	registry *session.Registry
 	store    store.Store
@@ -129,12 +140,22 @@ type Sessions struct {
 	// connections (a stdio process, an Mcp-Session-Id, an SSE stream).
 	// A request of the 2026-07-28 era over HTTP has a client session of
 	// its own that is never registered.
-	registered map[string]bool
+	registered map[string]mcpserver.ClientSession
 	sweeper    *time.Timer
 	sweeping   map[string]bool // sessions whose blobs are being swept
 	closed     bool
 
 	calls *callLog // the sessions' call logs in the store
+
+	// connsOf holds, by handle, the client sessions whose implicit
+	// session it names: those told when it changes.
+	connsOf map[string][]string
+	// flights counts the commits of this process in flight, by handle;
+	// held keeps the revisions the watch reported for the handle
+	// meanwhile, judged once the last has landed.
+	flights map[string]int
+	held    map[string][]uint64
+	mcp     *mcpserver.MCPServer // sends the notifications
 
 	ctx  context.Context // of the background work, cancelled by Close
 	stop context.CancelFunc
@@ -162,8 +183,11 @@ type entry struct {
 
 	// Under the session's call lock: the revision of the stored head and
 	// the state it holds (nil while the head holds none, when empty is
-	// the root of the session as it started).
+	// the root of the session as it started). rev is written under m.mu
+	// too, for the watch, and so is mine: whether this process wrote
+	// revision rev (created or committed it) rather than loaded it.
 	rev   uint64
+	mine  bool
 	state *statetree.State
 	empty string
 	// Also under the call lock: when the head was last committed, and
@@ -191,7 +215,10 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 		now:        now,
 		handles:    map[string]*entry{},
 		conns:      map[string]*entry{},
-		registered: map[string]bool{},
+		registered: map[string]mcpserver.ClientSession{},
+		connsOf:    map[string][]string{},
+		flights:    map[string]int{},
+		held:       map[string][]uint64{},
 		sweeping:   map[string]bool{},
 		calls:      newCallLog(st, logger),
 		ctx:        ctx,
@@ -219,6 +246,7 @@ func (m *Sessions) mint(ctx context.Context, name, owner string) (*entry, error)
 		_ = e.sess.Close()
 		return nil, fmt.Errorf("creating session %s: %w", h, err)
 	}
+	e.mine = true
 	m.handles[h] = e
 	return e, nil
 }
@@ -322,7 +350,7 @@ func (m *Sessions) forget(e *entry) {
 	}
 	m.evict(e)
 	if e.conn != "" && m.conns[e.conn] == e {
-		delete(m.conns, e.conn)
+		m.unbind(e.conn)
 	}
 	if !e.named {
 		m.deleteStored(e.handle)
@@ -360,10 +388,8 @@ const (
 
 // commit stores the state of e after a call that succeeded: nothing when
 // the call changed nothing, otherwise the blobs the change needs and a new
-// head, by compare-and-swap on the revision e was loaded or last committed
-// at. When another writer committed first, it returns errChanged and drops
-// e from memory, so that the next call loads the latest revision. The
-// caller holds the session's call lock.
+// head (put). When another writer committed first, it returns errChanged.
+// The caller holds the session's call lock.
 func (m *Sessions) commit(ctx context.Context, e *entry) error {
 	st, blobs, err := statetree.Encode(e.sess, e.state)
 	if err != nil {
@@ -380,23 +406,45 @@ func (m *Sessions) commit(ctx context.Context, e *entry) error {
 	if err != nil {
 		return err
 	}
-	rev, err := m.store.Commit(ctx, e.handle, e.rev, b, blobs)
-	switch {
+	switch err := m.put(ctx, e, b, blobs); {
 	case errors.Is(err, store.ErrConflict):
-		m.mu.Lock()
-		m.evict(e)
-		m.mu.Unlock()
 		return errChanged
 	case errors.Is(err, store.ErrNotFound):
 		return ErrUnknownSession
 	case err != nil:
 		return storeError{err}
 	}
-	e.rev, e.state, e.stored = rev, st, m.now()
-	if e.commits++; e.commits >= sweepEvery && m.startSweep(e.handle, rev, st.Root) {
+	e.state, e.stored = st, m.now()
+	if e.commits++; e.commits >= sweepEvery && m.startSweep(e.handle, e.rev, st.Root) {
 		e.commits = 0
 	}
 	return nil
+}
+
+// put commits head, and blobs before it, as the next revision of e, by
+// compare-and-swap on the revision e holds, and records the revision it
+// wrote. A conflict (another writer committed first) drops e from memory,
+// so that the next call loads the latest revision. What the watch reports
+// of the session meanwhile waits until the commit has landed (see
+// changed). The caller holds the session's call lock.
+func (m *Sessions) put(ctx context.Context, e *entry, head []byte, blobs map[string][]byte) error {
+	m.mu.Lock()
+	m.flights[e.handle]++
+	m.mu.Unlock()
+	rev, err := m.store.Commit(ctx, e.handle, e.rev, head, blobs)
+	m.mu.Lock()
+	switch {
+	case err == nil:
+		e.rev, e.mine = rev, true
+	case errors.Is(err, store.ErrConflict):
+		m.evict(e)
+	}
+	foreign := m.land(e.handle)
+	m.mu.Unlock()
+	if foreign {
+		m.notify(e.handle)
+	}
+	return err
 }
 
 // startSweep starts sweeping the blobs of session h that the head at rev,
@@ -508,16 +556,12 @@ func (m *Sessions) touch(ctx context.Context, e *entry) {
 	if err != nil {
 		return
 	}
-	rev, err := m.store.Commit(ctx, e.handle, e.rev, b, nil)
-	switch {
+	switch err := m.put(ctx, e, b, nil); {
 	case errors.Is(err, store.ErrConflict): // committed elsewhere: fresh
-		m.mu.Lock()
-		m.evict(e)
-		m.mu.Unlock()
 	case err != nil:
 		m.logger.Warn("touching a session in the store failed", "session", e.handle, "err", err)
 	default:
-		e.rev, e.stored = rev, m.now()
+		e.stored = m.now()
 	}
 }
 
@@ -597,7 +641,26 @@ func (m *Sessions) connection(ctx context.Context, id, owner, name string) (*ent
 	e.conn = id
 	e.named = name != "" && (old == nil || old.named)
 	m.conns[id] = e
+	if old == nil {
+		m.connsOf[e.handle] = append(m.connsOf[e.handle], id)
+	}
 	return e, nil
+}
+
+// unbind removes the implicit session of the client session id. The
+// caller holds m.mu.
+func (m *Sessions) unbind(id string) {
+	e := m.conns[id]
+	if e == nil {
+		return
+	}
+	delete(m.conns, id)
+	ids := slices.DeleteFunc(m.connsOf[e.handle], func(c string) bool { return c == id })
+	if len(ids) == 0 {
+		delete(m.connsOf, e.handle)
+	} else {
+		m.connsOf[e.handle] = ids
+	}
 }
 
 // sweep ends the sessions named by their handles alone that have been idle
@@ -626,11 +689,11 @@ func (m *Sessions) sweep() {
 	}
 }
 
-// register records that the client session id is a connection.
-func (m *Sessions) register(id string) {
+// register records that the client session cs is a connection.
+func (m *Sessions) register(cs mcpserver.ClientSession) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.registered[id] = true
+	m.registered[cs.SessionID()] = cs
 }
 
 // End ends the implicit session of the client session id, which has gone.
@@ -639,7 +702,7 @@ func (m *Sessions) End(id string) {
 	defer m.mu.Unlock()
 	delete(m.registered, id)
 	if e := m.conns[id]; e != nil {
-		delete(m.conns, id)
+		m.unbind(id)
 		if e.ended && !e.named {
 			m.deleteStored(e.handle) // dropped from memory after a conflict
 		}
@@ -759,5 +822,5 @@ func (m *Sessions) discard(handle string) {
 func (m *Sessions) isRegistered(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.registered[id]
+	return m.registered[id] != nil
 }

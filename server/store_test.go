@@ -80,29 +80,6 @@ func TestStoredSessionsOutliveTheProcess(t *testing.T) {
 	}
 }
 
-// TestCommitConflict: of two servers that loaded the same revision, the
-// second to commit is refused with a retryable answer and its change is
-// rolled back; its next call sees the first's change.
-func TestCommitConflict(t *testing.T) {
-	st := store.NewMemory(store.Options{})
-	ctx := context.Background()
-	a, b := newStoredServer(t, st), newStoredServer(t, st)
-	h := mcptest.NewClient(t, a.MCP(), "").Call(ctx, "probe_add", map[string]any{"by": 1}, modern(nil)).Session()
-	if got := countOf(t, b, h); got != float64(1) { // b loads the session
-		t.Fatalf("b reads %v", got)
-	}
-	mcptest.NewClient(t, a.MCP(), "").Call(ctx, "probe_add", map[string]any{"by": 10, "session": h}, modern(nil))
-	r := mcptest.NewClient(t, b.MCP(), "").Call(ctx, "probe_add", map[string]any{"by": 100, "session": h}, modern(nil))
-	if !r.IsError || r.Text() != server.ChangedMessage {
-		t.Fatalf("the stale commit: %+v", r)
-	}
-	for name, srv := range map[string]*server.Server{"a": a, "b": b, "restarted": newStoredServer(t, st)} {
-		if got := countOf(t, srv, h); got != float64(11) {
-			t.Errorf("%s reads %v, want 11", name, got)
-		}
-	}
-}
-
 // failing is a store whose commits fail while down is set.
 type failing struct {
 	store.Store

@@ -24,7 +24,7 @@ func BenchmarkCommit(b *testing.B) {
 			return OpenEmbedded(context.Background(), b.TempDir(), Options{SyncAlways: true})
 		}},
 		{"cluster-r3", func(b *testing.B) (Store, error) {
-			return Connect(context.Background(), sharedCluster(b).urls(), Options{Replicas: 3, Name: storeName("bench")})
+			return Connect(context.Background(), sharedCluster(b).URLs(), Options{Replicas: 3, Name: storeName("bench")})
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

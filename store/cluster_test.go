@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/internal/natstest"
 )
 
 // TestClusterLeaderShutdown shuts down the leader of the state stream
@@ -17,14 +19,14 @@ import (
 // is kept.
 func TestClusterLeaderShutdown(t *testing.T) {
 	c := sharedCluster(t)
-	s := must[*JetStream](t)(Connect(ctxT(t), c.urls(), Options{Replicas: 3, Name: storeName("shutdown"), Timeout: 30 * time.Second}))
+	s := must[*JetStream](t)(Connect(ctxT(t), c.URLs(), Options{Replicas: 3, Name: storeName("shutdown"), Timeout: 30 * time.Second}))
 	defer s.Close()
 	underLoad(t, s, func(acked func() int64) {
 		waitFor(t, 10*time.Second, func() bool { return acked() >= 30 })
-		i := c.index(streamLeader(t, s))
-		c.stop(i)
+		i := c.Index(streamLeader(t, s))
+		c.Stop(i)
 		t.Cleanup(func() {
-			if err := c.restart(i); err != nil {
+			if err := c.Restart(i); err != nil {
 				t.Error(err)
 			}
 		})
@@ -38,19 +40,19 @@ func TestClusterLeaderShutdown(t *testing.T) {
 // commit, and checks that every acknowledged commit is kept. The other two
 // nodes elect a new leader after the election timeout, seconds later.
 func TestClusterNodeKilled(t *testing.T) {
-	specs := must[[]nodeSpec](t)(clusterSpecs(t.TempDir(), 3))
-	c := must[*testCluster](t)(startCluster(specs, 2))
-	defer c.shutdown()
-	child := startNode(t, specs[2])
-	s := must[*JetStream](t)(Connect(ctxT(t), c.urls(), Options{Replicas: 3, Name: "kill", Timeout: 30 * time.Second}))
+	nodes := must[[]natstest.Node](t)(natstest.Nodes(t.TempDir(), 3))
+	c := must[*natstest.Cluster](t)(natstest.Start(nodes, 2))
+	defer c.Shutdown()
+	child := startNode(t, nodes[2])
+	s := must[*JetStream](t)(Connect(ctxT(t), c.URLs(), Options{Replicas: 3, Name: "kill", Timeout: 30 * time.Second}))
 	defer s.Close()
 	underLoad(t, s, func(acked func() int64) {
 		waitFor(t, 10*time.Second, func() bool { return acked() >= 20 })
 		waitFor(t, 20*time.Second, func() bool {
-			if streamLeader(t, s) == specs[2].Name {
+			if streamLeader(t, s) == nodes[2].Name {
 				return true
 			}
-			req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": specs[2].Name}})
+			req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": nodes[2].Name}})
 			s.nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.KILL_STATE", req, 2*time.Second)
 			return false
 		})
@@ -63,7 +65,7 @@ func TestClusterNodeKilled(t *testing.T) {
 }
 
 // startNode runs a cluster node in a child process, until the test ends.
-func startNode(t *testing.T, n nodeSpec) *exec.Cmd {
+func startNode(t *testing.T, n natstest.Node) *exec.Cmd {
 	spec, _ := json.Marshal(n)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envNode+"="+string(spec))

@@ -64,7 +64,7 @@ func TestEmbedded(t *testing.T) {
 func TestCluster(t *testing.T) {
 	c := sharedCluster(t)
 	contract(t, func(t *testing.T) Store {
-		s, err := Connect(ctxT(t), c.urls(), Options{
+		s, err := Connect(ctxT(t), c.URLs(), Options{
 			LogRetention: contractRetention,
 			Replicas:     3,
 			Name:         storeName("contract"),

@@ -460,12 +460,22 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 	ctx, cancel := deadline(ctx, s.timeout)
 	defer cancel()
 	prefix := s.blobSubject(session, "")
+	// The scan may run on a replica that lags: it goes on until it has
+	// seen the session's last blob as the leader has it, so that it never
+	// takes a blob written again after rev for the older copy.
+	end, err := s.read(ctx, prefix+"*")
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fail("sweep", session, err)
+	}
 	var old []string
-	err := s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
+	err = s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{prefix + "*"},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 		HeadersOnly:    true,
-	}, 0, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+	}, end.Sequence, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		if meta.Sequence.Stream < rev {
 			old = append(old, strings.TrimPrefix(m.Subject(), prefix))
 		}

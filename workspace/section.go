@@ -71,6 +71,9 @@ func New(b *Backend, opts Options) *sections.Section {
 			"ReadBeforeWrite": !opts.NoReadBeforeWrite,
 		},
 		Tools: []*tools.Tool{s.ls(), s.readFile(), write, edit, s.glob(), s.grep(), rm, s.applyEdits(write, edit, rm)},
+		// Files on disk are outside the session: a call that wrote one is
+		// never run twice.
+		Contained: b.Kind() == "memory",
 		Setup: func(r *session.Registry) {
 			session.Provide(r, resourceKey, func(*session.Session) (*Workspace, error) {
 				return newWorkspace(b, s.maxFile)

@@ -42,6 +42,19 @@ func TestGuidance(t *testing.T) {
 	}
 }
 
+// TestContainedOnlyInMemory: the memory backend keeps the workspace in
+// the session's state, so a call may be run again after its commit lost
+// to another writer's; the disk backend writes files outside it, so none
+// is.
+func TestContainedOnlyInMemory(t *testing.T) {
+	eachBackend(t, func(t *testing.T, bk backendKind) {
+		b, _ := bk.open(t, nil)
+		if got, want := New(b, Options{}).Contained, b.Kind() == "memory"; got != want {
+			t.Errorf("Contained = %v, want %v", got, want)
+		}
+	})
+}
+
 // TestToolsList pins the advertised tools: names in order, annotations and
 // schemas.
 func TestToolsList(t *testing.T) {
