@@ -96,14 +96,15 @@ func WithSessionName(ctx context.Context, name string) context.Context {
 // taken is the store's ErrExists); resolve loads the head on the session's
 // first use in this process, checks the principal and time recorded in it,
 // and decodes the state (package statetree) into a fresh session; a call
-// that changed state commits it (commit); forget deletes it, except the
-// session a stdio process names (--session), which outlives the process.
+// that changed state commits it (commit); forget deletes it (an expired
+// session, or a new one whose first call failed), except the session a
+// stdio process names (--session).
 // What belongs to this process stays in memory only: which session is
 // which connection's, and how many requests use each.
 //
-// A session named by a handle alone ends when it has been idle for the
-// TTL; the implicit session of a connection ends with the connection
-// (mcp-go unregisters its client session).
+// A session ends when it has been idle for the TTL. The implicit session
+// of a connection leaves this process's memory with the connection (mcp-go
+// unregisters its client session), and its handle continues it until then.
 //
 // What the store holds is reclaimed in the background, never on a call's
 // path. Every sweepEvery commits of a session in this process, its blobs
@@ -696,17 +697,18 @@ func (m *Sessions) register(cs mcpserver.ClientSession) {
 	m.registered[cs.SessionID()] = cs
 }
 
-// End ends the implicit session of the client session id, which has gone.
+// End lets go of the implicit session of the client session id, which
+// has gone: it leaves this process's memory, and stays in the store until
+// it has been idle for the TTL. The connection may have ended because this
+// process is stopping, or its client may come back on another replica,
+// and either may continue the session with its handle.
 func (m *Sessions) End(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.registered, id)
 	if e := m.conns[id]; e != nil {
 		m.unbind(id)
-		if e.ended && !e.named {
-			m.deleteStored(e.handle) // dropped from memory after a conflict
-		}
-		m.forget(e)
+		m.evict(e)
 	}
 }
 
