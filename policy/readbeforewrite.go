@@ -56,12 +56,13 @@ var known = session.NewKey[*immutable.Map[string, string]]("policy.read_before_w
 type ReadBeforeWrite struct {
 	reads  map[string]PathsFunc
 	writes map[string]PathsFunc
-	files  func(*session.Session) (Files, error)
+	files  func(*tools.Call) (Files, error)
 }
 
 // NewReadBeforeWrite returns the policy. reads and writes map tool names to
-// the paths their params name; files finds the session's workspace.
-func NewReadBeforeWrite(reads, writes map[string]PathsFunc, files func(*session.Session) (Files, error)) *ReadBeforeWrite {
+// the paths their params name; files finds a call's workspace (the call's
+// own view of it, an Observer, once the call has a transaction).
+func NewReadBeforeWrite(reads, writes map[string]PathsFunc, files func(*tools.Call) (Files, error)) *ReadBeforeWrite {
 	return &ReadBeforeWrite{reads: reads, writes: writes, files: files}
 }
 
@@ -79,7 +80,7 @@ func (p *ReadBeforeWrite) Check(call *tools.Call) error {
 	if !ok {
 		return nil
 	}
-	fs, err := p.files(call.Session)
+	fs, err := p.files(call)
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) error {
 			return nil
 		}
 	}
-	fs, err := p.files(call.Session)
+	fs, err := p.files(call)
 	if err != nil {
 		return err
 	}
@@ -150,12 +151,15 @@ func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) error {
 
 // Remember records the current versions of paths in fs as known to the
 // session (or, when fs is an Observer, the versions the call saw); a path
-// that no longer exists is forgotten.
+// that no longer exists is forgotten. When the session knew them so
+// already, its memory stays the same value, which a store then need not
+// write again.
 func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string) error {
 	mem, ok := session.Get(s, known)
 	if !ok {
 		mem = immutable.NewMap[string, string](nil)
 	}
+	changed := false
 	for _, raw := range paths {
 		path, err := fs.Normalize(raw)
 		if err != nil {
@@ -170,12 +174,15 @@ func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string)
 				return fmt.Errorf("read_before_write: %w", err)
 			}
 		}
-		if exists {
-			mem = mem.Set(path, v)
-		} else {
-			mem = mem.Delete(path)
+		switch prev, ok := mem.Get(path); {
+		case exists && (!ok || prev != v):
+			mem, changed = mem.Set(path, v), true
+		case !exists && ok:
+			mem, changed = mem.Delete(path), true
 		}
 	}
-	session.Set(s, known, mem)
+	if changed {
+		session.Set(s, known, mem)
+	}
 	return nil
 }

@@ -147,7 +147,7 @@ func newWorkspace(t testing.TB, files map[string]string) *workspace {
 	w.policy = policy.NewReadBeforeWrite(
 		map[string]policy.PathsFunc{"read_file": pathOf},
 		map[string]policy.PathsFunc{"write_file": pathOf, "edit_files": pathsOf},
-		func(*session.Session) (policy.Files, error) { return w.fs, nil },
+		func(*tools.Call) (policy.Files, error) { return w.fs, nil },
 	)
 	return w
 }
@@ -379,6 +379,15 @@ func TestReadBeforeWriteRemember(t *testing.T) {
 	if err := w.policy.CheckPaths(s, w.fs, []string{"a", "//b", "new"}); err != nil {
 		t.Errorf("after Remember: %v", err)
 	}
+	// Remembering what the session knows already keeps its memory the
+	// same value, which a store need not write again.
+	before := s.Slices()["policy.read_before_write"]
+	if err := w.policy.Remember(s, w.fs, []string{"a", "b", "gone"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Slices()["policy.read_before_write"] != before {
+		t.Error("Remember of known versions replaced the memory")
+	}
 	// A file remembered, deleted and recreated by someone else is unknown.
 	w.fs.remove("a")
 	if err := w.policy.Remember(s, w.fs, []string{"a"}); err != nil {
@@ -403,7 +412,7 @@ func TestReadBeforeWriteWorkspaceError(t *testing.T) {
 	p := policy.NewReadBeforeWrite(
 		map[string]policy.PathsFunc{"read_file": pathOf},
 		map[string]policy.PathsFunc{"write_file": pathOf},
-		func(*session.Session) (policy.Files, error) { return nil, errNoWS },
+		func(*tools.Call) (policy.Files, error) { return nil, errNoWS },
 	)
 	s := newSession(t)
 	if err := p.Check(&tools.Call{Tool: w.write, Session: s, Params: fileParams{Path: "x"}}); !errors.Is(err, errNoWS) {
@@ -463,7 +472,7 @@ func TestReadBeforeWriteLocksBeforeChecking(t *testing.T) {
 			w := newWorkspace(t, nil)
 			fs := &lockingFS{memFS: w.fs, lockErr: c.lockErr}
 			p := policy.NewReadBeforeWrite(nil, map[string]policy.PathsFunc{"write_file": pathOf},
-				func(*session.Session) (policy.Files, error) { return fs, nil })
+				func(*tools.Call) (policy.Files, error) { return fs, nil })
 			call := &tools.Call{ID: "c1", Tool: w.write, Session: newSession(t), Params: fileParams{Path: "new.txt"}, Deadline: deadline}
 			o := tools.Finalise(func(ctx context.Context, call *tools.Call) *tools.Outcome {
 				return pipeline(t, []policy.Policy{p}, call)

@@ -68,12 +68,14 @@
 //	             then Options.Middleware
 //	validate     check the arguments against the tool's schema, decode them
 //	deadline     refuse a call whose deadline already passed; bound the rest
-//	serialise    one call per session from here to the commit or restore
+//	serialise    one call per session from here to the commit or restore,
+//	             or several calls of read-only tools together
 //	policies     the tool's section's policies, then the server-wide ones
 //	steps        lets a handler that acts for other tools (apply_edits) have
 //	             each step checked by that tool's policies (Call.Authorise)
 //	[SlotRetry]
-//	transaction  snapshot, run the handler, commit or restore
+//	transaction  snapshot (not for a read-only tool), run the handler,
+//	             apply (commit hooks, store), commit or restore
 //	[SlotExecute]
 //
 // A call goes in as a tools.Call, which carries the arguments and what the

@@ -144,25 +144,36 @@ func interrupted(call *tools.Call, err error) *tools.Outcome {
 }
 
 // serialise holds the session's call lock from the policy check to the
-// commit or restore. Waiting for it respects the call's deadline.
+// commit or restore: alone for a call that changes state, together with
+// the other read-only calls for a call of a tool annotated read-only.
+// Waiting for it respects the call's deadline.
 func serialise(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
-		if err := call.Session.Acquire(ctx); err != nil {
+		acquire, release := call.Session.Acquire, call.Session.Release
+		if call.Tool.Annotations().ReadOnly {
+			acquire, release = call.Session.AcquireRead, call.Session.ReleaseRead
+		}
+		if err := acquire(ctx); err != nil {
 			return interrupted(call, err)
 		}
-		defer call.Session.Release()
+		defer release()
 		return next(ctx, call)
 	}
 }
 
-// transaction snapshots the session, runs the rest of the pipeline, and
-// commits when it succeeded (after the commit hooks, then the store's
-// commit, either of which may still fail the call) or restores otherwise:
-// after a failure result, a Go error, a panic, an expired deadline or a
-// cancellation alike.
+// transaction snapshots the session (not for a read-only call: see
+// session.Session.BeginRead), runs the rest of the pipeline, and commits
+// when it succeeded (after the commit hooks, then the store's commit,
+// applied together, either of which may still fail the call) or restores
+// otherwise: after a failure result, a Go error, a panic, an expired
+// deadline or a cancellation alike.
 func transaction(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
-		tx, err := call.Session.Begin()
+		begin := call.Session.Begin
+		if call.Tool.Annotations().ReadOnly {
+			begin = call.Session.BeginRead
+		}
+		tx, err := begin()
 		if err != nil {
 			return failed(call, tools.ClassError, err)
 		}
@@ -189,14 +200,21 @@ func transaction(next tools.Handler) tools.Handler {
 			return o
 		}
 		if out.Success {
-			if err := call.RunCommitHooks(out); err != nil {
-				return failed(call, tools.ClassOf(err, tools.ClassError), err)
-			}
-			if commit, ok := ctx.Value(committerKey{}).(func(context.Context) error); ok {
-				if err := commit(ctx); err != nil {
-					return commitFailed(call, err)
+			// A failure here replaces the outcome, and the call is
+			// restored like any that failed.
+			_ = tx.Apply(func() error {
+				if err := call.RunCommitHooks(out); err != nil {
+					out = failed(call, tools.ClassOf(err, tools.ClassError), err)
+					return err
 				}
-			}
+				if commit, ok := ctx.Value(committerKey{}).(func(context.Context) error); ok {
+					if err := commit(ctx); err != nil {
+						out = commitFailed(call, err)
+						return err
+					}
+				}
+				return nil
+			})
 		}
 		return out
 	}

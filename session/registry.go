@@ -98,7 +98,7 @@ func (r *Registry) NewSession(id string) (*Session, error) {
 		id:        id,
 		registry:  r,
 		created:   time.Now(),
-		call:      semaphore.NewWeighted(1),
+		call:      semaphore.NewWeighted(whole),
 		state:     map[string]any{},
 		resources: map[string]any{},
 	}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -35,14 +36,22 @@ func (k Key[T]) Name() string { return k.name }
 var ErrClosed = errors.New("session closed")
 
 // Session is the state of one client session. It is safe for concurrent
-// use; calls that change state are serialised with Acquire and Release.
+// use; its calls take the call lock (Acquire, AcquireRead) and apply their
+// effects one at a time (Tx.Apply).
 type Session struct {
 	id       string
 	registry *Registry
 	created  time.Time
 
-	// call serialises calls from the policy check to the commit or restore.
-	call *semaphore.Weighted
+	// call is the call lock: a call that changes state holds all of its
+	// weight (whole), a read-only call one unit. waiting counts the calls
+	// waiting for it and held the weight held, so that a release that
+	// lets a waiter in can hand over to it at once.
+	call    *semaphore.Weighted
+	waiting atomic.Int32
+	held    atomic.Int64
+	// apply is held while a call applies its effects (Tx.Apply).
+	apply sync.Mutex
 
 	mu        sync.RWMutex
 	state     map[string]any

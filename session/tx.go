@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
 	"slices"
 )
 
@@ -26,26 +27,66 @@ type Restorer interface {
 	Release()
 }
 
+// whole is the weight of the call lock, which a call that changes state
+// takes all of; a read-only call takes one unit.
+const whole = 1 << 40
+
 // Acquire waits until no other call of the session is between its policy
-// check and its commit or restore, or until ctx is done. Each successful
-// Acquire must be followed by one Release.
-func (s *Session) Acquire(ctx context.Context) error {
+// check and its commit or restore, or until ctx is done; it is for a call
+// that changes state. Each successful Acquire must be followed by one
+// Release. Waiting calls get the lock in the order they asked for it,
+// read-only ones included.
+func (s *Session) Acquire(ctx context.Context) error { return s.lock(ctx, whole) }
+
+// Release lets the next call of the session proceed.
+func (s *Session) Release() { s.unlock(whole) }
+
+// AcquireRead waits until no call of the session that changes state is
+// between its policy check and its commit or restore, or until ctx is
+// done; it is for a read-only call, and read-only calls hold it together.
+// A call that changes state waiting for the lock goes before read-only
+// calls that ask after it. Each successful AcquireRead must be followed by
+// one ReleaseRead.
+func (s *Session) AcquireRead(ctx context.Context) error { return s.lock(ctx, 1) }
+
+// ReleaseRead ends a read-only call's hold of the lock.
+func (s *Session) ReleaseRead() { s.unlock(1) }
+
+func (s *Session) lock(ctx context.Context, n int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if s.call.TryAcquire(1) {
-		return nil // uncontended, without waiting on ctx
+	if !s.call.TryAcquire(n) { // uncontended, without waiting on ctx
+		s.waiting.Add(1)
+		err := s.call.Acquire(ctx, n)
+		s.waiting.Add(-1)
+		if err != nil {
+			return err
+		}
 	}
-	return s.call.Acquire(ctx, 1)
+	s.held.Add(n)
+	return nil
 }
 
-// Release lets the next call of the session proceed.
-func (s *Session) Release() { s.call.Release(1) }
+// unlock releases n of the lock. When that frees it while calls wait,
+// the goroutine yields: the waiter just woken runs at once on this thread,
+// rather than once this call has done the rest of its work (answering the
+// client), which would leave the lock unused meanwhile.
+func (s *Session) unlock(n int64) {
+	free := s.held.Add(-n) == 0
+	s.call.Release(n)
+	if free && s.waiting.Load() > 0 {
+		runtime.Gosched()
+	}
+}
 
-// Tx is one call's transaction: a snapshot of every STATE slice and of every
-// resource that implements Snapshotter. It ends with Commit or Rollback.
+// Tx is one call's transaction. That of a call that changes state (Begin)
+// holds a snapshot of every STATE slice and of every resource that
+// implements Snapshotter; that of a read-only call (BeginRead) holds none.
+// It ends with Commit or Rollback.
 type Tx struct {
 	s         *Session
+	read      bool
 	state     map[string]any
 	restorers []Restorer
 	perCall   map[string]any
@@ -90,8 +131,9 @@ func (tx *Tx) closePerCall() error {
 	return errors.Join(errs...)
 }
 
-// Begin snapshots the session. The caller should hold the call lock
-// (Acquire) so that no other call changes state under the snapshot.
+// Begin snapshots the session for a call that changes state. The caller
+// should hold the call lock (Acquire) so that no other call changes state
+// under the snapshot.
 func (s *Session) Begin() (*Tx, error) {
 	s.mu.RLock()
 	if s.closed {
@@ -112,6 +154,46 @@ func (s *Session) Begin() (*Tx, error) {
 	return tx, nil
 }
 
+// BeginRead starts the transaction of a read-only call, which holds the
+// call lock with other read-only calls (AcquireRead). It takes no
+// snapshot: such a call changes the session only in Apply, which undoes
+// its own changes if it fails, and a snapshot restored would undo those of
+// the read-only calls that applied theirs meanwhile.
+func (s *Session) BeginRead() (*Tx, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return &Tx{s: s, read: true}, nil
+}
+
+// Apply runs fn, which records what the call did once it has succeeded
+// (the policies' memory, the commit to a store), and returns its error.
+// The calls of a session apply one at a time, read-only calls included,
+// so that fn sees no other call's effects half recorded. When fn fails or
+// panics in a read-only call's transaction, the STATE slices are restored
+// as they were before fn; in that of a call that changes state, Rollback
+// restores them.
+func (tx *Tx) Apply(fn func() error) error {
+	tx.s.apply.Lock()
+	defer tx.s.apply.Unlock()
+	if !tx.read {
+		return fn()
+	}
+	before, applied := tx.s.Slices(), false
+	defer func() {
+		if !applied {
+			tx.s.mu.Lock()
+			tx.s.state = before
+			tx.s.mu.Unlock()
+		}
+	}()
+	err := fn()
+	applied = err == nil
+	return err
+}
+
 // Session returns the session the transaction belongs to.
 func (tx *Tx) Session() *Session { return tx.s }
 
@@ -129,15 +211,18 @@ func (tx *Tx) Commit() {
 
 // Rollback restores every STATE slice and resource to its value at Begin:
 // slices created since are emptied. Resources are restored in reverse
-// order of their snapshots; all of them are tried even if one fails.
+// order of their snapshots; all of them are tried even if one fails. A
+// read-only call's transaction has nothing to restore.
 func (tx *Tx) Rollback() error {
 	if tx.done {
 		return nil
 	}
 	tx.done = true
-	tx.s.mu.Lock()
-	tx.s.state = tx.state
-	tx.s.mu.Unlock()
+	if !tx.read {
+		tx.s.mu.Lock()
+		tx.s.state = tx.state
+		tx.s.mu.Unlock()
+	}
 	var errs []error
 	for _, r := range slices.Backward(tx.restorers) {
 		errs = append(errs, r.Restore())

@@ -226,8 +226,15 @@ func (c *Context) CloseStream() {
 	}
 }
 
-// Dispatch sends an event to the session's reducers.
-func (c *Context) Dispatch(ev any) error { return c.Session.Dispatch(ev) }
+// Dispatch sends an event to the session's reducers. The handler of a
+// tool annotated read-only may not: the calls of such a tool run together,
+// with no snapshot to restore.
+func (c *Context) Dispatch(ev any) error {
+	if c.Call.Tool != nil && c.Call.Tool.Annotations().ReadOnly {
+		return fmt.Errorf("tool %s is read-only: it may not dispatch %T", c.Call.Tool.Name(), ev)
+	}
+	return c.Session.Dispatch(ev)
+}
 
 // Handler runs a call and returns its outcome. It never returns nil.
 type Handler func(ctx context.Context, call *Call) *Outcome

@@ -159,4 +159,13 @@ func TestContext(t *testing.T) {
 	if v, _ := session.Get(s, pings); v != 1 {
 		t.Errorf("Dispatch reached the reducer %d times, want 1", v)
 	}
+	// A read-only tool's handler may not change state.
+	call.Tool = tools.New("look", "Look.", tools.Annotations{Title: "Look", ReadOnly: true},
+		func(*tools.Context, struct{}) (tools.Result[any], error) { return tools.OK[any]("", nil), nil })
+	if err := ctx.Dispatch(ping{}); err == nil || err.Error() != "tool look is read-only: it may not dispatch tools_test.ping" {
+		t.Errorf("Dispatch from a read-only tool = %v", err)
+	}
+	if v, _ := session.Get(s, pings); v != 1 {
+		t.Errorf("a read-only tool's Dispatch reached the reducer: %d, want 1", v)
+	}
 }

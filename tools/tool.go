@@ -23,7 +23,10 @@ import (
 type Annotations struct {
 	// Title is the human-readable name shown by clients.
 	Title string
-	// ReadOnly says the tool does not change its environment.
+	// ReadOnly says the tool does not change its environment, nor the
+	// state of its session: the calls of a read-only tool of one session
+	// run together, without a snapshot (only its policies' OnResult may
+	// record something, once it succeeded).
 	ReadOnly bool
 	// Destructive says a change may destroy data (meaningful when not
 	// read-only).

@@ -117,7 +117,10 @@ func (s *settings) applyEdits(write, edit, rm *tools.Tool) *tools.Tool {
 			if len(p.Edits) == 0 {
 				return tools.Fail[*Applied]("Provide at least one edit."), nil
 			}
-			w := From(ctx.Session)
+			w, err := viewOf(ctx)
+			if err != nil {
+				return tools.Result[*Applied]{}, err
+			}
 			// Every file the operations name is locked first, in path
 			// order, so that two calls never wait for each other.
 			targets := make([]string, len(p.Edits))

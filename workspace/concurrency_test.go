@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wink-mcp/wink-mcp/internal/mcptest"
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // TestTwoSessionsOnDisk: sessions share a disk workspace but not their
@@ -115,5 +116,85 @@ func TestConcurrentWritesAreAtomic(t *testing.T) {
 	entries, _ := os.ReadDir(h.dir)
 	if len(entries) != 1 {
 		t.Errorf("the directory holds %d entries, want big.txt alone (no temporary files left)", len(entries))
+	}
+}
+
+// TestParallelReadsAreAllRemembered reads many files at once in one
+// session, with reads that fail among them: read-only calls run together,
+// and every file read is known to the read-before-write policy afterwards,
+// so that each can be overwritten.
+func TestParallelReadsAreAllRemembered(t *testing.T) {
+	const n = 48
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("f%02d.txt", i)] = fmt.Sprintf("file %d\n", i)
+	}
+	eachBackend(t, func(t *testing.T, bk backendKind) {
+		h := newHarness(t, bk, files)
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				args := fmt.Sprintf(`{"file_path":"f%02d.txt"}`, i)
+				if text, isErr := h.callAs(ctx, h.cs, "read_file", args); isErr {
+					t.Errorf("read_file %s: %s", args, text)
+				}
+			})
+			wg.Go(func() {
+				args := fmt.Sprintf(`{"file_path":"missing%02d.txt"}`, i)
+				if text, isErr := h.callAs(ctx, h.cs, "read_file", args); !isErr {
+					t.Errorf("read_file %s succeeded: %s", args, text)
+				}
+			})
+		}
+		wg.Wait()
+		for i := range n {
+			args := fmt.Sprintf(`{"file_path":"f%02d.txt","content":"new","overwrite":true}`, i)
+			if text, isErr := h.call("write_file", args); isErr {
+				t.Errorf("write_file after reading it: %s", text)
+			}
+		}
+	})
+}
+
+// TestViewsObserveTheirOwnCall: two calls that run at once each tell the
+// policy the version they read themselves, although someone changed the
+// file in between.
+func TestViewsObserveTheirOwnCall(t *testing.T) {
+	h := newHarness(t, backends[1], map[string]string{"a.txt": "v1"})
+	s := h.session(h.cs)
+	newCall := func() *view {
+		tx, err := s.BeginRead()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tx.Commit)
+		v, err := session.CallResource(tx, viewKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	first, second := newCall(), newCall()
+	read := func(v *view) {
+		if _, err := v.ReadFile("a.txt"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(first)
+	if err := os.WriteFile(filepath.Join(h.dir, "a.txt"), []byte("v2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read(second)
+	for _, c := range []struct {
+		v    *view
+		want string
+	}{{first, "v1"}, {second, "v2"}} {
+		if got, _, ok := c.v.Observed("a.txt"); got != hashVersion([]byte(c.want)) || !ok {
+			t.Errorf("observed %q, %v; want the version of %q", got, ok, c.want)
+		}
+	}
+	if _, _, ok := newCall().Observed("a.txt"); ok {
+		t.Error("a call that read nothing observed a.txt")
 	}
 }

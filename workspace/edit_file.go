@@ -20,7 +20,11 @@ func (s *settings) editFile() *tools.Tool {
 		"Replace an exact substring of a workspace text file: exactly one occurrence, or all with replace_all.",
 		tools.Annotations{Title: "Edit file"},
 		func(ctx *tools.Context, p EditFileParams) (tools.Result[any], error) {
-			return s.doEdit(ctx, From(ctx.Session), p)
+			v, err := viewOf(ctx)
+			if err != nil {
+				return tools.Result[any]{}, err
+			}
+			return s.doEdit(ctx, v, p)
 		},
 		tools.WithExamples(tools.Example{
 			Description: "Change one line of a file read before.",
@@ -30,7 +34,7 @@ func (s *settings) editFile() *tools.Tool {
 	)
 }
 
-func (s *settings) doEdit(ctx *tools.Context, w *Workspace, p EditFileParams) (tools.Result[any], error) {
+func (s *settings) doEdit(ctx *tools.Context, w *view, p EditFileParams) (tools.Result[any], error) {
 	path, err := normalizeFile(p.FilePath)
 	if err != nil {
 		return tools.Fail[any](err.Error()), nil

@@ -55,7 +55,7 @@ func describe(err error, p, notExist string, maxFile int64) *failure {
 // lockFiles takes, for the call of ctx, the locks of the files at paths
 // (see Workspace.Lock), so that the tool's reads and writes of them happen
 // under one lock.
-func lockFiles(ctx *tools.Context, w *Workspace, paths ...string) error {
+func lockFiles(ctx *tools.Context, w *view, paths ...string) error {
 	_, err := w.Lock(ctx, ctx.Call.ID, paths)
 	return err
 }

@@ -63,7 +63,11 @@ func (s *settings) readFile() *tools.Tool {
 			if err != nil {
 				return tools.Fail[*FileLines](err.Error()), nil
 			}
-			data, err := From(ctx.Session).ReadFile(path)
+			v, err := viewOf(ctx)
+			if err != nil {
+				return tools.Result[*FileLines]{}, err
+			}
+			data, err := v.ReadFile(path)
 			if err != nil {
 				if f := describe(err, path, "File does not exist: "+path, s.maxFile); f != nil {
 					return tools.Fail[*FileLines](f.msg), nil

@@ -16,7 +16,11 @@ func (s *settings) rm() *tools.Tool {
 		"Remove a file, or a directory and everything in it, from the workspace. The root cannot be removed.",
 		tools.Annotations{Title: "Remove", Destructive: true},
 		func(ctx *tools.Context, p RmParams) (tools.Result[any], error) {
-			return s.doRm(ctx, From(ctx.Session), p)
+			v, err := viewOf(ctx)
+			if err != nil {
+				return tools.Result[any]{}, err
+			}
+			return s.doRm(ctx, v, p)
 		},
 		tools.WithExamples(tools.Example{
 			Description: "Remove a directory.",
@@ -26,7 +30,7 @@ func (s *settings) rm() *tools.Tool {
 	)
 }
 
-func (s *settings) doRm(ctx *tools.Context, w *Workspace, p RmParams) (tools.Result[any], error) {
+func (s *settings) doRm(ctx *tools.Context, w *view, p RmParams) (tools.Result[any], error) {
 	path, err := Normalize(p.Path)
 	if err != nil {
 		return tools.Fail[any](err.Error()), nil

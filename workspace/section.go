@@ -78,6 +78,7 @@ func New(b *Backend, opts Options) *sections.Section {
 			session.Provide(r, resourceKey, func(*session.Session) (*Workspace, error) {
 				return newWorkspace(b, s.maxFile)
 			})
+			session.ProvidePerCall(r, viewKey, newView)
 		},
 		Resources: []sections.Resource{{
 			URI:         TreeURI,
@@ -119,11 +120,14 @@ func ReadBeforeWrite() *policy.ReadBeforeWrite {
 	return policy.NewReadBeforeWrite(
 		map[string]policy.PathsFunc{"read_file": filePath},
 		map[string]policy.PathsFunc{"write_file": filePath, "edit_file": filePath},
-		func(s *session.Session) (policy.Files, error) {
-			if w := From(s); w != nil {
+		func(call *tools.Call) (policy.Files, error) {
+			if call.Tx != nil {
+				return session.CallResource(call.Tx, viewKey)
+			}
+			if w := From(call.Session); w != nil {
 				return w, nil
 			}
-			return nil, errors.New("the session has no workspace")
+			return nil, errNoWorkspace
 		},
 	)
 }

@@ -2,35 +2,63 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 // DefaultMaxFileBytes is the largest file the tools write or read when
 // Options.MaxFileBytes is zero: 32 MiB.
 const DefaultMaxFileBytes = 32 << 20
 
-// Workspace is one session's workspace: its view of the backend, the
-// versions of the files its current call read or wrote, and the snapshots
-// that make it one more thing a transaction covers. Other sections reach it
-// with From. Paths given to its methods are normalised first; errors for
-// bad paths are *PathError.
+// Workspace is one session's workspace: its view of the backend, and the
+// snapshots that make it one more thing a transaction covers. Other
+// sections reach it with From. Paths given to its methods are normalised
+// first; errors for bad paths are *PathError.
 type Workspace struct {
 	st      store
 	kind    string
 	maxFile int64
+}
+
+// view is one call's use of its session's workspace: the workspace, and
+// the versions of the files the call read or wrote, which it tells the
+// read-before-write policy (policy.Observer). It is a per-call resource
+// (session.ProvidePerCall), so that calls that run at once (read-only
+// calls do) each know what they saw themselves.
+type view struct {
+	*Workspace
 
 	mu       sync.Mutex
 	observed map[string]observation
 }
 
-// observation is a file as the current call saw it: its content, hashed
-// only if the policy asks for its version.
+// observation is a file as the call saw it: its content, hashed only if
+// the policy asks for its version.
 type observation struct {
 	data   []byte
 	exists bool
 }
+
+// viewKey is the per-call resource holding the view.
+var viewKey = session.NewResourceKey[*view]("workspace.call")
+
+// newView returns a call's view of the workspace of s.
+func newView(s *session.Session) (*view, error) {
+	w := From(s)
+	if w == nil {
+		return nil, errNoWorkspace
+	}
+	return &view{Workspace: w}, nil
+}
+
+// errNoWorkspace is the error for a session without a workspace.
+var errNoWorkspace = errors.New("the session has no workspace")
+
+// viewOf returns the view of the call of ctx.
+func viewOf(ctx *tools.Context) (*view, error) { return tools.Resource(ctx, viewKey) }
 
 // resourceKey is the per-session resource holding the Workspace.
 var resourceKey = session.NewResourceKey[*Workspace]("workspace")
@@ -62,33 +90,66 @@ func (w *Workspace) Normalize(path string) (string, error) { return normalizeFil
 // hold a file, is no file.
 func (w *Workspace) Version(path string) (string, bool, error) { return w.st.version(path) }
 
-// Observed returns the version of the file at path as the current call
-// last read or wrote it, if it did. The read-before-write policy records
-// that version rather than the current one, so that a change someone else
+// Observed returns the version of the file at path as the call last read
+// or wrote it, if it did. The read-before-write policy records that
+// version rather than the current one, so that a change someone else
 // makes between the read and the end of the call does not count as seen.
-func (w *Workspace) Observed(path string) (version string, exists, ok bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	o, ok := w.observed[path]
+func (v *view) Observed(path string) (version string, exists, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	o, ok := v.observed[path]
 	if !ok || !o.exists {
 		return "", false, ok
 	}
 	return hashVersion(o.data), true, true
 }
 
-func (w *Workspace) observe(path string, data []byte, exists bool) {
-	w.mu.Lock()
-	if w.observed == nil {
-		w.observed = map[string]observation{}
+func (v *view) observe(path string, data []byte, exists bool) {
+	v.mu.Lock()
+	if v.observed == nil {
+		v.observed = map[string]observation{}
 	}
-	w.observed[path] = observation{data: data, exists: exists}
-	w.mu.Unlock()
+	v.observed[path] = observation{data: data, exists: exists}
+	v.mu.Unlock()
 }
 
-func (w *Workspace) forget() {
-	w.mu.Lock()
-	w.observed = nil
-	w.mu.Unlock()
+// ReadFile is Workspace.ReadFile, observed.
+func (v *view) ReadFile(path string) ([]byte, error) {
+	p, err := normalizeFile(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := v.Workspace.ReadFile(p)
+	if err == nil {
+		v.observe(p, data, true)
+	}
+	return data, err
+}
+
+// WriteFile is Workspace.WriteFile, observed.
+func (v *view) WriteFile(path string, data []byte) error {
+	p, err := normalizeFile(path)
+	if err != nil {
+		return err
+	}
+	if err := v.Workspace.WriteFile(p, data); err != nil {
+		return err
+	}
+	v.observe(p, data, true)
+	return nil
+}
+
+// Remove is Workspace.Remove, observed.
+func (v *view) Remove(path string) (int, error) {
+	p, err := Normalize(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := v.Workspace.Remove(p)
+	if err == nil {
+		v.observe(p, nil, false)
+	}
+	return n, err
 }
 
 // Lock takes, for the current call of the session (named by call, its
@@ -123,24 +184,13 @@ func (w *Workspace) Snapshot() (session.Restorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.forget()
-	return restorer{w: w, u: u}, nil
+	return restorer{u}, nil
 }
 
-type restorer struct {
-	w *Workspace
-	u undo
-}
+type restorer struct{ u undo }
 
-func (r restorer) Restore() error {
-	r.w.forget()
-	return r.u.restore()
-}
-
-func (r restorer) Release() {
-	r.w.forget()
-	r.u.release()
-}
+func (r restorer) Restore() error { return r.u.restore() }
+func (r restorer) Release()       { r.u.release() }
 
 // Stat describes the file or directory at path.
 func (w *Workspace) Stat(path string) (Info, error) {
@@ -158,12 +208,7 @@ func (w *Workspace) ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := w.st.readFile(p, w.maxFile)
-	if err != nil {
-		return nil, err
-	}
-	w.observe(p, data, true)
-	return data, nil
+	return w.st.readFile(p, w.maxFile)
 }
 
 // WriteFile creates or replaces the file at path, and its missing parent
@@ -176,11 +221,7 @@ func (w *Workspace) WriteFile(path string, data []byte) error {
 	if w.maxFile > 0 && int64(len(data)) > w.maxFile {
 		return errTooLarge
 	}
-	if err := w.st.writeFile(p, data); err != nil {
-		return err
-	}
-	w.observe(p, data, true)
-	return nil
+	return w.st.writeFile(p, data)
 }
 
 // Remove removes the file or directory (with its contents) at path and
@@ -193,11 +234,7 @@ func (w *Workspace) Remove(path string) (int, error) {
 	if p == "" {
 		return 0, errRoot
 	}
-	n, err := w.st.remove(p)
-	if err == nil {
-		w.observe(p, nil, false)
-	}
-	return n, err
+	return w.st.remove(p)
 }
 
 // List returns the immediate children of the directory at path.

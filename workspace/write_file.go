@@ -20,7 +20,11 @@ func (s *settings) writeFile() *tools.Tool {
 		"Create a text file in the workspace, with missing parent directories; replace an existing file only with overwrite: true.",
 		tools.Annotations{Title: "Write file"},
 		func(ctx *tools.Context, p WriteFileParams) (tools.Result[any], error) {
-			return s.doWrite(ctx, From(ctx.Session), p)
+			v, err := viewOf(ctx)
+			if err != nil {
+				return tools.Result[any]{}, err
+			}
+			return s.doWrite(ctx, v, p)
 		},
 		tools.WithExamples(tools.Example{
 			Description: "Create a file.",
@@ -30,7 +34,7 @@ func (s *settings) writeFile() *tools.Tool {
 	)
 }
 
-func (s *settings) doWrite(ctx *tools.Context, w *Workspace, p WriteFileParams) (tools.Result[any], error) {
+func (s *settings) doWrite(ctx *tools.Context, w *view, p WriteFileParams) (tools.Result[any], error) {
 	path, err := normalizeFile(p.FilePath)
 	if err != nil {
 		return tools.Fail[any](err.Error()), nil
