@@ -191,7 +191,7 @@ func (s *Server) readResource(read func(context.Context, *session.Session) (stri
 
 func (s *Server) readTemplate(read func(context.Context, *session.Session, string, map[string]string) (string, error), mime string, blob bool) mcpserver.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needAny)
+		u, err := s.sessions.forRead(ctx, metaSession(req.Params.Meta), needAny)
 		if err != nil {
 			return nil, sessionError(err)
 		}

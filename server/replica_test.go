@@ -350,3 +350,47 @@ func TestWatchRestarts(t *testing.T) {
 		t.Error("the watch runs on after Close")
 	}
 }
+
+// quietShared is a memory store that says other processes write to it,
+// and whose watch reports nothing: a replica on it learns of another's
+// commits only by checking its copy of a session against the store.
+type quietShared struct{ *store.Memory }
+
+func (quietShared) Shared() bool { return true }
+
+func (quietShared) Watch(ctx context.Context) (<-chan store.Change, error) {
+	ch := make(chan store.Change)
+	context.AfterFunc(ctx, func() { close(ch) })
+	return ch, nil
+}
+
+// TestFreshOnSharedStore: on a store that other processes write, a replica
+// checks its copy of a session against the store before a call runs, and
+// before a resource is read. Replica a's copy is replaced by b's commits;
+// a's next call, of a tool whose section is not contained (which could not
+// run again after losing its commit), runs once on the latest revision, and
+// a's resource shows b's commit at once. Without the check, the call would
+// answer ChangedMessage and the read show a's old copy.
+func TestFreshOnSharedStore(t *testing.T) {
+	st := quietShared{store.NewMemory(store.Options{})}
+	runs := 0
+	a := newReplica(t, st, countingSection(false, func() { runs++ }), nil)
+	b := newReplica(t, st, countingSection(false, nil), nil)
+	h := add(t, a, "", 1).Session()
+	for i := 1; i <= 3; i++ {
+		if r := add(t, b, h, 10); r.IsError {
+			t.Fatalf("b: %+v", r)
+		}
+		var res struct{ Contents []struct{ Text string } }
+		raw, rpcErr := mcptest.NewClient(t, a.MCP(), "").Send(context.Background(), "resources/read",
+			map[string]any{"uri": tallyURI, "_meta": modern(map[string]any{server.MetaSession: h})})
+		if want := fmt.Sprint(1 + 110*(i-1) + 10); rpcErr != nil || json.Unmarshal(raw, &res) != nil || len(res.Contents) != 1 || res.Contents[0].Text != want {
+			t.Fatalf("a's tally after b's commit: %s %v, want %s", raw, rpcErr, want)
+		}
+		runs = 0
+		r := add(t, a, h, 100)
+		if want := float64(1 + 110*i); r.IsError || r.StructuredContent["count"] != want || runs != 1 {
+			t.Fatalf("a after b's commit: %+v in %d runs, want the count %v in one", r, runs, want)
+		}
+	}
+}

@@ -244,6 +244,8 @@ const maxRuns = 5
 // run again, on the session's latest revision, as a new call that passes
 // every stage, within the first run's deadline, up to maxRuns runs in
 // all. Any other call answers ChangedMessage, and the client calls again.
+// A call that found its session replaced before it ran (errStale) has done
+// nothing yet, and runs again whatever its section.
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 	stateful, changes := s.stateful[t], !t.Annotations().ReadOnly
 	n := needAny
@@ -279,7 +281,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			if u.handle != "" && (!u.minted || out.Success) {
 				s.sessions.calls.add(u.handle, out.Invocation)
 			}
-			if errors.Is(out.Err, errChanged) && s.rerun[t] && !u.minted && run < maxRuns && ctx.Err() == nil {
+			if (errors.Is(out.Err, errStale) || errors.Is(out.Err, errChanged) && s.rerun[t]) && !u.minted && run < maxRuns && ctx.Err() == nil {
 				call.Logger.Debug("the session changed elsewhere: running the call again", "run", run+1)
 				if run == 1 {
 					var cancel context.CancelFunc
@@ -308,6 +310,9 @@ func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallTool
 	defer u.release()
 	if u.commit != nil {
 		ctx = context.WithValue(ctx, committerKey{}, u.commit)
+	}
+	if u.fresh != nil {
+		ctx = context.WithValue(ctx, freshKey{}, u.fresh)
 	}
 	call := s.newCall(ctx, t, u.sess, req, args)
 	return call, s.handler(ctx, call)

@@ -132,7 +132,12 @@ type Sessions struct {
 	store    store.Store
 	logger   *slog.Logger
 	ttl      time.Duration
-	now      func() time.Time
+	// shared is set when other processes may write to the store (a store
+	// with a Shared method that says so): a call then checks, under the
+	// session's call lock, that its session is at the store's revision
+	// (fresh) before it runs.
+	shared bool
+	now    func() time.Time
 
 	mu      sync.Mutex
 	handles map[string]*entry // every live session, by handle
@@ -208,7 +213,9 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 		ttl = DefaultSessionTTL
 	}
 	ctx, stop := context.WithCancel(context.Background())
+	sh, ok := st.(interface{ Shared() bool })
 	return &Sessions{
+		shared:     ok && sh.Shared(),
 		registry:   r,
 		store:      st,
 		logger:     logger,
@@ -373,6 +380,11 @@ func (m *Sessions) evict(e *entry) {
 // errChanged is the error of a commit that found the session's head moved
 // since this process loaded it; the client reads ChangedMessage.
 var errChanged = errors.New("session changed elsewhere")
+
+// errStale is the error of a call that found, before it ran, that another
+// process had changed its session since this one loaded it (fresh): the
+// call may run again on the latest revision, whatever its tool does.
+var errStale = fmt.Errorf("%w before the call ran", errChanged)
 
 // storeError is the error of a commit that the store failed; the client
 // reads it.
@@ -736,6 +748,26 @@ func (m *Sessions) Len() int {
 	return len(m.handles)
 }
 
+// forRead is forRequest for a read outside the call pipeline (a
+// resource): in a store that other processes write, it makes sure that the
+// session is the store's latest revision (use.fresh), loading it again
+// when another process changed it.
+func (m *Sessions) forRead(ctx context.Context, handle string, n need) (use, error) {
+	for run := 1; ; run++ {
+		u, err := m.forRequest(ctx, handle, n)
+		if err != nil || u.fresh == nil {
+			return u, err
+		}
+		if err = u.fresh(ctx); err == nil {
+			return u, nil
+		}
+		u.release()
+		if !errors.Is(err, errStale) || run == maxRuns {
+			return use{}, err
+		}
+	}
+}
+
 // need says what a request does when it names no session and its
 // connection has none.
 type need int
@@ -762,6 +794,10 @@ type use struct {
 	// commit stores the session's state after a call that succeeded; nil
 	// for a session of the request's own.
 	commit func(context.Context) error
+	// fresh checks, before the call runs, that no other process changed
+	// the session since this one loaded or last committed it; nil when
+	// the store is this process's alone.
+	fresh func(context.Context) error
 }
 
 // forRequest returns the session of a request that named handle ("" for
@@ -804,11 +840,15 @@ func (m *Sessions) forRequest(ctx context.Context, handle string, n need) (use, 
 	if err != nil {
 		return use{}, err
 	}
-	return use{
+	u := use{
 		sess: e.sess, handle: e.handle, minted: minted,
 		release: func() { m.release(e) },
 		commit:  func(ctx context.Context) error { return m.commit(ctx, e) },
-	}, nil
+	}
+	if m.shared && !minted {
+		u.fresh = func(ctx context.Context) error { return m.fresh(ctx, e) }
+	}
+	return u, nil
 }
 
 // discard ends a session a request started and then failed in: nothing

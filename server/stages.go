@@ -146,7 +146,10 @@ func interrupted(call *tools.Call, err error) *tools.Outcome {
 // serialise holds the session's call lock from the policy check to the
 // commit or restore: alone for a call that changes state, together with
 // the other read-only calls for a call of a tool annotated read-only.
-// Waiting for it respects the call's deadline.
+// Waiting for it respects the call's deadline. Once it holds the lock, a
+// session in a store that other processes write checks that it is still
+// the latest (use.fresh), so that no call runs on a revision another
+// replica has replaced.
 func serialise(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 		acquire, release := call.Session.Acquire, call.Session.Release
@@ -157,6 +160,11 @@ func serialise(next tools.Handler) tools.Handler {
 			return interrupted(call, err)
 		}
 		defer release()
+		if fresh, ok := ctx.Value(freshKey{}).(func(context.Context) error); ok {
+			if err := fresh(ctx); err != nil {
+				return storeFailed(call, err)
+			}
+		}
 		return next(ctx, call)
 	}
 }
@@ -209,7 +217,7 @@ func transaction(next tools.Handler) tools.Handler {
 				}
 				if commit, ok := ctx.Value(committerKey{}).(func(context.Context) error); ok {
 					if err := commit(ctx); err != nil {
-						out = commitFailed(call, err)
+						out = storeFailed(call, err)
 						return err
 					}
 				}
@@ -221,11 +229,16 @@ func transaction(next tools.Handler) tools.Handler {
 }
 
 // committerKey is the context key of the function that stores a call's
-// session after it succeeded (use.commit).
-type committerKey struct{}
+// session after it succeeded (use.commit), freshKey that of the function
+// that checks it before the call runs (use.fresh).
+type (
+	committerKey struct{}
+	freshKey     struct{}
+)
 
-// commitFailed is the outcome of a call whose session could not be stored.
-func commitFailed(call *tools.Call, err error) *tools.Outcome {
+// storeFailed is the outcome of a call whose session the store could not
+// check (use.fresh) or store (use.commit).
+func storeFailed(call *tools.Call, err error) *tools.Outcome {
 	var o *tools.Outcome
 	var se storeError
 	switch {

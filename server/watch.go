@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"time"
@@ -63,24 +64,51 @@ func (m *Sessions) catchUp() {
 	held := maps.Clone(m.handles)
 	m.mu.Unlock()
 	for h, e := range held {
-		head, err := m.store.Load(m.ctx, h)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			head.Rev = 0 // deleted
-		case err != nil:
+		if _, err := m.recheck(m.ctx, h, e); err != nil {
 			m.logger.Debug("checking a session against the store failed", "session", h, "err", err)
-			continue
-		}
-		m.mu.Lock()
-		stale := m.handles[h] == e && m.flights[h] == 0 && (head.Rev == 0 || head.Rev > e.rev)
-		if stale {
-			m.evict(e)
-		}
-		m.mu.Unlock()
-		if stale {
-			m.notify(h)
 		}
 	}
+}
+
+// recheck compares e, the session h held in memory, with its head in the
+// store. When another process changed or deleted it since this process
+// loaded or last committed it, and no commit of it by this process is in
+// flight, e is dropped and the clients whose connection's session it is
+// are told. It reports whether it dropped e.
+func (m *Sessions) recheck(ctx context.Context, h string, e *entry) (bool, error) {
+	head, err := m.store.Load(ctx, h)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		head.Rev = 0 // deleted
+	case err != nil:
+		return false, err
+	}
+	m.mu.Lock()
+	stale := m.handles[h] == e && m.flights[h] == 0 && (head.Rev == 0 || head.Rev > e.rev)
+	if stale {
+		m.evict(e)
+	}
+	m.mu.Unlock()
+	if stale {
+		m.notify(h)
+	}
+	return stale, nil
+}
+
+// fresh returns errStale when e, the session of a call about to run, is no
+// longer the latest: another process changed it since this one loaded or
+// last committed it (recheck), or it has been dropped meanwhile (by the
+// watch). The caller holds the session's call lock.
+func (m *Sessions) fresh(ctx context.Context, e *entry) error {
+	if _, err := m.recheck(ctx, e.handle, e); err != nil {
+		return storeError{err}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.handles[e.handle] != e {
+		return errStale
+	}
+	return nil
 }
 
 // changed takes the watch's report that session c.Session moved to

@@ -758,6 +758,11 @@ func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
 	return out, nil
 }
 
+// Shared reports whether other processes may write to the store: true for
+// an external cluster (Connect), false for the embedded server
+// (OpenEmbedded), which its process alone uses.
+func (s *JetStream) Shared() bool { return s.srv == nil }
+
 // Close implements Store. It closes the connection, then stops the
 // embedded server and releases the state dir.
 func (s *JetStream) Close() error {
