@@ -132,12 +132,12 @@ type Sessions struct {
 	store    store.Store
 	logger   *slog.Logger
 	ttl      time.Duration
+	now      func() time.Time
 	// shared is set when other processes may write to the store (a store
 	// with a Shared method that says so): a call then checks, under the
 	// session's call lock, that its session is at the store's revision
 	// (fresh) before it runs.
 	shared bool
-	now    func() time.Time
 
 	mu      sync.Mutex
 	handles map[string]*entry // every live session, by handle
