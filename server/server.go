@@ -140,8 +140,9 @@ func New(opts Options) (*Server, error) {
 	hooks.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
 		s.sessions.register(cs)
 	})
-	hooks.AddOnUnregisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
-		s.sessions.End(cs.SessionID())
+	hooks.AddOnUnregisterSession(func(ctx context.Context, cs mcpserver.ClientSession) {
+		final, _ := ctx.Value(endedKey{}).(bool)
+		s.sessions.End(cs.SessionID(), final)
 	})
 	if opts.ToolFilter != nil {
 		// Not mcp-go's WithToolFilter: it also refuses hidden tools at call

@@ -710,18 +710,33 @@ func (m *Sessions) register(cs mcpserver.ClientSession) {
 }
 
 // End lets go of the implicit session of the client session id, which
-// has gone: it leaves this process's memory, and stays in the store until
-// it has been idle for the TTL. The connection may have ended because this
-// process is stopping, or its client may come back on another replica,
-// and either may continue the session with its handle.
-func (m *Sessions) End(id string) {
+// has gone. When its client ended it (final: an HTTP DELETE), the session
+// ends too, with what it stored, unless the process named it (--session).
+// Otherwise (this process is stopping, a stream closed, the connection
+// idled out) it leaves this process's memory and stays in the store until
+// it has been idle for the TTL, for its handle to continue it, here after
+// a restart or on another replica.
+func (m *Sessions) End(id string, final bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.registered, id)
 	if e := m.conns[id]; e != nil {
 		m.unbind(id)
-		m.evict(e)
+		if final {
+			m.forget(e)
+		} else {
+			m.evict(e)
+		}
 	}
+}
+
+type endedKey struct{}
+
+// ClientEnded returns ctx, for mcp-go's UnregisterSession, saying that
+// the client ended its session (an HTTP DELETE), so that the session's
+// state ends with it (Sessions.End).
+func ClientEnded(ctx context.Context) context.Context {
+	return context.WithValue(ctx, endedKey{}, true)
 }
 
 // Get returns the implicit session of the client session id, starting it

@@ -66,7 +66,7 @@ func TestForgetInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.End("c1")
+	m.End("c1", true)
 	if _, err := e.sess.Begin(); err != nil {
 		t.Fatalf("closed while in use: %v", err)
 	}

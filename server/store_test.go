@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -42,7 +43,8 @@ func countOf(t *testing.T, srv *server.Server, h string) any {
 
 // TestStoredSessionsOutliveTheProcess: a session committed by one server
 // is resumed by its handle on another on the same store, as after a
-// restart, and so is the session of a connection that ended.
+// restart, and so is the session of a connection that ended, unless its
+// client ended it.
 func TestStoredSessionsOutliveTheProcess(t *testing.T) {
 	st := store.NewMemory(store.Options{})
 	ctx := context.Background()
@@ -79,6 +81,16 @@ func TestStoredSessionsOutliveTheProcess(t *testing.T) {
 	}
 	if got := countOf(t, newStoredServer(t, st), lh); got != float64(1) {
 		t.Errorf("the ended connection's session by its handle: %v, want 1", got)
+	}
+	// One its client ended (an HTTP DELETE) ends with it.
+	deleted := mcptest.NewClient(t, second.MCP(), "deleted")
+	if err := second.MCP().RegisterSession(ctx, deleted); err != nil {
+		t.Fatal(err)
+	}
+	dh := deleted.Call(ctx, "probe_add", map[string]any{"by": 1}, nil).Session()
+	second.MCP().UnregisterSession(server.ClientEnded(ctx), "deleted")
+	if _, err := st.Load(ctx, dh); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the session its client ended: %v, want ErrNotFound", err)
 	}
 }
 

@@ -306,8 +306,13 @@ func (h *HTTP) addSession(ctx context.Context, s *httpSession) error {
 	return nil
 }
 
+// endDeleted is why a session ends when its client deletes it.
+const endDeleted = "deleted"
+
 // endSession forgets s, closes it and unregisters it from mcp-go, whose
-// unregister hook ends the server's state for it.
+// unregister hook lets go of the server's state for it: the session's
+// state ends with it when its client deleted it (endDeleted), and stays in
+// the store otherwise (server.Sessions.End).
 func (h *HTTP) endSession(s *httpSession, why string) {
 	h.mu.Lock()
 	if h.sessions[s.id] == s {
@@ -315,7 +320,11 @@ func (h *HTTP) endSession(s *httpSession, why string) {
 	}
 	h.mu.Unlock()
 	if s.close() {
-		h.srv.UnregisterSession(context.Background(), s.id)
+		ctx := context.Background()
+		if why == endDeleted {
+			ctx = winkserver.ClientEnded(ctx)
+		}
+		h.srv.UnregisterSession(ctx, s.id)
 		h.logger.Debug("session ended", "session", s.id, "why", why)
 	}
 }

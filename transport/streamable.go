@@ -369,6 +369,6 @@ func (h *HTTP) delete(w http.ResponseWriter, r *http.Request) {
 	if sess == nil {
 		return
 	}
-	h.endSession(sess, "deleted")
+	h.endSession(sess, endDeleted)
 	w.WriteHeader(http.StatusNoContent)
 }
