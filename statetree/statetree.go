@@ -99,8 +99,10 @@ func Hash(blob []byte) string {
 
 // Encode returns the state of s and the blobs it needs that prev, the state
 // s was last encoded or decoded at (nil for none), did not hold at the same
-// place. When nothing changed since prev, the root is prev's and there are
-// no blobs. s must not change meanwhile: the caller holds its call lock.
+// place. When nothing changed since prev (every slice holds the same value
+// and every tree the same root), it returns prev and no blobs, without
+// encoding the root again. s must not change meanwhile: the caller holds
+// its call lock.
 func Encode(s *session.Session, prev *State) (*State, map[string][]byte, error) {
 	if prev == nil {
 		prev = &State{}
@@ -109,12 +111,16 @@ func Encode(s *session.Session, prev *State) (*State, map[string][]byte, error) 
 	put := func(h string, b []byte) { blobs[h] = b }
 	st := &State{slices: map[string]sliceRef{}, trees: map[string]mark{}}
 	r := root{Slices: map[string]string{}, Trees: map[string]string{}}
+	// changed says whether anything may differ from prev; while it does
+	// not, the root need not be encoded again.
+	changed := prev.Root == ""
 	for name, v := range s.Slices() {
 		if old, ok := prev.slices[name]; ok && same(old.value, v) {
 			st.slices[name] = old
 			r.Slices[name] = old.hash
 			continue
 		}
+		changed = true
 		b, err := s.MarshalSlice(name, v)
 		if err != nil {
 			return nil, nil, fmt.Errorf("statetree: %w", err)
@@ -138,8 +144,14 @@ func Encode(s *session.Session, prev *State) (*State, map[string][]byte, error) 
 		if h == "" {
 			continue
 		}
+		if old, ok := prev.trees[name]; !ok || old.hash != h || !same(old.mark, m) {
+			changed = true
+		}
 		st.trees[name] = mark{mark: m, hash: h}
 		r.Trees[name] = h
+	}
+	if !changed && len(st.slices) == len(prev.slices) && len(st.trees) == len(prev.trees) {
+		return prev, nil, nil
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

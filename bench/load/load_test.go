@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
 )
 
 // bins holds the servers built once for all tests: bench/bare and wink-mcp.
@@ -85,7 +87,7 @@ func TestCompare(t *testing.T) {
 
 // TestURL measures a server already running, given by its URL.
 func TestURL(t *testing.T) {
-	addr, err := freeAddr()
+	addr, err := mcpc.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
 )
 
 // side is one server to measure and the call to make on it.
@@ -228,13 +230,7 @@ func measureAll(ctx context.Context, cfg config) ([][][]sample, error) {
 // measure starts a fresh server for s, warms it up and measures cfg.calls
 // calls with c in flight.
 func measure(ctx context.Context, cfg config, s *side, c int) (sample, error) {
-	params, err := json.Marshal(struct {
-		Name string          `json:"name"`
-		Args json.RawMessage `json:"arguments"`
-	}{s.tool, s.args})
-	if err != nil {
-		return sample{}, err
-	}
+	params := mcpc.Params(s.tool, s.args, false)
 	srv, err := open(ctx, cfg.transport, s, cfg.sessions)
 	defer srv.close()
 	if err != nil {
@@ -263,7 +259,7 @@ func measure(ctx context.Context, cfg config, s *side, c int) (sample, error) {
 // worker i on clients[i mod len(clients)], each making one call after
 // another. It returns each call's latency and the time all took, or the
 // first failure.
-func calls(ctx context.Context, clients []client, params json.RawMessage, c, n int) ([]time.Duration, time.Duration, error) {
+func calls(ctx context.Context, clients []mcpc.Client, params json.RawMessage, c, n int) ([]time.Duration, time.Duration, error) {
 	lat := make([]time.Duration, n)
 	var next atomic.Int64
 	g, ctx := errgroup.WithContext(ctx)
@@ -273,7 +269,7 @@ func calls(ctx context.Context, clients []client, params json.RawMessage, c, n i
 		g.Go(func() error {
 			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
 				start := time.Now()
-				if err := toolCall(ctx, cl, params); err != nil {
+				if _, err := mcpc.ToolCall(ctx, cl, params); err != nil {
 					return err
 				}
 				lat[i] = time.Since(start)

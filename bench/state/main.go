@@ -1,0 +1,147 @@
+// Command state measures what keeping sessions costs wink-mcp, over the
+// real binary, one figure per command:
+//
+//	state sessions --bin wink-mcp [--n 10000] [--protocol modern|legacy]
+//	state growth   --bin wink-mcp [--writes 4000] [--size 100000]
+//	state commit   --bin wink-mcp [--files 10000] [--commits 10] [--restarts 5]
+//
+// sessions starts an HTTP server and opens --n sessions, each with a plan
+// (planning_setup_plan) and a 1 KB file (write_file): with protocol modern
+// (2026-07-28) a session is a handle the first call mints and the second
+// names, with legacy (2025-11-25) an Mcp-Session-Id. It reports the
+// server's resident memory per session: the growth of its RSS from after
+// a warm-up to after the last session, divided by --n, and the same for
+// the Go heap in use (from /metrics).
+//
+// growth makes --writes writes of --size bytes to one file in one stdio
+// session and reports how the server's RSS grows.
+//
+// commit builds a workspace of --files files of 1 KB in one stdio session
+// (apply_edits, 100 files a call), then makes --commits writes of one new
+// 1 KB file and reports the bytes each adds to the store's directory. It
+// then restarts the server --restarts times on the same state directory
+// and session, and reports the time from process start to the answer to
+// initialize and to the first call on the session (a read of the file
+// written last).
+//
+// Sessions are kept where the binary keeps them by default: in the
+// embedded store, under a state directory of the command's own (removed
+// at the end). --flags adds flags to the server's command line (split at
+// blanks), such as "--store memory". Every failed call fails the command
+// (exit status 1; bad flags give 2).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// config is what a command measures, from its flags.
+type config struct {
+	bin      string
+	flags    []string
+	n        int
+	protocol string
+	conc     int
+	writes   int
+	size     int
+	files    int
+	commits  int
+	restarts int
+	timeout  time.Duration
+	dir      string // the state directory, made by run
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// commands are the measurements, by name.
+var commands = map[string]func(context.Context, config, io.Writer) error{
+	"sessions": sessions,
+	"growth":   growth,
+	"commit":   commit,
+}
+
+// run runs the command args name, prints its report on stdout and returns
+// the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || commands[args[0]] == nil {
+		fmt.Fprintln(stderr, "usage: state sessions|growth|commit --bin WINK-MCP [flags]; state CMD -h for the flags")
+		return 2
+	}
+	cmd := commands[args[0]]
+	var cfg config
+	fs := flag.NewFlagSet("state "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.bin, "bin", "", "the wink-mcp binary")
+	extra := fs.String("flags", "", "more flags for the server, split at blanks")
+	fs.IntVar(&cfg.n, "n", 10000, "sessions: the sessions to open")
+	fs.StringVar(&cfg.protocol, "protocol", "modern", "sessions: modern (handles, 2026-07-28) or legacy (Mcp-Session-Id, 2025-11-25)")
+	fs.IntVar(&cfg.conc, "c", 16, "sessions: the sessions opened at once")
+	fs.IntVar(&cfg.writes, "writes", 4000, "growth: the writes")
+	fs.IntVar(&cfg.size, "size", 100000, "growth: the bytes of each write")
+	fs.IntVar(&cfg.files, "files", 10000, "commit: the files of the workspace")
+	fs.IntVar(&cfg.commits, "commits", 10, "commit: the writes measured")
+	fs.IntVar(&cfg.restarts, "restarts", 5, "commit: the restarts measured")
+	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "bound on the whole run")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	cfg.flags = strings.Fields(*extra)
+	switch {
+	case cfg.bin == "":
+		fmt.Fprintln(stderr, "state: --bin is required")
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "state: unexpected arguments %q\n", fs.Args())
+		return 2
+	case cfg.protocol != "modern" && cfg.protocol != "legacy":
+		fmt.Fprintf(stderr, "state: --protocol %q: want modern or legacy\n", cfg.protocol)
+		return 2
+	case cfg.n <= 0 || cfg.conc <= 0 || cfg.writes <= 0 || cfg.size <= 0 || cfg.files <= 0 || cfg.commits <= 0 || cfg.restarts <= 0:
+		fmt.Fprintln(stderr, "state: the counts must be positive")
+		return 2
+	}
+	dir, err := os.MkdirTemp("", "bench-state")
+	if err != nil {
+		fmt.Fprintln(stderr, "state:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	cfg.dir = dir
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
+	defer cancel()
+	if err := cmd(ctx, cfg, stdout); err != nil {
+		fmt.Fprintf(stderr, "state %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+// argv returns the server's command line: the binary, its state directory,
+// args, then the extra flags.
+func (cfg config) argv(args ...string) []string {
+	return append(append([]string{cfg.bin, "--state-dir", cfg.dir}, args...), cfg.flags...)
+}
+
+// text returns n bytes of text, lines that start with tag.
+func text(tag string, n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%s line %d of the benchmark file, with some text to fill it\n", tag, i)
+	}
+	return b.String()[:n]
+}
+
+// mib formats KiB as MiB.
+func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
