@@ -6,7 +6,8 @@
 //
 // Every blob is named by Hash of its bytes. The root blob lists, by name,
 // the blob of each STATE slice (its value as the slice's codec gives it,
-// see session.Persist) and the root directory of each per-session resource
+// see session.Persist; a value larger than MaxSliceBlob as the top of a
+// tree of chunks) and the root directory of each per-session resource
 // that keeps a tree of files (Tree), such as a memory workspace. A
 // directory blob (EncodeDir) lists its entries sorted by name, each with
 // its kind, size and hash; a file is one blob of its content or, when
@@ -75,8 +76,9 @@ type State struct {
 }
 
 type sliceRef struct {
-	value any
-	hash  string
+	value  any
+	hash   string          // of its blob, or of its list of chunks
+	chunks map[string]bool // the hashes of its chunks, if it has some
 }
 
 type mark struct {
@@ -87,7 +89,10 @@ type mark struct {
 // root is the root blob.
 type root struct {
 	Slices map[string]string `json:"slices,omitempty"`
-	Trees  map[string]string `json:"trees,omitempty"`
+	// Chunked holds the slices stored as chunks: the hash of the list of
+	// each one's chunks.
+	Chunked map[string]string `json:"chunked,omitempty"`
+	Trees   map[string]string `json:"trees,omitempty"`
 }
 
 // Hash returns the name of a blob: the hex SHA-256 of its content, as
@@ -110,27 +115,34 @@ func Encode(s *session.Session, prev *State) (*State, map[string][]byte, error) 
 	blobs := map[string][]byte{}
 	put := func(h string, b []byte) { blobs[h] = b }
 	st := &State{slices: map[string]sliceRef{}, trees: map[string]mark{}}
-	r := root{Slices: map[string]string{}, Trees: map[string]string{}}
+	r := root{Slices: map[string]string{}, Chunked: map[string]string{}, Trees: map[string]string{}}
 	// changed says whether anything may differ from prev; while it does
 	// not, the root need not be encoded again.
 	changed := prev.Root == ""
 	for name, v := range s.Slices() {
-		if old, ok := prev.slices[name]; ok && same(old.value, v) {
-			st.slices[name] = old
+		old, ok := prev.slices[name]
+		if !ok || !same(old.value, v) {
+			changed = true
+			b, err := s.MarshalSlice(name, v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("statetree: %w", err)
+			}
+			var chunks map[string]bool
+			if len(b) > MaxSliceBlob {
+				b, chunks = putSlice(b, old.chunks, put)
+			}
+			h := Hash(b)
+			if h != old.hash {
+				put(h, b)
+			}
+			old = sliceRef{value: v, hash: h, chunks: chunks}
+		}
+		st.slices[name] = old
+		if old.chunks != nil {
+			r.Chunked[name] = old.hash
+		} else {
 			r.Slices[name] = old.hash
-			continue
 		}
-		changed = true
-		b, err := s.MarshalSlice(name, v)
-		if err != nil {
-			return nil, nil, fmt.Errorf("statetree: %w", err)
-		}
-		h := Hash(b)
-		if old, ok := prev.slices[name]; !ok || old.hash != h {
-			put(h, b)
-		}
-		st.slices[name] = sliceRef{value: v, hash: h}
-		r.Slices[name] = h
 	}
 	for name, res := range s.Resources() {
 		t, ok := res.(Tree)
@@ -203,6 +215,17 @@ func Decode(s *session.Session, rootHash string, get Getter) (*State, error) {
 		}
 		st.slices[name] = sliceRef{value: s.Slices()[name], hash: h}
 	}
+	for _, name := range slices.Sorted(maps.Keys(r.Chunked)) {
+		h := r.Chunked[name]
+		b, chunks, err := getSlice(h, get)
+		if err != nil {
+			return nil, fmt.Errorf("statetree: slice %s: %w", name, err)
+		}
+		if err := s.UnmarshalSlice(name, b); err != nil {
+			return nil, fmt.Errorf("statetree: %w", err)
+		}
+		st.slices[name] = sliceRef{value: s.Slices()[name], hash: h, chunks: chunks}
+	}
 	for name, res := range s.Resources() {
 		h, ok := r.Trees[name]
 		if !ok {
@@ -236,6 +259,12 @@ func Live(rootHash string, get Getter) (map[string]bool, error) {
 	live := map[string]bool{rootHash: true}
 	for _, h := range r.Slices {
 		live[h] = true
+	}
+	for _, h := range r.Chunked {
+		mark := func(h string) { live[h] = true }
+		if err := walkSlice(h, get, mark, func(c string) error { mark(c); return nil }); err != nil {
+			return nil, fmt.Errorf("statetree: slice %s: %w", h, err)
+		}
 	}
 	for _, h := range r.Trees {
 		if err := liveDir(h, get, live); err != nil {

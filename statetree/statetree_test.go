@@ -263,6 +263,60 @@ func TestOneFileChangeStoresItsPathOnly(t *testing.T) {
 	}
 }
 
+// TestLargeSliceStoresItsChangeOnly: with the read-before-write memory of
+// all 10,000 files of a workspace (about 500 KB, stored as chunks), writing
+// one 1 KB file and remembering it stores a few KB: the file, the
+// directories on its path, a chunk of the memory and its list, the root.
+// The session decodes from the live blobs alone, unchanged.
+func TestLargeSliceStoresItsChangeOnly(t *testing.T) {
+	files := bigWorkspace(100, 100, 1024)
+	r := newRegistry(t, files)
+	s := newSession(t, r)
+	w := workspace.From(s)
+	rbw := workspace.ReadBeforeWrite()
+	if err := rbw.Remember(s, w, slices.Collect(maps.Keys(files))); err != nil {
+		t.Fatal(err)
+	}
+	st, all := encode(t, s, nil)
+	stored := newBlobs()
+	stored.add(all)
+
+	if err := w.WriteFile("pkg050/new.go", bytes.Repeat([]byte("x"), 1024)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rbw.Remember(s, w, []string{"pkg050/new.go"}); err != nil {
+		t.Fatal(err)
+	}
+	next, nb := encode(t, s, st)
+	size := 0
+	for _, b := range nb {
+		size += len(b)
+	}
+	t.Logf("one 1 KB write and its memory, 10,000 files remembered: %d new blobs, %d bytes", len(nb), size)
+	if size > 16_000 {
+		t.Fatalf("%d bytes of new blobs, want at most 16 KB", size)
+	}
+	stored.add(nb)
+
+	live, err := statetree.Live(next.Root, stored.get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onlyLive := func(h string) ([]byte, error) {
+		if !live[h] {
+			return nil, fmt.Errorf("%s is not live: %w", h, store.ErrNotFound)
+		}
+		return stored.get(h)
+	}
+	fresh := newSession(t, r)
+	if _, err := statetree.Decode(fresh, next.Root, onlyLive); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dump(t, fresh), dump(t, s); got != want {
+		t.Fatal("the decoded session differs from the encoded one")
+	}
+}
+
 // countingKey is a slice whose codec counts how often it marshals.
 var countingKey = session.NewKey[*string]("test.counted")
 
