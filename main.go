@@ -48,18 +48,8 @@ import (
 var version = ""
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
-	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
-
-// defaultGCPercent is the garbage collector's target unless GOGC is set.
-// Collecting when the heap has grown by twice the live heap, rather than
-// once, spends a few MB of memory to save about a tenth of the CPU a call
-// costs under load (bench/run.sh: 96 against 110 µs of CPU per call over
-// stdio, one call in flight).
-const defaultGCPercent = 200
 
 // memoryLogRetention is how many call records a memory store keeps per
 // session: they are in the process's memory, so fewer than a store on
