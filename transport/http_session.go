@@ -73,10 +73,16 @@ var (
 	_ server.SessionWithResourceSubscriptions = (*httpSession)(nil)
 )
 
+// sessionNotificationBuffer is the capacity of an HTTP session's channel of
+// session-wide notifications. A connection attached drains it as they come,
+// and every session holds one, so it is smaller than a request's
+// (notificationBuffer): 64 entries are 3 KB, 1,024 were 48 KB a session.
+const sessionNotificationBuffer = 64
+
 func newHTTPSession(base context.Context, id string, now time.Time) *httpSession {
 	s := &httpSession{
 		id:            id,
-		notifications: make(chan mcp.JSONRPCNotification, notificationBuffer),
+		notifications: make(chan mcp.JSONRPCNotification, sessionNotificationBuffer),
 		streams:       map[string]*stream{},
 		done:          make(chan struct{}),
 	}
