@@ -41,6 +41,9 @@ if [[ -n "${WINK_BEFORE:-}" ]]; then
 fi
 cp bench/hooks.yaml bench/nohooks.yaml "$tmp/"
 cd "$tmp" # where the servers write their files (the audit file of hooks.yaml)
+# The servers' state (the embedded store of an HTTP server) lives here too,
+# not in the user's state directory.
+export XDG_STATE_HOME="$tmp/state"
 
 # The 1 KB of text, as JSON string content and in a file to mount.
 text=""
