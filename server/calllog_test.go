@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -74,20 +72,6 @@ func TestCallLogOutlivesTheProcess(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // unlogged is a store that refuses every call log entry.
 type unlogged struct{ store.Store }
 
@@ -100,7 +84,7 @@ func TestCallLogAppendFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs syncWriter
 	srv, err := server.New(server.Options{
 		Name: "test", Version: "1", Tree: tree, Store: unlogged{store.NewMemory(store.Options{})},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),

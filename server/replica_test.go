@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -290,24 +289,6 @@ func (f *flakyWatch) started() []context.Context {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.ctxs)
-}
-
-// syncWriter is a bytes.Buffer safe for a logger and the test at once.
-type syncWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 // TestWatchRestarts: replica a cannot watch the store at first, then its
