@@ -94,10 +94,13 @@ type flags struct {
 // bearer tokens, separated by commas or white space.
 const bearerTokensEnv = "WINK_BEARER_TOKENS"
 
-func parseFlags(args []string, stderr io.Writer) (*flags, error) {
+// parseFlags parses the command line. For -h or --help it writes the usage
+// to help and returns flag.ErrHelp; it writes nothing else, and returns
+// what is wrong with the command line for the caller to say once.
+func parseFlags(args []string, help io.Writer) (*flags, error) {
 	var f flags
 	fs := flag.NewFlagSet("wink-mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.config, "config", "", "configuration `file` (YAML)")
 	fs.StringVar(&f.strategy, "strategy", "", "planning `strategy`: react, plan_act_reflect or goal_decompose_route_synthesise (overrides the configuration)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
@@ -135,11 +138,13 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		f.mounts = append(f.mounts, m)
 		return nil
 	})
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: wink-mcp [flags]\n\nServes MCP over stdio, or over HTTP with --http, with the configured sections.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(help, "Usage: wink-mcp [flags]\n\nServes MCP over stdio, or over HTTP with --http, with the configured sections.\n\nFlags:\n")
+			fs.SetOutput(help)
+			fs.PrintDefaults()
+		}
 		return nil, err
 	}
 	f.set = map[string]bool{}
@@ -151,12 +156,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseFlags(args, stderr)
+	f, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
+		fmt.Fprintf(stderr, "wink-mcp: %v\nRun 'wink-mcp --help' for the flags.\n", err)
 		return 2
 	}
 	if f.version {

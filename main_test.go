@@ -249,3 +249,25 @@ func TestSessionFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandLine: --help writes the usage to stdout (so that it pipes
+// into a pager) and exits 0; a bad command line is said once on stderr,
+// with where to find the flags, and exits 2.
+func TestCommandLine(t *testing.T) {
+	for _, c := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"--help"}, 0, "Usage: wink-mcp [flags]", ""},
+		{[]string{"-h"}, 0, "Usage: wink-mcp [flags]", ""},
+		{[]string{"--bogus"}, 2, "", "wink-mcp: flag provided but not defined: -bogus\nRun 'wink-mcp --help' for the flags.\n"},
+		{[]string{"extra"}, 2, "", "wink-mcp: unexpected argument \"extra\"\nRun 'wink-mcp --help' for the flags.\n"},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(t.Context(), c.args, strings.NewReader(""), &stdout, &stderr)
+		if code != c.code || !strings.HasPrefix(stdout.String(), c.stdout) || (c.stdout == "") != (stdout.Len() == 0) || stderr.String() != c.stderr {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", c.args, code, stdout.String(), stderr.String())
+		}
+	}
+}
