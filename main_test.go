@@ -271,3 +271,13 @@ func TestCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleServes: config/example.yaml as shipped serves stdio and lists
+// its tools to a local client, with nothing to set up first.
+func TestExampleServes(t *testing.T) {
+	cl := startStdio(t, "--config", "config/example.yaml")
+	var r struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal(cl.request("tools/list", map[string]any{}), &r); err != nil || len(r.Tools) == 0 {
+		t.Fatalf("tools/list: %+v, %v", r, err)
+	}
+}
