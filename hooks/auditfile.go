@@ -13,36 +13,32 @@ import (
 	"time"
 )
 
-// auditFile is the audit's JSON-lines file: a buffered writer over a file
-// opened with O_APPEND, which only this server writes to. slog's handler
-// writes each line whole, with one Write; the buffer is flushed before a
-// line that does not fit, so the file only ever receives whole lines. A
-// ticker flushes the buffer once a second, and syncs the file then with
-// FsyncInterval; with FsyncAlways every line is flushed and synced as it
-// is written. When a write fails part-way, the file is cut back to its
-// last whole line and the lines that were buffered are dropped (the error
+// auditFile is the audit's JSON-lines file, opened with O_APPEND, which
+// only this server writes to. slog's handler writes each line whole, with
+// one Write, and Write hands it to the operating system (write(2)) before
+// it returns, so before the call is answered: a kill of the server loses
+// no line of an answered call. What a crash of the machine loses depends
+// on fsync: with FsyncAlways Write also syncs the file; with
+// FsyncInterval a ticker syncs it once a second, if lines were written
+// since the last sync; with FsyncNever only close does. When a write
+// fails part-way, the file is cut back to its last whole line (the error
 // is logged). When the file is opened and its last line is not whole (the
-// machine crashed while it was written), that partial line is cut off (or
-// given its newline, when only that is missing), so that the next record
-// starts on a line of its own.
+// server or the machine died while it was written), that partial line is
+// cut off (or given its newline, when only that is missing), so that the
+// next record starts on a line of its own.
 type auditFile struct {
 	logger *slog.Logger
 	fsync  Fsync
 	stop   chan struct{} // closed by close, to stop the ticker
+	done   chan struct{} // closed when the ticker has stopped
 
 	mu    sync.Mutex
-	out   appendFile    // under buf; out.f is nil once closed
-	buf   *bufio.Writer // over out
-	dirty bool          // written since the last sync
+	out   appendFile // out.f is nil once closed
+	dirty bool       // written since the last sync
 }
 
-const (
-	// auditBuffer is the size of the audit file's buffer.
-	auditBuffer = 64 << 10
-	// auditTick is how often the buffer is flushed (and, with
-	// FsyncInterval, the file synced).
-	auditTick = time.Second
-)
+// auditTick is how often the file is synced with FsyncInterval.
+const auditTick = time.Second
 
 func openAuditFile(path string, fsync Fsync, logger *slog.Logger) (*auditFile, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
@@ -54,14 +50,20 @@ func openAuditFile(path string, fsync Fsync, logger *slog.Logger) (*auditFile, e
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	a := &auditFile{logger: logger, fsync: fsync, stop: make(chan struct{}), out: appendFile{f, size}}
-	a.buf = bufio.NewWriterSize(&a.out, auditBuffer)
-	go a.tick()
+	a := &auditFile{logger: logger, fsync: fsync, stop: make(chan struct{}), done: make(chan struct{}), out: appendFile{f, size}}
+	if fsync == FsyncInterval {
+		go a.tick()
+	} else {
+		close(a.done)
+	}
 	return a, nil
 }
 
-// tick flushes the buffer every auditTick until close.
+// tick syncs the file every auditTick, when lines were written since the
+// last sync, until close. The sync runs outside a.mu, so calls do not
+// wait for it.
 func (a *auditFile) tick() {
+	defer close(a.done)
 	t := time.NewTicker(auditTick)
 	defer t.Stop()
 	for {
@@ -70,77 +72,59 @@ func (a *auditFile) tick() {
 			return
 		case <-t.C:
 			a.mu.Lock()
-			var err error
-			if a.out.f != nil {
-				err = a.flush(a.fsync == FsyncInterval)
-			}
+			f, dirty := a.out.f, a.dirty
+			a.dirty = false
 			a.mu.Unlock()
-			if err != nil {
-				a.logger.Error("writing the audit file failed", "err", err)
+			if !dirty {
+				continue
+			}
+			if err := f.Sync(); err != nil {
+				a.logger.Error("syncing the audit file failed", "err", err)
 			}
 		}
 	}
 }
 
-// Write buffers one whole line, flushing the buffer first when the line
-// does not fit, and with FsyncAlways flushes and syncs it.
+// Write writes one whole line to the file and, with FsyncAlways, syncs it.
 func (a *auditFile) Write(line []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.out.f == nil {
 		return 0, os.ErrClosed
 	}
-	if len(line) > a.buf.Available() {
-		if err := a.flush(false); err != nil {
-			return 0, err
-		}
-	}
-	n, err := a.buf.Write(line) // a line longer than the buffer goes straight to the file
+	n, err := a.out.Write(line)
 	if err != nil {
-		a.buf.Reset(&a.out)
-		return 0, err
+		return n, err
+	}
+	if a.fsync == FsyncAlways {
+		return n, a.out.f.Sync()
 	}
 	a.dirty = true
-	if a.fsync == FsyncAlways {
-		return n, a.flush(true)
-	}
 	return n, nil
 }
 
-// flush writes the buffered lines to the file and, when sync is set and
-// lines were written since the last sync, syncs it. The lines of a failed
-// write are dropped. a.mu is held.
-func (a *auditFile) flush(sync bool) error {
-	if err := a.buf.Flush(); err != nil {
-		a.buf.Reset(&a.out)
-		return err
-	}
-	if sync && a.dirty {
-		a.dirty = false
-		return a.out.f.Sync()
-	}
-	return nil
-}
-
-// close stops the ticker, writes the buffered lines, syncs and closes the
-// file. Lines written after close fail with os.ErrClosed.
+// close stops the ticker, syncs and closes the file. Lines written after
+// close fail with os.ErrClosed.
 func (a *auditFile) close() error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.out.f == nil {
+		a.mu.Unlock()
 		return nil
 	}
+	f := a.out.f
+	a.out.f, a.dirty = nil, false // the ticker has nothing left to sync
+	a.mu.Unlock()
 	close(a.stop)
-	err := errors.Join(a.flush(false), a.out.f.Sync(), a.out.f.Close())
-	a.out.f = nil
-	if err != nil {
+	<-a.done
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
 		return fmt.Errorf("closing the audit file: %w", err)
 	}
 	return nil
 }
 
-// appendFile is the file under the buffer. A write that fails part-way is
-// cut back off, so that no line is ever glued to a partial one.
+// appendFile is the file the lines are written to. A write that fails
+// part-way is cut back off, so that no line is ever glued to a partial
+// one.
 type appendFile struct {
 	f    *os.File
 	size int64 // the length of the whole lines in f
