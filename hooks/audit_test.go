@@ -99,23 +99,31 @@ func TestAuditFile(t *testing.T) {
 	}
 }
 
-// TestAuditFileConcurrent: records written at once never interleave.
+// TestAuditFileConcurrent: records written at once never interleave, and
+// with always every one is synced when its call returns.
 func TestAuditFileConcurrent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	h := newHarness(t, Config{Audit: AuditConfig{File: path, Fsync: FsyncInterval}})
-	var wg sync.WaitGroup
-	for i := range 50 {
-		wg.Go(func() {
-			h.client(string(rune('a'+i%5))).Call(context.Background(), "p_write", map[string]any{"by": 1}, nil)
+	for _, fsync := range []Fsync{FsyncAlways, FsyncInterval} {
+		t.Run(string(fsync), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			h := newHarness(t, Config{Audit: AuditConfig{File: path, Fsync: fsync}})
+			var wg sync.WaitGroup
+			for i := range 50 {
+				wg.Go(func() {
+					h.client(string(rune('a'+i%5))).Call(context.Background(), "p_write", map[string]any{"by": 1}, nil)
+				})
+			}
+			wg.Wait()
+			if f := h.hooks.audit.file; fsync == FsyncAlways && f.synced != 50 {
+				t.Errorf("%d records synced, want 50", f.synced)
+			}
+			if err := h.hooks.Close(); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := ReadAuditFile(path)
+			if err != nil || len(recs) != 50 {
+				t.Fatalf("%d records, err %v", len(recs), err)
+			}
 		})
-	}
-	wg.Wait()
-	if err := h.hooks.Close(); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := ReadAuditFile(path)
-	if err != nil || len(recs) != 50 {
-		t.Fatalf("%d records, err %v", len(recs), err)
 	}
 }
 
@@ -179,8 +187,9 @@ func TestAuditOff(t *testing.T) {
 // TestAuditFileWritten: in every fsync mode, a record is in the file when
 // take returns, without a tick or Close (so a killed server loses no
 // record of an answered call), whole lines in the order taken, long ones
-// included; Close keeps them; a record taken after Close is dropped with
-// an error in the log.
+// included; with always it is synced then too, with interval within a
+// tick, with never not before Close; Close keeps them; a record taken
+// after Close is dropped with an error in the log.
 func TestAuditFileWritten(t *testing.T) {
 	for _, fsync := range []Fsync{FsyncAlways, FsyncInterval, FsyncNever} {
 		t.Run(string(fsync), func(t *testing.T) {
@@ -215,10 +224,26 @@ func TestAuditFileWritten(t *testing.T) {
 					}
 				}
 			}
+			// synced is how many lines the file has synced.
+			synced := func() int64 {
+				a.file.syncMu.Lock()
+				defer a.file.syncMu.Unlock()
+				return a.file.synced
+			}
 			const n = 20 // the last line holds 512 KiB of arguments
 			for i := range n {
 				take(i)
 				inFile(i + 1)
+				if got := synced(); fsync == FsyncAlways && got != int64(i+1) || fsync == FsyncNever && got != 0 {
+					t.Fatalf("after line %d, %d synced", i+1, got)
+				}
+			}
+			if fsync == FsyncInterval {
+				for deadline := time.Now().Add(10 * auditTick); synced() != n; time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d lines synced, want %d", synced(), n)
+					}
+				}
 			}
 			if err := a.close(); err != nil {
 				t.Fatal(err)

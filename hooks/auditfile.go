@@ -15,26 +15,31 @@ import (
 
 // auditFile is the audit's JSON-lines file, opened with O_APPEND, which
 // only this server writes to. slog's handler writes each line whole, with
-// one Write, and Write hands it to the operating system (write(2)) before
-// it returns, so before the call is answered: a kill of the server loses
-// no line of an answered call. What a crash of the machine loses depends
-// on fsync: with FsyncAlways Write also syncs the file; with
-// FsyncInterval a ticker syncs it once a second, if lines were written
-// since the last sync; with FsyncNever only close does. When a write
-// fails part-way, the file is cut back to its last whole line (the error
-// is logged). When the file is opened and its last line is not whole (the
-// server or the machine died while it was written), that partial line is
-// cut off (or given its newline, when only that is missing), so that the
-// next record starts on a line of its own.
+// one Write, which hands it to the operating system (write(2)) before the
+// call is answered: a kill of the server loses no line of an answered
+// call. What a crash of the machine loses depends on fsync: with
+// FsyncAlways the auditor syncs the file after each line, before the call
+// is answered; with FsyncInterval a ticker syncs it once a second; with
+// FsyncNever only close does. A sync covers every line written before it
+// began, and syncs run one at a time, outside the lock lines are written
+// under: calls that wait for a sync together are answered after it, with
+// no sync of their own. When a write fails part-way, the file is cut back
+// to its last whole line (the error is logged). When the file is opened
+// and its last line is not whole (the server or the machine died while it
+// was written), that partial line is cut off (or given its newline, when
+// only that is missing), so that the next record starts on a line of its
+// own.
 type auditFile struct {
-	logger *slog.Logger
 	fsync  Fsync
+	logger *slog.Logger
 	stop   chan struct{} // closed by close, to stop the ticker
-	done   chan struct{} // closed when the ticker has stopped
 
-	mu    sync.Mutex
-	out   appendFile // out.f is nil once closed
-	dirty bool       // written since the last sync
+	syncMu sync.Mutex // held by a sync, and by close
+	synced int64      // how many lines are synced; under syncMu
+
+	mu      sync.Mutex
+	out     appendFile // out.f is nil once closed
+	written int64      // how many lines are written
 }
 
 // auditTick is how often the file is synced with FsyncInterval.
@@ -50,20 +55,15 @@ func openAuditFile(path string, fsync Fsync, logger *slog.Logger) (*auditFile, e
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	a := &auditFile{logger: logger, fsync: fsync, stop: make(chan struct{}), done: make(chan struct{}), out: appendFile{f, size}}
+	a := &auditFile{fsync: fsync, logger: logger, stop: make(chan struct{}), out: appendFile{f, size}}
 	if fsync == FsyncInterval {
 		go a.tick()
-	} else {
-		close(a.done)
 	}
 	return a, nil
 }
 
-// tick syncs the file every auditTick, when lines were written since the
-// last sync, until close. The sync runs outside a.mu, so calls do not
-// wait for it.
+// tick syncs the file every auditTick until close.
 func (a *auditFile) tick() {
-	defer close(a.done)
 	t := time.NewTicker(auditTick)
 	defer t.Stop()
 	for {
@@ -71,21 +71,14 @@ func (a *auditFile) tick() {
 		case <-a.stop:
 			return
 		case <-t.C:
-			a.mu.Lock()
-			f, dirty := a.out.f, a.dirty
-			a.dirty = false
-			a.mu.Unlock()
-			if !dirty {
-				continue
-			}
-			if err := f.Sync(); err != nil {
+			if err := a.sync(); err != nil {
 				a.logger.Error("syncing the audit file failed", "err", err)
 			}
 		}
 	}
 }
 
-// Write writes one whole line to the file and, with FsyncAlways, syncs it.
+// Write writes one whole line to the file.
 func (a *auditFile) Write(line []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -93,29 +86,43 @@ func (a *auditFile) Write(line []byte) (int, error) {
 		return 0, os.ErrClosed
 	}
 	n, err := a.out.Write(line)
-	if err != nil {
-		return n, err
+	if err == nil {
+		a.written++
 	}
-	if a.fsync == FsyncAlways {
-		return n, a.out.f.Sync()
+	return n, err
+}
+
+// sync syncs the lines written so far, unless they are synced already or
+// the file is closed (close synced them).
+func (a *auditFile) sync() error {
+	a.syncMu.Lock()
+	defer a.syncMu.Unlock()
+	a.mu.Lock()
+	f, written := a.out.f, a.written
+	a.mu.Unlock()
+	if f == nil || a.synced == written {
+		return nil
 	}
-	a.dirty = true
-	return n, nil
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	a.synced = written
+	return nil
 }
 
 // close stops the ticker, syncs and closes the file. Lines written after
 // close fail with os.ErrClosed.
 func (a *auditFile) close() error {
+	a.syncMu.Lock()
+	defer a.syncMu.Unlock()
 	a.mu.Lock()
-	if a.out.f == nil {
-		a.mu.Unlock()
+	f := a.out.f
+	a.out.f = nil
+	a.mu.Unlock()
+	if f == nil {
 		return nil
 	}
-	f := a.out.f
-	a.out.f, a.dirty = nil, false // the ticker has nothing left to sync
-	a.mu.Unlock()
 	close(a.stop)
-	<-a.done
 	if err := errors.Join(f.Sync(), f.Close()); err != nil {
 		return fmt.Errorf("closing the audit file: %w", err)
 	}

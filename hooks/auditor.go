@@ -62,7 +62,11 @@ func (a *auditor) take(ctx context.Context, rec *AuditRecord) {
 	}
 	r := slog.NewRecord(rec.Time, slog.LevelInfo, "", 0)
 	r.AddAttrs(fileAttrs(rec)...)
-	switch err := a.lines.Handle(ctx, r); {
+	err := a.lines.Handle(ctx, r)
+	if err == nil && a.file.fsync == FsyncAlways {
+		err = a.file.sync() // on disk before the call is answered
+	}
+	switch {
 	case errors.Is(err, os.ErrClosed):
 		a.logger.Error("an audit record came after the audit was closed", "call", rec.CallID, "tool", rec.Tool)
 	case err != nil:
