@@ -80,11 +80,10 @@
 //
 // The audit file holds one JSON object per line (AuditRecord), in the
 // order of the calls, written by log/slog's JSON handler to a file opened
-// with O_APPEND, one write(2) per line. A call writes its audit log line
-// and its file line itself, before its result is returned: a kill of the
-// server (SIGKILL) loses no line of a call that was answered. Close (on
-// exit) syncs and closes the file. What a crash of the machine loses, by
-// Fsync:
+// with O_APPEND, one write(2) per line. A call writes its file line
+// itself, before its result is returned: a kill of the server (SIGKILL)
+// loses no line of a call that was answered. Close (on exit) syncs and
+// closes the file. What a crash of the machine loses, by Fsync:
 //
 //	always    nothing answered: a call's line is synced before its result is returned
 //	interval  the lines of the last second at most (a ticker syncs once a second)
