@@ -14,24 +14,26 @@ type AuditConfig struct {
 	Log  bool   `json:"log" jsonschema:"Whether every call is logged at info level."`
 	File string `json:"file" jsonschema:"A JSON-lines file every call is appended to, one whole record per line." schema:"minLength=1"`
 	// Fsync is FsyncInterval when "".
-	Fsync Fsync `json:"fsync" jsonschema:"When the audit file is synced to disk: after every record, before the call returns (always); once a second (interval); or only when closed (never). Without always, a killed server loses the records of its last second at most."`
+	Fsync Fsync `json:"fsync" jsonschema:"When the audit file is synced to disk: after every record, before the call returns (always); once a second (interval); or only when closed (never). Every record is written to the file before its call returns, so a killed server loses none of an answered call; fsync says what a crash of the machine loses."`
 }
 
-// Fsync says when the audit file is synced to stable storage, and so what a
-// crash loses. With FsyncAlways every record is written and synced before
-// its call returns. Otherwise records are buffered and written once a
-// second: a kill of the server loses the records of the last second at
-// most, and fsync says what a crash of the machine loses.
+// Fsync says when the audit file is synced to stable storage, and so what
+// a crash of the machine loses. In every mode a record is written to the
+// file (handed to the operating system) before its call returns, so a
+// kill of the server (SIGKILL) loses no record of an answered call.
 type Fsync string
 
 const (
 	// FsyncAlways syncs after every record, before the call's result is
-	// returned.
+	// returned: a crash of the machine loses no record of an answered
+	// call.
 	FsyncAlways Fsync = "always"
-	// FsyncInterval syncs once a second, when the buffer is written, if
-	// records were written since the last sync, and on Close.
+	// FsyncInterval syncs once a second, if records were written since
+	// the last sync, and on Close: a crash of the machine loses the
+	// records of the last second at most.
 	FsyncInterval Fsync = "interval"
-	// FsyncNever leaves syncing to the operating system (and Close).
+	// FsyncNever leaves syncing to the operating system (and Close): a
+	// crash of the machine loses what it had not yet written to the disk.
 	FsyncNever Fsync = "never"
 )
 

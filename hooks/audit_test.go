@@ -99,23 +99,31 @@ func TestAuditFile(t *testing.T) {
 	}
 }
 
-// TestAuditFileConcurrent: records written at once never interleave.
+// TestAuditFileConcurrent: records written at once never interleave, and
+// with always every one is synced when its call returns.
 func TestAuditFileConcurrent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	h := newHarness(t, Config{Audit: AuditConfig{File: path, Fsync: FsyncInterval}})
-	var wg sync.WaitGroup
-	for i := range 50 {
-		wg.Go(func() {
-			h.client(string(rune('a'+i%5))).Call(context.Background(), "p_write", map[string]any{"by": 1}, nil)
+	for _, fsync := range []Fsync{FsyncAlways, FsyncInterval} {
+		t.Run(string(fsync), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			h := newHarness(t, Config{Audit: AuditConfig{File: path, Fsync: fsync}})
+			var wg sync.WaitGroup
+			for i := range 50 {
+				wg.Go(func() {
+					h.client(string(rune('a'+i%5))).Call(context.Background(), "p_write", map[string]any{"by": 1}, nil)
+				})
+			}
+			wg.Wait()
+			if f := h.hooks.audit.file; fsync == FsyncAlways && f.synced != 50 {
+				t.Errorf("%d records synced, want 50", f.synced)
+			}
+			if err := h.hooks.Close(); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := ReadAuditFile(path)
+			if err != nil || len(recs) != 50 {
+				t.Fatalf("%d records, err %v", len(recs), err)
+			}
 		})
-	}
-	wg.Wait()
-	if err := h.hooks.Close(); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := ReadAuditFile(path)
-	if err != nil || len(recs) != 50 {
-		t.Fatalf("%d records, err %v", len(recs), err)
 	}
 }
 
@@ -176,13 +184,14 @@ func TestAuditOff(t *testing.T) {
 	}
 }
 
-// TestAuditFileBuffered: without FsyncAlways, records reach the file
-// within a tick of their calls without waiting for Close, whole lines
-// only and in the order taken, even when they overflow the buffer; Close
-// writes what is still buffered; a record taken after Close is dropped
-// with an error in the log.
-func TestAuditFileBuffered(t *testing.T) {
-	for _, fsync := range []Fsync{FsyncInterval, FsyncNever} {
+// TestAuditFileWritten: in every fsync mode, a record is in the file when
+// take returns, without a tick or Close (so a killed server loses no
+// record of an answered call), whole lines in the order taken, long ones
+// included; with always it is synced then too, with interval within a
+// tick, with never not before Close; Close keeps them; a record taken
+// after Close is dropped with an error in the log.
+func TestAuditFileWritten(t *testing.T) {
+	for _, fsync := range []Fsync{FsyncAlways, FsyncInterval, FsyncNever} {
 		t.Run(string(fsync), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
 			logs := &syncBuffer{}
@@ -190,13 +199,13 @@ func TestAuditFileBuffered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			args := json.RawMessage(`{"text":"` + strings.Repeat("x", 500) + `"}`)
 			take := func(i int) {
+				args := json.RawMessage(`{"text":"` + strings.Repeat("x", 1<<i) + `"}`)
 				a.take(context.Background(), &AuditRecord{Session: "s", ToolInvoked: session.ToolInvoked{CallID: strconv.Itoa(i), Tool: "t", Args: args}})
 			}
-			// inOrder checks that the file holds whole lines, the
-			// records of calls 0 to n-1 or a prefix of them.
-			inOrder := func(n int, whole bool) int {
+			// inFile checks that the file holds the records of calls
+			// 0 to n-1, whole lines in order.
+			inFile := func(n int) {
 				t.Helper()
 				data, err := os.ReadFile(path)
 				if err != nil {
@@ -206,7 +215,7 @@ func TestAuditFileBuffered(t *testing.T) {
 					t.Fatalf("the file ends in a partial line: %q", data[max(0, len(data)-80):])
 				}
 				recs, err := ReadAudit(bytes.NewReader(data))
-				if err != nil || len(recs) > n || whole && len(recs) != n {
+				if err != nil || len(recs) != n {
 					t.Fatalf("%d records, want %d; err %v", len(recs), n, err)
 				}
 				for i, r := range recs {
@@ -214,33 +223,37 @@ func TestAuditFileBuffered(t *testing.T) {
 						t.Fatalf("record %d is call %s", i, r.CallID)
 					}
 				}
-				return len(recs)
 			}
-			take(0)
-			// Written by the ticker, not by Close.
-			for deadline := time.Now().Add(10 * auditTick); inOrder(1, false) == 0; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the record was not written")
+			// synced is how many lines the file has synced.
+			synced := func() int64 {
+				a.file.syncMu.Lock()
+				defer a.file.syncMu.Unlock()
+				return a.file.synced
+			}
+			const n = 20 // the last line holds 512 KiB of arguments
+			for i := range n {
+				take(i)
+				inFile(i + 1)
+				if got := synced(); fsync == FsyncAlways && got != int64(i+1) || fsync == FsyncNever && got != 0 {
+					t.Fatalf("after line %d, %d synced", i+1, got)
 				}
 			}
-			// Four buffers' worth of records: the buffer flushes on its
-			// own, whole lines at a time.
-			n := 1 + 4*auditBuffer/len(args)
-			for i := 1; i < n; i++ {
-				take(i)
-			}
-			if inOrder(n, false) < 2*auditBuffer/len(args) {
-				t.Error("the full buffer was not written")
+			if fsync == FsyncInterval {
+				for deadline := time.Now().Add(10 * auditTick); synced() != n; time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d lines synced, want %d", synced(), n)
+					}
+				}
 			}
 			if err := a.close(); err != nil {
 				t.Fatal(err)
 			}
-			inOrder(n, true)
+			inFile(n)
 			take(n)
 			if !strings.Contains(logs.String(), "after the audit was closed") {
 				t.Errorf("a record after close was not reported: %s", logs.String())
 			}
-			inOrder(n, true)
+			inFile(n)
 		})
 	}
 }

@@ -13,36 +13,37 @@ import (
 	"time"
 )
 
-// auditFile is the audit's JSON-lines file: a buffered writer over a file
-// opened with O_APPEND, which only this server writes to. slog's handler
-// writes each line whole, with one Write; the buffer is flushed before a
-// line that does not fit, so the file only ever receives whole lines. A
-// ticker flushes the buffer once a second, and syncs the file then with
-// FsyncInterval; with FsyncAlways every line is flushed and synced as it
-// is written. When a write fails part-way, the file is cut back to its
-// last whole line and the lines that were buffered are dropped (the error
-// is logged). When the file is opened and its last line is not whole (the
-// machine crashed while it was written), that partial line is cut off (or
-// given its newline, when only that is missing), so that the next record
-// starts on a line of its own.
+// auditFile is the audit's JSON-lines file, opened with O_APPEND, which
+// only this server writes to. slog's handler writes each line whole, with
+// one Write, which hands it to the operating system (write(2)) before the
+// call is answered: a kill of the server loses no line of an answered
+// call. What a crash of the machine loses depends on fsync: with
+// FsyncAlways the auditor syncs the file after each line, before the call
+// is answered; with FsyncInterval a ticker syncs it once a second; with
+// FsyncNever only close does. A sync covers every line written before it
+// began, and syncs run one at a time, outside the lock lines are written
+// under: calls that wait for a sync together are answered after it, with
+// no sync of their own. When a write fails part-way, the file is cut back
+// to its last whole line (the error is logged). When the file is opened
+// and its last line is not whole (the server or the machine died while it
+// was written), that partial line is cut off (or given its newline, when
+// only that is missing), so that the next record starts on a line of its
+// own.
 type auditFile struct {
-	logger *slog.Logger
 	fsync  Fsync
+	logger *slog.Logger
 	stop   chan struct{} // closed by close, to stop the ticker
 
-	mu    sync.Mutex
-	out   appendFile    // under buf; out.f is nil once closed
-	buf   *bufio.Writer // over out
-	dirty bool          // written since the last sync
+	syncMu sync.Mutex // held by a sync, and by close
+	synced int64      // how many lines are synced; under syncMu
+
+	mu      sync.Mutex
+	out     appendFile // out.f is nil once closed
+	written int64      // how many lines are written
 }
 
-const (
-	// auditBuffer is the size of the audit file's buffer.
-	auditBuffer = 64 << 10
-	// auditTick is how often the buffer is flushed (and, with
-	// FsyncInterval, the file synced).
-	auditTick = time.Second
-)
+// auditTick is how often the file is synced with FsyncInterval.
+const auditTick = time.Second
 
 func openAuditFile(path string, fsync Fsync, logger *slog.Logger) (*auditFile, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
@@ -54,13 +55,14 @@ func openAuditFile(path string, fsync Fsync, logger *slog.Logger) (*auditFile, e
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	a := &auditFile{logger: logger, fsync: fsync, stop: make(chan struct{}), out: appendFile{f, size}}
-	a.buf = bufio.NewWriterSize(&a.out, auditBuffer)
-	go a.tick()
+	a := &auditFile{fsync: fsync, logger: logger, stop: make(chan struct{}), out: appendFile{f, size}}
+	if fsync == FsyncInterval {
+		go a.tick()
+	}
 	return a, nil
 }
 
-// tick flushes the buffer every auditTick until close.
+// tick syncs the file every auditTick until close.
 func (a *auditFile) tick() {
 	t := time.NewTicker(auditTick)
 	defer t.Stop()
@@ -69,78 +71,67 @@ func (a *auditFile) tick() {
 		case <-a.stop:
 			return
 		case <-t.C:
-			a.mu.Lock()
-			var err error
-			if a.out.f != nil {
-				err = a.flush(a.fsync == FsyncInterval)
-			}
-			a.mu.Unlock()
-			if err != nil {
-				a.logger.Error("writing the audit file failed", "err", err)
+			if err := a.sync(); err != nil {
+				a.logger.Error("syncing the audit file failed", "err", err)
 			}
 		}
 	}
 }
 
-// Write buffers one whole line, flushing the buffer first when the line
-// does not fit, and with FsyncAlways flushes and syncs it.
+// Write writes one whole line to the file.
 func (a *auditFile) Write(line []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.out.f == nil {
 		return 0, os.ErrClosed
 	}
-	if len(line) > a.buf.Available() {
-		if err := a.flush(false); err != nil {
-			return 0, err
-		}
+	n, err := a.out.Write(line)
+	if err == nil {
+		a.written++
 	}
-	n, err := a.buf.Write(line) // a line longer than the buffer goes straight to the file
-	if err != nil {
-		a.buf.Reset(&a.out)
-		return 0, err
-	}
-	a.dirty = true
-	if a.fsync == FsyncAlways {
-		return n, a.flush(true)
-	}
-	return n, nil
+	return n, err
 }
 
-// flush writes the buffered lines to the file and, when sync is set and
-// lines were written since the last sync, syncs it. The lines of a failed
-// write are dropped. a.mu is held.
-func (a *auditFile) flush(sync bool) error {
-	if err := a.buf.Flush(); err != nil {
-		a.buf.Reset(&a.out)
+// sync syncs the lines written so far, unless they are synced already or
+// the file is closed (close synced them).
+func (a *auditFile) sync() error {
+	a.syncMu.Lock()
+	defer a.syncMu.Unlock()
+	a.mu.Lock()
+	f, written := a.out.f, a.written
+	a.mu.Unlock()
+	if f == nil || a.synced == written {
+		return nil
+	}
+	if err := f.Sync(); err != nil {
 		return err
 	}
-	if sync && a.dirty {
-		a.dirty = false
-		return a.out.f.Sync()
-	}
+	a.synced = written
 	return nil
 }
 
-// close stops the ticker, writes the buffered lines, syncs and closes the
-// file. Lines written after close fail with os.ErrClosed.
+// close stops the ticker, syncs and closes the file. Lines written after
+// close fail with os.ErrClosed.
 func (a *auditFile) close() error {
+	a.syncMu.Lock()
+	defer a.syncMu.Unlock()
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.out.f == nil {
+	f := a.out.f
+	a.out.f = nil
+	a.mu.Unlock()
+	if f == nil {
 		return nil
 	}
 	close(a.stop)
-	err := errors.Join(a.flush(false), a.out.f.Sync(), a.out.f.Close())
-	a.out.f = nil
-	if err != nil {
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
 		return fmt.Errorf("closing the audit file: %w", err)
 	}
 	return nil
 }
 
-// appendFile is the file under the buffer. A write that fails part-way is
-// cut back off, so that no line is ever glued to a partial one.
+// appendFile is the file the lines are written to. A write that fails
+// part-way is cut back off, so that no line is ever glued to a partial
+// one.
 type appendFile struct {
 	f    *os.File
 	size int64 // the length of the whole lines in f

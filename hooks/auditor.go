@@ -12,7 +12,8 @@ import (
 // auditor writes each call's audit record to the sinks: a line in the log
 // and a line in the JSON-lines file. Both lines are written by the call
 // itself, through log/slog: the log's line by the configured logger, the
-// file's by a JSON handler on the file's buffered writer.
+// file's by a JSON handler on the file, which has it before the call
+// returns.
 type auditor struct {
 	log    *slog.Logger // the audit log, or nil when it is off
 	logger *slog.Logger // for the auditor's own errors
@@ -61,7 +62,11 @@ func (a *auditor) take(ctx context.Context, rec *AuditRecord) {
 	}
 	r := slog.NewRecord(rec.Time, slog.LevelInfo, "", 0)
 	r.AddAttrs(fileAttrs(rec)...)
-	switch err := a.lines.Handle(ctx, r); {
+	err := a.lines.Handle(ctx, r)
+	if err == nil && a.file.fsync == FsyncAlways {
+		err = a.file.sync() // on disk before the call is answered
+	}
+	switch {
 	case errors.Is(err, os.ErrClosed):
 		a.logger.Error("an audit record came after the audit was closed", "call", rec.CallID, "tool", rec.Tool)
 	case err != nil:
@@ -135,7 +140,7 @@ func fileAttrs(rec *AuditRecord) []slog.Attr {
 	return attrs
 }
 
-// close writes the file's buffered lines, syncs and closes it.
+// close syncs and closes the file.
 func (a *auditor) close() error {
 	if a.file == nil {
 		return nil

@@ -79,22 +79,18 @@
 // # Audit file
 //
 // The audit file holds one JSON object per line (AuditRecord), in the
-// order of the calls, written by log/slog's JSON handler into a 64 KiB
-// buffer over a file opened with O_APPEND. A call writes its audit log
-// line and its file line itself; the file gets whole lines only, as the
-// buffer is flushed before a line that does not fit. A ticker flushes the
-// buffer once a second, and Close (on exit) flushes it, syncs and closes
-// the file. What a crash loses, by Fsync:
+// order of the calls, written by log/slog's JSON handler to a file opened
+// with O_APPEND, one write(2) per line. A call writes its file line
+// itself, before its result is returned: a kill of the server (SIGKILL)
+// loses no line of a call that was answered. Close (on exit) syncs and
+// closes the file. What a crash of the machine loses, by Fsync:
 //
-//	always    nothing: a call's line is written and synced before its result is returned
-//	interval  a kill of the server (SIGKILL) loses the lines still buffered: those of
-//	          the last second at most, and at most 64 KiB of them; a crash of the
-//	          machine loses those of the last second (a tick flushes, then syncs)
-//	never     a kill loses what it does with interval; a crash of the machine loses
-//	          what the operating system had not yet written to the disk
+//	always    nothing answered: a call's line is synced before its result is returned
+//	interval  the lines of the last second at most (a ticker syncs once a second)
+//	never     what the operating system had not yet written to the disk
 //
 // The lines lost are always the last ones, never an earlier one, and never
-// part of a line: a partial last line, left by a crash of the machine, is
-// cut off when the file is opened again and skipped by ReadAudit; the
-// records before it are never touched.
+// part of a line: a partial last line, left by a server or a machine that
+// died while writing it, is cut off when the file is opened again and
+// skipped by ReadAudit; the records before it are never touched.
 package hooks
