@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -91,6 +92,8 @@ type Server struct {
 	rerun    map[*tools.Tool]bool // the tools of Contained sections
 	order    map[string]int
 	handlers map[string]http.Handler
+	// deprecated holds the former _meta keys already logged (readMeta).
+	deprecated sync.Map
 }
 
 // New builds the server: it sets up the sections' session state, registers
@@ -332,7 +335,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 		n.srv = s.mcp
 	}
 	if m := req.Params.Meta; m != nil {
-		call.Meta = m.AdditionalFields
+		call.Meta = s.readMeta(m.AdditionalFields)
 		n.token = m.ProgressToken
 	}
 	call.Notifier = n
