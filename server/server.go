@@ -78,20 +78,21 @@ type Options struct {
 
 // Server is an MCP server whose tools come from a section tree.
 type Server struct {
-	mcp      *mcpserver.MCPServer
-	tree     *sections.Tree
-	registry *session.Registry
-	sessions *Sessions
-	logger   *slog.Logger
-	now      func() time.Time
-	handler  tools.Handler
-	deadline time.Duration
-	policies map[*tools.Tool][]policy.Policy
-	byName   map[string]*tools.Tool
-	stateful map[*tools.Tool]bool
-	rerun    map[*tools.Tool]bool // the tools of Contained sections
-	order    map[string]int
-	handlers map[string]http.Handler
+	mcp       *mcpserver.MCPServer
+	tree      *sections.Tree
+	registry  *session.Registry
+	sessions  *Sessions
+	logger    *slog.Logger
+	now       func() time.Time
+	handler   tools.Handler
+	deadline  time.Duration
+	policies  map[*tools.Tool][]policy.Policy
+	byName    map[string]*tools.Tool
+	stateful  map[*tools.Tool]bool
+	rerun     map[*tools.Tool]bool // the tools of Contained sections
+	order     map[string]int
+	handlers  map[string]http.Handler
+	resources []resource // of a session's state, for content
 	// deprecated holds the former _meta keys already logged (readMeta).
 	deprecated sync.Map
 }
@@ -143,6 +144,9 @@ func New(opts Options) (*Server, error) {
 	hooks.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
 		s.sessions.register(cs)
 	})
+	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		s.sessions.subscribed(ctx, req.Params.URI)
+	})
 	hooks.AddOnUnregisterSession(func(ctx context.Context, cs mcpserver.ClientSession) {
 		final, _ := ctx.Value(endedKey{}).(bool)
 		s.sessions.End(cs.SessionID(), final)
@@ -176,6 +180,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
 	s.sessions.mcp = s.mcp
+	s.sessions.content = s.content
 
 	handler, err := s.pipeline(opts)
 	if err != nil {
@@ -298,7 +303,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 				s.sessions.discard(u.handle) // with nothing logged: its handle was never shown
 			}
 			if out.Success && changes {
-				s.sessions.notify(u.handle)
+				s.sessions.notify(u.handle, u.sess)
 			}
 			if !stateful || !changes {
 				u.handle = ""
