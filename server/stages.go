@@ -151,7 +151,7 @@ func deadlineStage(now func() time.Time) tools.Middleware {
 }
 
 // metaDeadline reads the deadline a client put in the request's _meta: the
-// earlier of MetaTimeoutMs (a positive number of milliseconds, or a string
+// earlier of MetaTimeoutMs (a number of milliseconds, 0 or more, or a string
 // holding one) and MetaDeadline (an RFC 3339 time). It reports whether
 // either was there, and an error naming the key when one is malformed.
 func metaDeadline(call *tools.Call) (time.Time, bool, error) {
@@ -168,8 +168,8 @@ func metaDeadline(call *tools.Call) (time.Time, bool, error) {
 			f, err := strconv.ParseFloat(s, 64)
 			ms, isNum = f, err == nil
 		}
-		if !isNum || !(ms > 0) || ms > maxTimeoutMs {
-			return time.Time{}, false, fmt.Errorf("%s: expected a positive number of milliseconds up to %.0f, got %s", MetaTimeoutMs, maxTimeoutMs, jsonText(v))
+		if !isNum || !(ms >= 0) || ms > maxTimeoutMs {
+			return time.Time{}, false, fmt.Errorf("%s: expected a number of milliseconds from 0 to %.0f, got %s", MetaTimeoutMs, maxTimeoutMs, jsonText(v))
 		}
 		consider(call.Started.Add(time.Duration(ms * float64(time.Millisecond))))
 	}
