@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,6 +36,36 @@ func TestNonTextArgumentsRefused(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("written: %v", entries)
+	}
+	p.closeStdin()
+	p.wait()
+}
+
+// TestNumberBeyondFloat64: a number in the arguments that no float64
+// holds (1e999) fails the call with an isError result naming the
+// argument, not with a JSON-RPC error, whether the tool takes an integer,
+// a string or no such argument.
+func TestNumberBeyondFloat64(t *testing.T) {
+	p := start(t, "", "--workspace", t.TempDir())
+	p.initialize()
+	for i, c := range []struct{ tool, args, want string }{
+		{"read_file", `{"file_path":"a.txt","offset":1e999}`, "Invalid arguments: /offset: integer out of range"},
+		{"write_file", `{"file_path":"a.txt","content":-1e999}`, "Invalid arguments: /content: expected string, got number"},
+		{"ls", `{"path":"","depth":1e999}`, "Invalid arguments: /depth: unknown field"},
+	} {
+		id := i + 1
+		p.mustSend(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, c.tool, c.args))
+		f, ok := p.await(fmt.Sprint(id))
+		if !ok {
+			t.Fatalf("no response; stderr:\n%s", p.stderr)
+		}
+		if f.Error != nil {
+			t.Errorf("%s %s: JSON-RPC error %d %q, want an isError result", c.tool, c.args, f.Error.Code, f.Error.Message)
+			continue
+		}
+		if r := decodeToolResult(t, f); !r.IsError || r.Content[0].Text != c.want {
+			t.Errorf("%s %s: %s, want the error %q", c.tool, c.args, f.Result, c.want)
+		}
 	}
 	p.closeStdin()
 	p.wait()
@@ -84,60 +112,4 @@ func TestMetaDeadlines(t *testing.T) {
 			t.Errorf("deprecation of %s logged %d times, want once; stderr:\n%s", key, n, p.stderr)
 		}
 	}
-}
-
-// TestSubscriptionToOneFile: a client subscribed to one file of a disk
-// workspace is not told of a write to another file, and is told of a
-// write to its own.
-func TestSubscriptionToOneFile(t *testing.T) {
-	dir := t.TempDir()
-	for _, name := range []string{"a.txt", "b.txt"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(name+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p := start(t, "", "--workspace", dir)
-	p.initialize()
-	const uri = "wink://workspace/files/a.txt"
-	for i, name := range []string{"a.txt", "b.txt"} {
-		if r := decodeToolResult(t, p.call(i+1, "tools/call", callTool("read_file", map[string]any{"file_path": name}))); r.IsError {
-			t.Fatalf("read_file %s: %s", name, r.Content[0].Text)
-		}
-	}
-	if f := p.call(3, "resources/subscribe", map[string]any{"uri": uri}); f.Error != nil {
-		t.Fatalf("subscribe: %s", f.Error.Message)
-	}
-	updates := func() []string {
-		var uris []string
-		for _, line := range p.out {
-			var n struct {
-				Method string `json:"method"`
-				Params struct {
-					URI string `json:"uri"`
-				} `json:"params"`
-			}
-			if json.Unmarshal(line, &n) == nil && n.Method == "notifications/resources/updated" {
-				uris = append(uris, n.Params.URI)
-			}
-		}
-		return uris
-	}
-	edit := func(id int, name string) {
-		t.Helper()
-		args := map[string]any{"file_path": name, "old_string": name, "new_string": name + " edited"}
-		if r := decodeToolResult(t, p.call(id, "tools/call", callTool("edit_file", args))); r.IsError {
-			t.Fatalf("edit_file %s: %s", name, r.Content[0].Text)
-		}
-	}
-	edit(4, "b.txt")
-	edit(5, "a.txt")
-	for id := 6; len(updates()) == 0 && id < 200; id++ {
-		p.call(id, "ping", nil)
-	}
-	p.call(200, "ping", nil)
-	if got := updates(); len(got) != 1 || got[0] != uri {
-		t.Errorf("resources/updated for %q, want one, for %s", got, uri)
-	}
-	p.closeStdin()
-	p.wait()
 }

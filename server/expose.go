@@ -143,7 +143,7 @@ func (s *Server) addResources() {
 		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needExisting)
 			if errors.Is(err, ErrNoSession) {
-				return nil, fmt.Errorf("%s: this request has no session: %w", req.Params.URI, mcpserver.ErrResourceNotFound)
+				return nil, resourceNotFound(ctx, req.Params.URI, ": this request has no session")
 			}
 			if err != nil {
 				return nil, sessionError(err)
@@ -240,7 +240,7 @@ func (s *Server) readTemplate(read reader, mime string, blob bool) mcpserver.Res
 		defer u.release()
 		text, err := read(ctx, u.sess, req.Params.URI, templateArgs(req.Params.Arguments))
 		if errors.Is(err, sections.ErrNotFound) {
-			return nil, fmt.Errorf("%s: %w", req.Params.URI, mcpserver.ErrResourceNotFound)
+			return nil, resourceNotFound(ctx, req.Params.URI, "")
 		}
 		if err != nil {
 			return nil, err

@@ -265,7 +265,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 		n = needExisting
 	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, handle := rawArgs(req), metaSession(req.Params.Meta)
+		args, handle := rawArgs(ctx, req), metaSession(req.Params.Meta)
 		if stateful {
 			h, rest, err := takeSession(args)
 			if err != nil {
@@ -351,8 +351,12 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	return call
 }
 
-// rawArgs returns the arguments exactly as sent.
-func rawArgs(req mcp.CallToolRequest) json.RawMessage {
+// rawArgs returns the arguments exactly as sent: those mcp-go could not
+// decode, which HandleMessage put in ctx, or those of req.
+func rawArgs(ctx context.Context, req mcp.CallToolRequest) json.RawMessage {
+	if args, ok := ctx.Value(rawArgsKey{}).(json.RawMessage); ok {
+		return args
+	}
 	if len(req.Params.RawArguments) > 0 {
 		return req.Params.RawArguments
 	}
