@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -98,13 +99,19 @@ func (m *Sessions) subscribed(ctx context.Context, uri string) {
 	m.look(cs.SessionID(), uri, u.sess)
 }
 
+// lookTimeout bounds look's read of a resource (from the store, for the
+// call log): one that fails counts as a change.
+const lookTimeout = 5 * time.Second
+
 // look reads resource uri in sess and records its digest for the client
 // session id. It reports whether the content differs from the one recorded
 // before, or could not be compared (none recorded, or a read that failed).
 // The caller holds m.looking, so that the digest recorded last is that of
 // the latest content.
 func (m *Sessions) look(id, uri string, sess *session.Session) bool {
-	text, err := m.content(m.ctx, sess, uri)
+	ctx, cancel := context.WithTimeout(m.ctx, lookTimeout)
+	defer cancel()
+	text, err := m.content(ctx, sess, uri)
 	switch {
 	case errors.Is(err, sections.ErrNotFound):
 		text = "\x00not found"
