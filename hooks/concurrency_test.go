@@ -18,7 +18,7 @@ func TestConcurrencyPerTool(t *testing.T) {
 	// A second call of the tool, in another session, waits until its
 	// deadline.
 	cs := h.client("b")
-	r := cs.Call(ctx, "p_block", map[string]any{}, map[string]any{"io.wink-mcp/timeoutMs": 30})
+	r := cs.Call(ctx, "p_block", map[string]any{}, map[string]any{"io.github.wink-mcp/timeoutMs": 30})
 	if want := "Tool 'p_block' could not start before its deadline (30ms): 1 calls of it already in flight."; !r.IsError || r.Text() != want {
 		t.Errorf("got %q, want %q", r.Text(), want)
 	}
@@ -49,7 +49,7 @@ func TestConcurrencyServerWide(t *testing.T) {
 	}
 	<-h.probe.started
 	<-h.probe.started
-	r := h.client("c").Call(ctx, "p_read", map[string]any{}, map[string]any{"io.wink-mcp/timeoutMs": 20})
+	r := h.client("c").Call(ctx, "p_read", map[string]any{}, map[string]any{"io.github.wink-mcp/timeoutMs": 20})
 	if want := "Tool 'p_read' could not start before its deadline (20ms): 2 calls already in flight."; r.Text() != want {
 		t.Errorf("got %q, want %q", r.Text(), want)
 	}

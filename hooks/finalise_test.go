@@ -69,8 +69,8 @@ func TestNothingLeaks(t *testing.T) {
 		}
 	})
 	h.probe.failFirst.Store(1 << 30) // p_flaky always fails
-	past := map[string]any{"io.wink-mcp/deadline": "2000-01-01T00:00:00Z"}
-	short := map[string]any{"io.wink-mcp/timeoutMs": 5}
+	past := map[string]any{"io.github.wink-mcp/deadline": "2000-01-01T00:00:00Z"}
+	short := map[string]any{"io.github.wink-mcp/timeoutMs": 5}
 
 	type tc struct {
 		tool  string
@@ -197,7 +197,7 @@ func TestFinalisersRunOnEveryPath(t *testing.T) {
 		{"p_write", map[string]any{"by": 1}, nil, ""},
 		{"p_write", map[string]any{"by": "x"}, nil, "validation"},
 		{"p_write", map[string]any{"by": 13}, nil, "policy"},
-		{"p_write", map[string]any{"by": 1}, map[string]any{"io.wink-mcp/deadline": "2000-01-01T00:00:00Z"}, "deadline"},
+		{"p_write", map[string]any{"by": 1}, map[string]any{"io.github.wink-mcp/deadline": "2000-01-01T00:00:00Z"}, "deadline"},
 		{"p_write", map[string]any{"by": -1}, nil, "failure"},
 		{"p_broken", map[string]any{}, nil, "error"},
 		{"p_panic", map[string]any{"by": 1}, nil, "panic"},

@@ -22,7 +22,7 @@ func TestRateLimitRefusesWithRetryAfter(t *testing.T) {
 	if want := "Rate limit exceeded for 'p_read2'; retry after 1.0s."; !r.IsError || r.Text() != want {
 		t.Fatalf("got %q, want %q", r.Text(), want)
 	}
-	if got := r.Meta["io.wink-mcp/retryAfterMs"]; got != float64(1000) {
+	if got := r.Meta["io.github.wink-mcp/retryAfterMs"]; got != float64(1000) {
 		t.Errorf("_meta retryAfterMs = %v, want 1000 (meta %v)", got, r.Meta)
 	}
 	if ev := h.last(cs); ev.ErrorClass != "rate_limited" || ev.Retries != 0 {
@@ -81,7 +81,7 @@ func TestRateLimitWaitRespectsDeadline(t *testing.T) {
 	h := newHarness(t, Config{Now: clk.Now, RateLimit: RateLimitConfig{Rate: 0.01, Burst: 1, MaxWait: time.Hour}})
 	cs := h.client("s1")
 	cs.Call(context.Background(), "p_read", map[string]any{}, nil)
-	r := cs.Call(context.Background(), "p_read", map[string]any{}, map[string]any{"io.wink-mcp/timeoutMs": 1000})
+	r := cs.Call(context.Background(), "p_read", map[string]any{}, map[string]any{"io.github.wink-mcp/timeoutMs": 1000})
 	if want := "Rate limit exceeded for 'p_read'; retry after 100.0s."; r.Text() != want {
 		t.Errorf("got %q, want %q", r.Text(), want)
 	}

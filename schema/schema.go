@@ -81,7 +81,8 @@ func (e *Error) Error() string {
 }
 
 // ValidateJSON parses raw (an empty raw is an empty object) and validates it.
-// Syntax errors and trailing data are reported as a problem at the root.
+// Syntax errors and trailing data are reported as a problem at the root, a
+// string that is not text (see NotText) as a problem at its pointer.
 func (v *Validator) ValidateJSON(raw []byte) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")
@@ -89,6 +90,9 @@ func (v *Validator) ValidateJSON(raw []byte) error {
 	val, err := Decode(raw)
 	if err != nil {
 		return &Error{Problems: []Problem{{Message: err.Error()}}}
+	}
+	if ptr, ok := NotText(raw); ok {
+		return &Error{Problems: []Problem{{Pointer: ptr, Message: "not text: invalid UTF-8 or a lone surrogate"}}}
 	}
 	return v.Validate(val)
 }

@@ -108,7 +108,9 @@
 // with another call; the transaction restores whatever it did.
 //
 // A client may shorten a call's deadline with the request's _meta: either
-// "io.wink-mcp/timeoutMs" (milliseconds from now) or "io.wink-mcp/deadline"
-// (an RFC 3339 time). The earliest of these, the server's deadline and the
-// request context's deadline wins.
+// "io.github.wink-mcp/timeoutMs" (milliseconds from now) or
+// "io.github.wink-mcp/deadline" (an RFC 3339 time). The earliest of these,
+// the server's deadline and the request context's deadline wins; a
+// malformed one fails the call at validation. The keys of the former prefix
+// "io.wink-mcp/" are still read, and logged as deprecated.
 package server

@@ -143,7 +143,7 @@ func (s *Server) addResources() {
 		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needExisting)
 			if errors.Is(err, ErrNoSession) {
-				return nil, fmt.Errorf("%s: this request has no session: %w", req.Params.URI, mcpserver.ErrResourceNotFound)
+				return nil, resourceNotFound(ctx, req.Params.URI, ": this request has no session")
 			}
 			if err != nil {
 				return nil, sessionError(err)
@@ -151,65 +151,96 @@ func (s *Server) addResources() {
 			u.release()
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: u.handle}}, nil
 		})
-	s.mcp.AddResource(
+	s.addResource(
 		mcp.NewResource(LogURI, "Invocation log",
 			mcp.WithResourceDescription("The tool calls of this session that the store keeps, oldest first: tool, outcome, start, duration and the start of the arguments. "+CallURITemplate+" holds a call's whole record."),
 			mcp.WithMIMEType("application/json")),
-		s.readResource(func(ctx context.Context, sess *session.Session) (string, error) {
+		func(ctx context.Context, sess *session.Session) (string, error) {
 			sums, err := s.sessions.calls.summaries(ctx, sess.ID())
 			if err != nil {
 				return "", err
 			}
 			return marshal(sums)
-		}, "application/json", false))
-	s.mcp.AddResourceTemplate(
+		}, false)
+	s.addTemplate(
 		mcp.NewResourceTemplate(CallURITemplate, "Tool call",
 			mcp.WithTemplateDescription("One tool call of this session, with its full value."),
 			mcp.WithTemplateMIMEType("application/json")),
-		s.readTemplate(func(ctx context.Context, sess *session.Session, _ string, args map[string]string) (string, error) {
+		func(ctx context.Context, sess *session.Session, _ string, args map[string]string) (string, error) {
 			return s.sessions.calls.find(ctx, sess.ID(), args["call_id"])
-		}, "application/json", false))
+		}, false)
 	for _, sec := range s.tree.Sections() {
 		for _, r := range sec.Resources {
-			s.mcp.AddResource(
-				mcp.NewResource(r.URI, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType(r.MIMEType)),
-				s.readResource(r.Read, r.MIMEType, r.Blob))
+			s.addResource(mcp.NewResource(r.URI, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType(r.MIMEType)), r.Read, r.Blob)
 		}
 		for _, rt := range sec.Templates {
-			s.mcp.AddResourceTemplate(
-				mcp.NewResourceTemplate(rt.URITemplate, rt.Name, mcp.WithTemplateDescription(rt.Description), mcp.WithTemplateMIMEType(rt.MIMEType)),
-				s.readTemplate(rt.Read, rt.MIMEType, rt.Blob))
+			s.addTemplate(mcp.NewResourceTemplate(rt.URITemplate, rt.Name, mcp.WithTemplateDescription(rt.Description), mcp.WithTemplateMIMEType(rt.MIMEType)), rt.Read, rt.Blob)
 		}
 	}
 }
 
-func (s *Server) readResource(read func(context.Context, *session.Session) (string, error), mime string, blob bool) mcpserver.ResourceHandlerFunc {
-	return mcpserver.ResourceHandlerFunc(s.readTemplate(func(ctx context.Context, sess *session.Session, _ string, _ map[string]string) (string, error) {
-		return read(ctx, sess)
-	}, mime, blob))
+// reader is how the server reads a resource of a session's state, for a
+// client (readTemplate) and to tell whether a change reached it (content).
+type reader func(ctx context.Context, sess *session.Session, uri string, args map[string]string) (string, error)
+
+// resource is a resource or template of a session's state that the server
+// exposes: the arguments of a URI it matches, and its reader.
+type resource struct {
+	match func(uri string) (map[string]string, bool)
+	read  reader
 }
 
-func (s *Server) readTemplate(read func(context.Context, *session.Session, string, map[string]string) (string, error), mime string, blob bool) mcpserver.ResourceTemplateHandlerFunc {
+func (s *Server) addResource(r mcp.Resource, read func(context.Context, *session.Session) (string, error), blob bool) {
+	rd := func(ctx context.Context, sess *session.Session, _ string, _ map[string]string) (string, error) {
+		return read(ctx, sess)
+	}
+	s.resources = append(s.resources, resource{
+		match: func(uri string) (map[string]string, bool) { return nil, uri == r.URI },
+		read:  rd,
+	})
+	s.mcp.AddResource(r, mcpserver.ResourceHandlerFunc(s.readTemplate(rd, r.MIMEType, blob)))
+}
+
+func (s *Server) addTemplate(t mcp.ResourceTemplate, read reader, blob bool) {
+	s.resources = append(s.resources, resource{
+		match: func(uri string) (map[string]string, bool) {
+			if !t.URITemplate.Regexp().MatchString(uri) {
+				return nil, false
+			}
+			vars := map[string]any{}
+			for name, v := range t.URITemplate.Match(uri) {
+				vars[name] = v.V
+			}
+			return templateArgs(vars), true
+		},
+		read: read,
+	})
+	s.mcp.AddResourceTemplate(t, s.readTemplate(read, t.MIMEType, blob))
+}
+
+// content reads resource uri of sess as a client would. It fails with
+// errNoReader for a URI that is not one of a session's state.
+func (s *Server) content(ctx context.Context, sess *session.Session, uri string) (string, error) {
+	for _, r := range s.resources {
+		if args, ok := r.match(uri); ok {
+			return r.read(ctx, sess, uri, args)
+		}
+	}
+	return "", errNoReader
+}
+
+var errNoReader = errors.New("not a resource of a session's state")
+
+func (s *Server) readTemplate(read reader, mime string, blob bool) mcpserver.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		u, err := s.sessions.forRead(ctx, metaSession(req.Params.Meta), needAny)
 		if err != nil {
 			return nil, sessionError(err)
 		}
 		defer u.release()
-		args := map[string]string{}
-		for k, v := range req.Params.Arguments {
-			switch v := v.(type) {
-			case string:
-				args[k] = v
-			case []string:
-				if len(v) > 0 {
-					args[k] = v[0]
-				}
-			}
-		}
-		text, err := read(ctx, u.sess, req.Params.URI, args)
+		text, err := read(ctx, u.sess, req.Params.URI, templateArgs(req.Params.Arguments))
 		if errors.Is(err, sections.ErrNotFound) {
-			return nil, fmt.Errorf("%s: %w", req.Params.URI, mcpserver.ErrResourceNotFound)
+			return nil, resourceNotFound(ctx, req.Params.URI, "")
 		}
 		if err != nil {
 			return nil, err
@@ -219,6 +250,23 @@ func (s *Server) readTemplate(read func(context.Context, *session.Session, strin
 		}
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mime, Text: text}}, nil
 	}
+}
+
+// templateArgs returns the values a URI template matched, the first of
+// each list.
+func templateArgs(vars map[string]any) map[string]string {
+	args := map[string]string{}
+	for k, v := range vars {
+		switch v := v.(type) {
+		case string:
+			args[k] = v
+		case []string:
+			if len(v) > 0 {
+				args[k] = v[0]
+			}
+		}
+	}
+	return args
 }
 
 // sessionError is the error a prompt or resource handler returns when

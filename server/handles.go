@@ -15,7 +15,7 @@ import (
 // MetaSession is the key of a request's _meta that may name the session
 // instead of the "session" argument, for a harness that adds it to every
 // request; the argument wins.
-const MetaSession = "io.github.wink-mcp/session"
+const MetaSession = tools.MetaPrefix + "session"
 
 // sessionArg is the argument, and the property of structured content, that
 // carries a session's handle.

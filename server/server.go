@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,20 +78,23 @@ type Options struct {
 
 // Server is an MCP server whose tools come from a section tree.
 type Server struct {
-	mcp      *mcpserver.MCPServer
-	tree     *sections.Tree
-	registry *session.Registry
-	sessions *Sessions
-	logger   *slog.Logger
-	now      func() time.Time
-	handler  tools.Handler
-	deadline time.Duration
-	policies map[*tools.Tool][]policy.Policy
-	byName   map[string]*tools.Tool
-	stateful map[*tools.Tool]bool
-	rerun    map[*tools.Tool]bool // the tools of Contained sections
-	order    map[string]int
-	handlers map[string]http.Handler
+	mcp       *mcpserver.MCPServer
+	tree      *sections.Tree
+	registry  *session.Registry
+	sessions  *Sessions
+	logger    *slog.Logger
+	now       func() time.Time
+	handler   tools.Handler
+	deadline  time.Duration
+	policies  map[*tools.Tool][]policy.Policy
+	byName    map[string]*tools.Tool
+	stateful  map[*tools.Tool]bool
+	rerun     map[*tools.Tool]bool // the tools of Contained sections
+	order     map[string]int
+	handlers  map[string]http.Handler
+	resources []resource // of a session's state, for content
+	// deprecated holds the former _meta keys already logged (readMeta).
+	deprecated sync.Map
 }
 
 // New builds the server: it sets up the sections' session state, registers
@@ -140,6 +144,9 @@ func New(opts Options) (*Server, error) {
 	hooks.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
 		s.sessions.register(cs)
 	})
+	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		s.sessions.subscribed(ctx, req.Params.URI)
+	})
 	hooks.AddOnUnregisterSession(func(ctx context.Context, cs mcpserver.ClientSession) {
 		final, _ := ctx.Value(endedKey{}).(bool)
 		s.sessions.End(cs.SessionID(), final)
@@ -173,6 +180,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
 	s.sessions.mcp = s.mcp
+	s.sessions.content = s.content
 
 	handler, err := s.pipeline(opts)
 	if err != nil {
@@ -257,7 +265,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 		n = needExisting
 	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, handle := rawArgs(req), metaSession(req.Params.Meta)
+		args, handle := rawArgs(ctx, req), metaSession(req.Params.Meta)
 		if stateful {
 			h, rest, err := takeSession(args)
 			if err != nil {
@@ -295,7 +303,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 				s.sessions.discard(u.handle) // with nothing logged: its handle was never shown
 			}
 			if out.Success && changes {
-				s.sessions.notify(u.handle)
+				s.sessions.notify(u.handle, u.sess)
 			}
 			if !stateful || !changes {
 				u.handle = ""
@@ -332,7 +340,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 		n.srv = s.mcp
 	}
 	if m := req.Params.Meta; m != nil {
-		call.Meta = m.AdditionalFields
+		call.Meta = s.readMeta(m.AdditionalFields)
 		n.token = m.ProgressToken
 	}
 	call.Notifier = n
@@ -343,8 +351,12 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	return call
 }
 
-// rawArgs returns the arguments exactly as sent.
-func rawArgs(req mcp.CallToolRequest) json.RawMessage {
+// rawArgs returns the arguments exactly as sent: those mcp-go could not
+// decode, which HandleMessage put in ctx, or those of req.
+func rawArgs(ctx context.Context, req mcp.CallToolRequest) json.RawMessage {
+	if args, ok := ctx.Value(rawArgsKey{}).(json.RawMessage); ok {
+		return args
+	}
 	if len(req.Params.RawArguments) > 0 {
 		return req.Params.RawArguments
 	}

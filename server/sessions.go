@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,6 +163,13 @@ type Sessions struct {
 	flights map[string]int
 	held    map[string][]uint64
 	mcp     *mcpserver.MCPServer // sends the notifications
+	// content reads a resource of a session's state (Server.content);
+	// seen holds, by client session ID and URI, the digest of the content
+	// a client was last told of or subscribed to, looking orders the
+	// reads that record them (notify).
+	content func(ctx context.Context, sess *session.Session, uri string) (string, error)
+	seen    map[string]map[string][sha256.Size]byte
+	looking sync.Mutex
 
 	ctx  context.Context // of the background work, cancelled by Close
 	stop context.CancelFunc
@@ -225,6 +233,7 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 		conns:      map[string]*entry{},
 		registered: map[string]mcpserver.ClientSession{},
 		connsOf:    map[string][]string{},
+		seen:       map[string]map[string][sha256.Size]byte{},
 		flights:    map[string]int{},
 		held:       map[string][]uint64{},
 		sweeping:   map[string]bool{},
@@ -455,7 +464,7 @@ func (m *Sessions) put(ctx context.Context, e *entry, head []byte, blobs map[str
 	foreign := m.land(e.handle)
 	m.mu.Unlock()
 	if foreign {
-		m.notify(e.handle)
+		m.notify(e.handle, nil)
 	}
 	return err
 }
@@ -720,6 +729,7 @@ func (m *Sessions) End(id string, final bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.registered, id)
+	delete(m.seen, id)
 	if e := m.conns[id]; e != nil {
 		m.unbind(id)
 		if final {

@@ -130,7 +130,7 @@ func TestStageControlSignals(t *testing.T) {
 	if !r.IsError || r.Text() != "Not now." || h.last(cs).ErrorClass != "custom" {
 		t.Errorf("abort: %+v", r)
 	}
-	if r = cs.Call(ctx, "probe_add", map[string]any{"by": 3}, nil); r.Meta["io.wink-mcp/retryAfterMs"] != float64(1501) {
+	if r = cs.Call(ctx, "probe_add", map[string]any{"by": 3}, nil); r.Meta["io.github.wink-mcp/retryAfterMs"] != float64(1501) {
 		t.Errorf("retry after: %+v", r)
 	}
 }

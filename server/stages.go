@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"strconv"
 	"time"
 
@@ -14,9 +17,41 @@ import (
 
 // Meta keys a client may use to shorten a call's deadline.
 const (
-	MetaTimeoutMs = "io.wink-mcp/timeoutMs"
-	MetaDeadline  = "io.wink-mcp/deadline"
+	MetaTimeoutMs = tools.MetaPrefix + "timeoutMs"
+	MetaDeadline  = tools.MetaPrefix + "deadline"
 )
+
+// metaAliases maps each _meta key of the former prefix, still read, to the
+// key that replaced it.
+var metaAliases = map[string]string{
+	"io.wink-mcp/timeoutMs": MetaTimeoutMs,
+	"io.wink-mcp/deadline":  MetaDeadline,
+}
+
+// maxTimeoutMs is the longest timeout a client may ask for, in
+// milliseconds: the longest time.Duration.
+const maxTimeoutMs = float64(math.MaxInt64 / int64(time.Millisecond))
+
+// readMeta returns a request's _meta with each key of the former prefix
+// renamed to the key that replaced it, unless that key is there too, and
+// logs once per former key that it is deprecated.
+func (s *Server) readMeta(meta map[string]any) map[string]any {
+	for old, key := range metaAliases {
+		v, ok := meta[old]
+		if !ok {
+			continue
+		}
+		if _, warned := s.deprecated.LoadOrStore(old, true); !warned {
+			s.logger.Warn("a deprecated _meta key was used", "key", old, "use", key)
+		}
+		meta = maps.Clone(meta)
+		delete(meta, old)
+		if _, ok := meta[key]; !ok {
+			meta[key] = v
+		}
+	}
+	return meta
+}
 
 // record makes the call's ToolInvoked record once the rest of the pipeline
 // has run, and logs the call at debug level. The record is left on the
@@ -61,10 +96,14 @@ func record(next tools.Handler) tools.Handler {
 	}
 }
 
-// validate checks the arguments against the tool's schema and decodes them
-// into call.Params.
+// validate checks the deadline the client put in _meta (metaDeadline) and
+// the arguments against the tool's schema, and decodes the arguments into
+// call.Params.
 func validate(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+		if _, _, err := metaDeadline(call); err != nil {
+			return tools.Failure(tools.ClassValidation, "Invalid _meta: "+err.Error())
+		}
 		params, err := call.Tool.Parse(call.Args)
 		if err != nil {
 			var se *schema.Error
@@ -82,14 +121,15 @@ func validate(next tools.Handler) tools.Handler {
 
 // callDeadline returns the call's deadline: the earliest of the server's
 // (timeout after the call started), the request context's and the one the
-// client put in _meta. It is computed when the call is created, so that
-// stages before the deadline stage (concurrency) can wait no longer than it.
+// client put in _meta, when it is well formed (validate refuses the call
+// otherwise). It is computed when the call is created, so that stages before
+// the deadline stage (concurrency) can wait no longer than it.
 func callDeadline(ctx context.Context, call *tools.Call, timeout time.Duration) time.Time {
 	deadline := call.Started.Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	if d, ok := metaDeadline(call); ok && d.Before(deadline) {
+	if d, ok, err := metaDeadline(call); err == nil && ok && d.Before(deadline) {
 		deadline = d
 	}
 	return deadline
@@ -110,8 +150,11 @@ func deadlineStage(now func() time.Time) tools.Middleware {
 	}
 }
 
-// metaDeadline reads the deadline a client put in the request's _meta.
-func metaDeadline(call *tools.Call) (time.Time, bool) {
+// metaDeadline reads the deadline a client put in the request's _meta: the
+// earlier of MetaTimeoutMs (a number of milliseconds, 0 or more, or a string
+// holding one) and MetaDeadline (an RFC 3339 time). It reports whether
+// either was there, and an error naming the key when one is malformed.
+func metaDeadline(call *tools.Call) (time.Time, bool, error) {
 	var best time.Time
 	found := false
 	consider := func(t time.Time) {
@@ -119,20 +162,35 @@ func metaDeadline(call *tools.Call) (time.Time, bool) {
 			best, found = t, true
 		}
 	}
-	switch v := call.Meta[MetaTimeoutMs].(type) {
-	case float64:
-		consider(call.Started.Add(time.Duration(v * float64(time.Millisecond))))
-	case string:
-		if ms, err := strconv.ParseFloat(v, 64); err == nil {
-			consider(call.Started.Add(time.Duration(ms * float64(time.Millisecond))))
+	if v, ok := call.Meta[MetaTimeoutMs]; ok {
+		ms, isNum := v.(float64)
+		if s, isStr := v.(string); isStr {
+			f, err := strconv.ParseFloat(s, 64)
+			ms, isNum = f, err == nil
 		}
-	}
-	if s, ok := call.Meta[MetaDeadline].(string); ok {
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			consider(t)
+		if !isNum || !(ms >= 0) || ms > maxTimeoutMs {
+			return time.Time{}, false, fmt.Errorf("%s: expected a number of milliseconds from 0 to %.0f, got %s", MetaTimeoutMs, maxTimeoutMs, jsonText(v))
 		}
+		consider(call.Started.Add(time.Duration(ms * float64(time.Millisecond))))
 	}
-	return best, found
+	if v, ok := call.Meta[MetaDeadline]; ok {
+		s, _ := v.(string)
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("%s: expected an RFC 3339 time such as \"2026-11-21T12:00:00Z\", got %s", MetaDeadline, jsonText(v))
+		}
+		consider(t)
+	}
+	return best, found, nil
+}
+
+// jsonText is v as JSON, for a message.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // interrupted is the outcome of a call whose context ended.

@@ -90,7 +90,7 @@ func (m *Sessions) recheck(ctx context.Context, h string, e *entry) (bool, error
 	}
 	m.mu.Unlock()
 	if stale {
-		m.notify(h)
+		m.notify(h, nil)
 	}
 	return stale, nil
 }
@@ -127,7 +127,7 @@ func (m *Sessions) changed(c store.Change) {
 	foreign := m.foreign(c.Session, c.Rev)
 	m.mu.Unlock()
 	if foreign {
-		m.notify(c.Session)
+		m.notify(c.Session, nil)
 	}
 }
 

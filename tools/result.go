@@ -80,9 +80,13 @@ const (
 	ClassOutput ErrorClass = "output"
 )
 
+// MetaPrefix begins every _meta key the server reads or writes: the
+// reverse-DNS name of the module's home, as MCP names servers.
+const MetaPrefix = "io.github.wink-mcp/"
+
 // MetaRetryAfterMs is the key of the result's _meta that tells the client
 // how many milliseconds to wait before calling again.
-const MetaRetryAfterMs = "io.wink-mcp/retryAfterMs"
+const MetaRetryAfterMs = MetaPrefix + "retryAfterMs"
 
 // Outcome is the untyped result of a call as it travels back through the
 // pipeline: the result out, and what the stages report about the call.

@@ -441,7 +441,7 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 			}
 		}
 	}()
-	return h.srv.HandleMessage(ctx, json.RawMessage(body))
+	return winkserver.HandleMessage(ctx, h.srv, json.RawMessage(body))
 }
 
 // runCall handles a request of sess in ctx, writing what it sends and its

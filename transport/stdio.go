@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	winkserver "github.com/wink-mcp/wink-mcp/server"
 )
 
 // Defaults for StdioOptions fields left at their zero value.
@@ -291,7 +293,7 @@ func (c *stdioConn) dispatch(id json.RawMessage, line []byte) (resp mcp.JSONRPCM
 	if c.opts.ContextFunc != nil {
 		ctx = c.opts.ContextFunc(ctx)
 	}
-	return c.srv.HandleMessage(ctx, json.RawMessage(line))
+	return winkserver.HandleMessage(ctx, c.srv, json.RawMessage(line))
 }
 
 // reply queues resp to be written. If resp cannot be encoded and answers a
