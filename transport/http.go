@@ -57,8 +57,8 @@ type HTTPOptions struct {
 	// Security holds the checks every request passes first.
 	Security Security
 	// Handlers are extra handlers to mount at their paths (for example
-	// "/metrics"); they pass the Host and Origin checks but not
-	// authentication.
+	// "/metrics"); they pass the same checks as /mcp, authentication
+	// included.
 	Handlers map[string]http.Handler
 	// Now is the clock; default time.Now.
 	Now func() time.Time
@@ -165,7 +165,7 @@ func (h *HTTP) routes() (http.Handler, error) {
 		mux.Handle(metadataPath, open(sec.metadata))
 	}
 	for path, hd := range h.opts.Handlers {
-		mux.Handle(path, open(hd))
+		mux.Handle(path, protected(hd))
 	}
 	return mux, nil
 }
