@@ -56,6 +56,15 @@ func applyHTTPFlags(f *flags, cfg *config.Config) {
 	if f.set["session-ttl"] {
 		h.SessionTTL = f.sessionTTL
 	}
+	if f.set["read-timeout"] {
+		h.ReadTimeout = f.readTimeout
+	}
+	if f.set["idle-timeout"] {
+		h.IdleTimeout = f.idleTimeout
+	}
+	if f.set["max-connections"] {
+		h.MaxConnections = f.maxConnections
+	}
 }
 
 // splitList splits a comma- or space-separated list, dropping empty items.
@@ -161,13 +170,16 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logg
 		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", h.Addr)
 	}
 	ht, err := transport.NewHTTP(srv.MCP(), transport.HTTPOptions{
-		Logger:       logger,
-		SessionTTL:   h.SessionTTL,
-		DrainTimeout: h.DrainTimeout,
-		SSERetry:     h.SSERetry,
-		BasePath:     h.BasePath,
-		Security:     sec,
-		Handlers:     srv.Handlers(),
+		Logger:         logger,
+		SessionTTL:     h.SessionTTL,
+		DrainTimeout:   h.DrainTimeout,
+		ReadTimeout:    h.ReadTimeout,
+		IdleTimeout:    h.IdleTimeout,
+		MaxConnections: h.MaxConnections,
+		SSERetry:       h.SSERetry,
+		BasePath:       h.BasePath,
+		Security:       sec,
+		Handlers:       srv.Handlers(),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)

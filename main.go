@@ -87,6 +87,9 @@ type flags struct {
 	allowedHosts    string
 	maxBodyBytes    int64
 	sessionTTL      time.Duration
+	readTimeout     time.Duration
+	idleTimeout     time.Duration
+	maxConnections  int
 	set             map[string]bool // the flags given on the command line
 }
 
@@ -116,7 +119,10 @@ func parseFlags(args []string, help io.Writer) (*flags, error) {
 	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "comma-separated browser `origins` allowed to call the server (* for any)")
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "comma-separated Host `names` the server answers to besides loopback names")
 	fs.Int64Var(&f.maxBodyBytes, "max-body-bytes", 0, "largest request `body` accepted (default 4 MiB)")
-	fs.DurationVar(&f.sessionTTL, "session-ttl", 0, "end sessions idle this `long` (default 30m)")
+	fs.DurationVar(&f.sessionTTL, "session-ttl", 0, "end sessions idle this `long`, and close streams quiet this long (default 30m)")
+	fs.DurationVar(&f.readTimeout, "read-timeout", 0, "give a client this `long` to send a whole request, headers and body (default 30s)")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "close a keep-alive connection idle this `long` between requests (default 2m)")
+	fs.IntVar(&f.maxConnections, "max-connections", 0, "keep at most `N` connections open at once; further clients wait (default 1024)")
 	fs.Func("session", "over stdio, call the process's session `NAME` (letters, digits, '-', '_'), so that a restarted process resumes it; default: a fresh one", func(v string) error {
 		f.session = v
 		return server.CheckSessionName(v)

@@ -100,8 +100,11 @@ type HTTP struct {
 	AllowedOrigins []string      `json:"allowed_origins" jsonschema:"Browser origins allowed to call the server, such as https://app.example; * allows any. Loopback origins are always allowed on a loopback address." schema:"uniqueItems,minLength=1"`
 	AllowedHosts   []string      `json:"allowed_hosts" jsonschema:"Host header names the server answers to besides loopback names (DNS-rebinding protection)." schema:"uniqueItems,minLength=1"`
 	MaxBodyBytes   int64         `json:"max_body_bytes" jsonschema:"The largest request body accepted; larger ones get 413." schema:"minimum=1"`
-	SessionTTL     time.Duration `json:"session_ttl" jsonschema:"Sessions idle for this long end, with everything stored for them; greater than zero. Over stdio, when neither this key nor --session-ttl is given, 720h (30 days), so that the session a desktop client names with --session outlives a night with the app closed." schema:"format=positive-go-duration"`
+	SessionTTL     time.Duration `json:"session_ttl" jsonschema:"Sessions idle for this long end, with everything stored for them; greater than zero. A stream left open counts as idle once it has carried no message and the session no request for this long: it is closed. Over stdio, when neither this key nor --session-ttl is given, 720h (30 days), so that the session a desktop client names with --session outlives a night with the app closed." schema:"format=positive-go-duration"`
 	DrainTimeout   time.Duration `json:"drain_timeout" jsonschema:"At shutdown, how long in-flight calls may run before they are cancelled; greater than zero." schema:"format=positive-go-duration"`
+	ReadTimeout    time.Duration `json:"read_timeout" jsonschema:"How long a client may take to send a whole request, headers and body; a slower body gets 408 and the connection is closed. Response streams are not bounded by it. Greater than zero." schema:"format=positive-go-duration"`
+	IdleTimeout    time.Duration `json:"idle_timeout" jsonschema:"How long a keep-alive connection may wait for its next request before it is closed; greater than zero." schema:"format=positive-go-duration"`
+	MaxConnections int           `json:"max_connections" jsonschema:"The most connections open at once; further clients wait until one closes." schema:"minimum=1"`
 	SSERetry       time.Duration `json:"sse_retry" jsonschema:"The reconnection delay announced on SSE response streams; greater than zero." schema:"format=positive-go-duration"`
 	BasePath       string        `json:"base_path" jsonschema:"The path prefix under which a reverse proxy serves the server, such as /wink; used in the endpoint the SSE transport announces."`
 	PublicURL      string        `json:"public_url" jsonschema:"The public URL of the /mcp endpoint, named as the resource in the OAuth protected-resource metadata; derived from each request when absent." schema:"minLength=1"`
@@ -135,10 +138,13 @@ func Default() *Config {
 		NATS:      NATS{Replicas: 1},
 		Hooks:     hooks.Defaults(),
 		HTTP: HTTP{
-			MaxBodyBytes: 4 << 20,
-			SessionTTL:   30 * time.Minute,
-			DrainTimeout: 30 * time.Second,
-			SSERetry:     time.Second,
+			MaxBodyBytes:   4 << 20,
+			SessionTTL:     30 * time.Minute,
+			DrainTimeout:   30 * time.Second,
+			ReadTimeout:    30 * time.Second,
+			IdleTimeout:    2 * time.Minute,
+			MaxConnections: 1024,
+			SSERetry:       time.Second,
 		},
 	}
 }

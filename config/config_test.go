@@ -101,10 +101,13 @@ func TestDefault(t *testing.T) {
 		NATS:      NATS{Replicas: 1},
 		Hooks:     hooks.Defaults(),
 		HTTP: HTTP{
-			MaxBodyBytes: 4 << 20,
-			SessionTTL:   30 * time.Minute,
-			DrainTimeout: 30 * time.Second,
-			SSERetry:     time.Second,
+			MaxBodyBytes:   4 << 20,
+			SessionTTL:     30 * time.Minute,
+			DrainTimeout:   30 * time.Second,
+			ReadTimeout:    30 * time.Second,
+			IdleTimeout:    2 * time.Minute,
+			MaxConnections: 1024,
+			SSERetry:       time.Second,
 		},
 	}
 	if got := exported(Default()); !reflect.DeepEqual(got, want) {
@@ -523,6 +526,9 @@ func TestExampleFile(t *testing.T) {
 			MaxBodyBytes:   8 << 20,
 			SessionTTL:     time.Hour,
 			DrainTimeout:   10 * time.Second,
+			ReadTimeout:    time.Minute,
+			IdleTimeout:    90 * time.Second,
+			MaxConnections: 256,
 			SSERetry:       2 * time.Second,
 			BasePath:       "/wink",
 			PublicURL:      "https://mcp.example.com/wink/mcp",

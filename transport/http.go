@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -28,6 +29,14 @@ const (
 	DefaultSessionTTL   = 30 * time.Minute
 	DefaultSSERetry     = time.Second
 	DefaultMaxBodyBytes = 4 << 20
+	// DefaultReadTimeout bounds the reading of a whole request, headers
+	// and body.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout bounds how long a keep-alive connection waits for
+	// its next request.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxConnections bounds the connections open at once.
+	DefaultMaxConnections = 1024
 )
 
 const (
@@ -42,8 +51,21 @@ type HTTPOptions struct {
 	// Logger receives the transport's logs; default slog.Default().
 	Logger *slog.Logger
 	// SessionTTL is how long a session may be idle (no request in flight,
-	// no stream open) before it ends; default 30 minutes.
+	// no stream open) before it ends; default 30 minutes. A stream open
+	// with nothing else in flight ends once it has carried no message and
+	// the session has seen no request for this long.
 	SessionTTL time.Duration
+	// ReadTimeout bounds the reading of a whole request, headers and body;
+	// a body that comes too slowly gets 408. A response stream is not
+	// bounded by it. Default 30 seconds.
+	ReadTimeout time.Duration
+	// IdleTimeout is how long a keep-alive connection may wait for its
+	// next request before it is closed; default 2 minutes.
+	IdleTimeout time.Duration
+	// MaxConnections bounds the connections Serve keeps open at once;
+	// further ones wait in the listen queue until one closes. Default
+	// 1024.
+	MaxConnections int
 	// DrainTimeout bounds how long in-flight calls may run after shutdown
 	// begins before their contexts are cancelled; default 30 seconds.
 	DrainTimeout time.Duration
@@ -57,8 +79,8 @@ type HTTPOptions struct {
 	// Security holds the checks every request passes first.
 	Security Security
 	// Handlers are extra handlers to mount at their paths (for example
-	// "/metrics"); they pass the Host and Origin checks but not
-	// authentication.
+	// "/metrics"); they pass the same checks as /mcp, authentication
+	// included.
 	Handlers map[string]http.Handler
 	// Now is the clock; default time.Now.
 	Now func() time.Time
@@ -76,6 +98,15 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	}
 	if o.SSERetry <= 0 {
 		o.SSERetry = DefaultSSERetry
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -165,7 +196,7 @@ func (h *HTTP) routes() (http.Handler, error) {
 		mux.Handle(metadataPath, open(sec.metadata))
 	}
 	for path, hd := range h.opts.Handlers {
-		mux.Handle(path, open(hd))
+		mux.Handle(path, protected(hd))
 	}
 	return mux, nil
 }
@@ -185,14 +216,21 @@ func (h *HTTP) healthz(w http.ResponseWriter, _ *http.Request) {
 // commits or restores whole) for up to DrainTimeout, cancels those still
 // running, ends every session and returns nil. An error from the listener
 // is returned after the sessions ended.
+//
+// At most MaxConnections connections of ln are open at once. A request
+// must come whole, headers and body, within ReadTimeout; that bounds no
+// response stream, since net/http lifts a connection's read deadline once
+// the request's body has been read, to watch for the client going away. A
+// keep-alive connection is closed after IdleTimeout without a request.
 func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
-		Handler:           h.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(h.logger.Handler(), slog.LevelWarn),
+		Handler:     h.handler,
+		ReadTimeout: h.opts.ReadTimeout,
+		IdleTimeout: h.opts.IdleTimeout,
+		ErrorLog:    slog.NewLogLogger(h.logger.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(limitListener(ln, h.opts.MaxConnections)) }()
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
@@ -375,6 +413,10 @@ func readMessage(w http.ResponseWriter, r *http.Request) (body []byte, env httpE
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
+			return nil, env, false
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			http.Error(w, "Request Timeout: the body came too slowly", http.StatusRequestTimeout)
 			return nil, env, false
 		}
 		http.Error(w, "Bad Request: reading the body failed", http.StatusBadRequest)

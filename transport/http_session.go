@@ -111,6 +111,16 @@ func (s *httpSession) idle(cutoff time.Time) bool {
 	return s.active.Load() == 0 && s.lastActive.Load() < cutoff.UnixNano()
 }
 
+// quietLeft returns how long, from now, until a stream attached to the
+// session has been quiet for ttl: nothing else in flight and no activity;
+// zero or less when it has. With something else in flight it is ttl.
+func (s *httpSession) quietLeft(now time.Time, ttl time.Duration) time.Duration {
+	if s.active.Load() > 1 {
+		return ttl
+	}
+	return ttl - now.Sub(time.Unix(0, s.lastActive.Load()))
+}
+
 // close ends the session: pending server→client requests fail, attached
 // connections are released, and queued frames are dropped. It reports
 // false if the session was already closed.

@@ -293,28 +293,43 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 // follow writes to conn what the session is sent as a whole: the frames its
 // calls queue (SSE transport) and the notifications mcp-go sends it (such
 // as list_changed), with a comment line every keepAlive, until the
-// connection, the request or the session ends. Frames queued before the
-// session ended are still written.
+// connection, the request or the session ends, or the stream is quiet: it
+// carried no message, and the session had nothing else in flight and no
+// request, for SessionTTL. Frames queued before the session ended are
+// still written.
 func (h *HTTP) follow(r *http.Request, sess *httpSession, conn *httpConn) {
 	write := func(b []byte) bool {
 		return conn.write(func(w http.ResponseWriter) error { _, err := w.Write(b); return err }) == nil
 	}
+	send := func(b []byte) bool {
+		sess.touch(h.opts.Now())
+		return write(b)
+	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
+	quiet := time.NewTimer(h.opts.SessionTTL)
+	defer quiet.Stop()
 	for {
 		select {
 		case b := <-sess.out:
-			if !write(b) {
+			if !send(b) {
 				return
 			}
 		case n := <-sess.notifications:
-			if b, err := encodeFrame(n); err == nil && !write(b) {
+			if b, err := encodeFrame(n); err == nil && !send(b) {
 				return
 			}
 		case <-tick.C:
 			if !write([]byte(": keepalive\n\n")) {
 				return
 			}
+		case <-quiet.C:
+			left := sess.quietLeft(h.opts.Now(), h.opts.SessionTTL)
+			if left <= 0 {
+				h.logger.Debug("closing a quiet stream", "session", sess.id, "after", h.opts.SessionTTL)
+				return
+			}
+			quiet.Reset(left)
 		case <-sess.done:
 			for {
 				select {
