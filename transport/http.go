@@ -244,8 +244,9 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
 // shutdown drains hs. New work is refused with 503 from here on, but the
 // listener stays open while calls are in flight, so that clients can still
 // answer their server→client requests (sampling, elicitation) and cancel
-// calls. Calls still running after DrainTimeout are cancelled. Then every
-// session ends and the server shuts down.
+// calls. Calls still running after DrainTimeout are cancelled, and
+// abandoned if they still run cancelGrace later. Then every session ends
+// and the server shuts down.
 func (h *HTTP) shutdown(hs *http.Server) {
 	h.draining.Store(true)
 	h.logger.Info("draining HTTP transport", "timeout", h.opts.DrainTimeout)
@@ -259,7 +260,11 @@ func (h *HTTP) shutdown(hs *http.Server) {
 	case <-timer.C:
 		h.logger.Warn("drain timeout expired; cancelling in-flight calls", "timeout", h.opts.DrainTimeout)
 		h.cancelBase()
-		<-finished
+		select {
+		case <-finished:
+		case <-time.After(cancelGrace):
+			h.logger.Error("in-flight calls ignore their cancellation; stopping without them", "grace", cancelGrace)
+		}
 	}
 	h.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

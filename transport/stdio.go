@@ -21,13 +21,18 @@ import (
 // Defaults for StdioOptions fields left at their zero value.
 const (
 	defaultMaxLineBytes = 16 << 20
-	defaultDrainTimeout = 30 * time.Second
+	defaultDrainTimeout = 5 * time.Second
 )
+
+// cancelGrace bounds the wait, at shutdown, for calls whose contexts were
+// cancelled at the end of the drain: a handler stuck in a system call
+// must not keep the process alive. Such calls are abandoned.
+const cancelGrace = 2 * time.Second
 
 // StdioOptions configures ServeStdio. Zero values mean the defaults noted.
 type StdioOptions struct {
 	MaxLineBytes int                                   // longest accepted line; default 16 MiB
-	DrainTimeout time.Duration                         // how long in-flight requests may run after input ends; default 30s
+	DrainTimeout time.Duration                         // how long in-flight requests may run after input ends; default 5s
 	Logger       *slog.Logger                          // default slog.Default(); NEVER write logs to the out writer
 	ContextFunc  func(context.Context) context.Context // optional, applied to every request context
 
@@ -52,7 +57,8 @@ func (o StdioOptions) withDefaults() StdioOptions {
 
 // ServeStdio serves MCP over newline-delimited JSON-RPC on in/out with srv until
 // in reaches EOF or ctx is cancelled, then lets in-flight requests finish (up to
-// DrainTimeout, after which their contexts are cancelled and they are waited for) and returns nil.
+// DrainTimeout, after which their contexts are cancelled and they are waited
+// for, a further two seconds at most) and returns nil.
 //
 // Each call registers its own session, with ID "stdio", on srv, so one srv
 // can serve only one stdio connection at a time. A read error other than EOF
@@ -313,7 +319,8 @@ func (c *stdioConn) reply(id json.RawMessage, resp mcp.JSONRPCMessage) {
 // drain waits for in-flight requests after reading stopped. Server→client
 // requests can no longer be answered, so they fail at once. Requests still
 // running after DrainTimeout have their contexts cancelled and are waited
-// for.
+// for up to cancelGrace; any still running then are abandoned, and their
+// responses are never written.
 func (c *stdioConn) drain() {
 	defer c.cancelRequests()
 	if c.opts.drainStarted != nil {
@@ -335,7 +342,14 @@ func (c *stdioConn) drain() {
 	c.logger.Warn("transport: drain timeout expired; cancelling in-flight requests",
 		"timeout", c.opts.DrainTimeout)
 	c.cancelRequests()
-	<-finished
+	grace := time.NewTimer(cancelGrace)
+	defer grace.Stop()
+	select {
+	case <-finished:
+	case <-grace.C:
+		c.logger.Error("transport: in-flight requests ignore their cancellation; stopping without them",
+			"grace", cancelGrace)
+	}
 }
 
 // errorResponse builds a JSON-RPC error response. A nil id is written as

@@ -764,6 +764,37 @@ func TestDrainTimeoutCancelsRequests(t *testing.T) {
 	}
 }
 
+// TestDrainAbandonsDeafRequests: a request that ignores its cancellation
+// (a handler stuck in a system call) holds ServeStdio no longer than the
+// drain timeout and the grace after it.
+func TestDrainAbandonsDeafRequests(t *testing.T) {
+	f := newFixture(t)
+	deaf := make(chan struct{})
+	defer close(deaf)
+	f.srv.AddTool(mcp.NewTool("deaf"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.started <- "deaf"
+		<-deaf
+		return mcp.NewToolResultText("too late"), nil
+	})
+	opts := testOptions(f)
+	opts.DrainTimeout = time.Millisecond
+	c := startClient(t, f.srv, opts)
+	c.initialize("client")
+	c.sendLine(callLine("deaf", "deaf", nil))
+	f.waitStarted(t)
+	stopped := time.Now()
+	c.in.Close()
+	if err := c.wait(); err != nil {
+		t.Fatalf("ServeStdio returned %v, want nil", err)
+	}
+	if d := time.Since(stopped); d > cancelGrace+time.Second {
+		t.Errorf("ServeStdio returned %v after the end of input, want at most %v", d, cancelGrace)
+	}
+	if !strings.Contains(f.logs.String(), "ignore their cancellation") {
+		t.Errorf("no log line about the abandoned request:\n%s", f.logs)
+	}
+}
+
 func TestServerToClientRequests(t *testing.T) {
 	tests := []struct {
 		name       string

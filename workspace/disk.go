@@ -99,9 +99,74 @@ func (s *diskStore) pathErr(p string, err error) error {
 	return err
 }
 
-// errSpecial: a device, socket or pipe, which the workspace neither reads
-// nor lists.
+// errSpecial: a named pipe, socket or device, which the workspace lists
+// but never opens. A *specialError says which.
 var errSpecial = errors.New("not a regular file")
+
+// specialError is errSpecial for a file of a known kind.
+type specialError struct{ kind string }
+
+func (e *specialError) Error() string { return "a " + e.kind + ", not a regular file" }
+func (e *specialError) Unwrap() error { return errSpecial }
+
+// specialKind names the kind of a file that is neither regular nor a
+// directory: "named pipe", "socket" or "device".
+func specialKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// checkMode returns nil when m is a directory (dir) or a regular file (not
+// dir), and the error that says what it is otherwise.
+func checkMode(m fs.FileMode, dir bool) error {
+	switch {
+	case m.IsDir() && !dir:
+		return errIsDir
+	case m.IsDir(), m.IsRegular() && !dir:
+		return nil
+	case m.IsRegular():
+		return errNotDir
+	}
+	return &specialError{kind: specialKind(m)}
+}
+
+// openChecked opens name in root for reading when it is a directory (dir)
+// or a regular file (not dir). It never opens anything else, nor blocks on
+// a named pipe: it checks the mode before the open, opens without
+// blocking, and checks again on the open file, as another process may have
+// put a pipe or a device there in between.
+func openChecked(root *os.Root, name string, dir bool) (*os.File, fs.FileInfo, error) {
+	fi, err := root.Stat(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkMode(fi.Mode(), dir); err != nil {
+		return nil, nil, err
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		// A socket swapped in since the check.
+		return nil, nil, &specialError{kind: "socket"}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err = f.Stat(); err == nil {
+		err = checkMode(fi.Mode(), dir)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
 
 func (s *diskStore) stat(p string) (Info, error) {
 	if p == "" {
@@ -111,37 +176,23 @@ func (s *diskStore) stat(p string) (Info, error) {
 	if err != nil {
 		return Info{}, s.pathErr(p, err)
 	}
-	switch {
-	case fi.IsDir():
+	switch m := fi.Mode(); {
+	case m.IsDir():
 		return Info{Path: p, Dir: true}, nil
-	case !fi.Mode().IsRegular():
-		return Info{}, errSpecial
+	case !m.IsRegular():
+		return Info{}, &specialError{kind: specialKind(m)}
 	}
 	return Info{Path: p, Size: fi.Size()}, nil
 }
 
-// openRegular opens the file at p for reading without blocking on a pipe,
-// and checks on the open file that it is a regular file.
+// openRegular opens the regular file at p for reading (see openChecked).
 func (s *diskStore) openRegular(p string) (*os.File, fs.FileInfo, error) {
 	if p == "" {
 		return nil, nil, errIsDir
 	}
-	f, err := s.root.OpenFile(osName(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := openChecked(s.root, osName(p), false)
 	if err != nil {
 		return nil, nil, s.pathErr(p, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	switch {
-	case fi.IsDir():
-		f.Close()
-		return nil, nil, errIsDir
-	case !fi.Mode().IsRegular():
-		f.Close()
-		return nil, nil, errSpecial
 	}
 	return f, fi, nil
 }
@@ -241,7 +292,7 @@ func (s *diskStore) write(t *txn, p string, data []byte) error {
 		case fi.Mode().IsRegular():
 			perm = fi.Mode().Perm()
 		default:
-			return errSpecial
+			return &specialError{kind: specialKind(fi.Mode())}
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return diskErr(err)
@@ -328,18 +379,11 @@ func (s *diskStore) removeAll(t *txn, p string) (int, error) {
 
 // readDir returns every entry of the directory at p, sorted by name.
 func (s *diskStore) readDir(p string) ([]fs.DirEntry, error) {
-	f, err := s.root.Open(osName(p))
+	f, _, err := openChecked(s.root, osName(p), true)
 	if err != nil {
 		return nil, s.pathErr(p, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.IsDir() {
-		return nil, errNotDir
-	}
 	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return nil, err
@@ -370,8 +414,7 @@ func addressable(name string) bool {
 
 // entryInfo describes a directory entry, following a symbolic link only
 // where it stays inside the root. ok is false for entries the workspace
-// does not show: escaping or dangling links, special files, names it cannot
-// address.
+// does not show: escaping or dangling links, names it cannot address.
 func (s *diskStore) entryInfo(dir string, e fs.DirEntry) (info Info, link, ok bool) {
 	if !addressable(e.Name()) {
 		return Info{}, false, false
@@ -391,13 +434,14 @@ func (s *diskStore) entryInfo(dir string, e fs.DirEntry) (info Info, link, ok bo
 	if err != nil {
 		return Info{}, false, false
 	}
-	switch {
-	case fi.IsDir():
+	switch m := fi.Mode(); {
+	case m.IsDir():
 		return Info{Path: p, Dir: true}, link, true
-	case fi.Mode().IsRegular():
+	case m.IsRegular():
 		return Info{Path: p, Size: fi.Size()}, link, true
+	default:
+		return Info{Path: p, Special: specialKind(m)}, link, true
 	}
-	return Info{}, false, false
 }
 
 func (s *diskStore) list(p string) ([]Info, error) {
@@ -414,9 +458,9 @@ func (s *diskStore) list(p string) ([]Info, error) {
 	return out, nil
 }
 
-// walk visits files depth-first in name order, which is path order. It does
-// not descend into symbolic links to directories, so a link cannot make it
-// loop.
+// walk visits regular files depth-first in name order, which is path
+// order. It does not descend into symbolic links to directories, so a link
+// cannot make it loop.
 func (s *diskStore) walk(dir string, fn func(Info) error) error {
 	entries, err := s.readDir(dir)
 	if err != nil {
@@ -427,7 +471,7 @@ func (s *diskStore) walk(dir string, fn func(Info) error) error {
 		switch {
 		case !ok:
 			continue
-		case info.Dir && link:
+		case info.Dir && link, info.Special != "":
 			continue
 		case info.Dir:
 			if err := s.walk(info.Path, fn); err != nil && !errors.Is(err, errNotExist) {
@@ -482,7 +526,7 @@ func (s *diskStore) current(p string, content bool) (state, error) {
 		}
 		return state{kind: kindLink, target: target}, nil
 	case !fi.Mode().IsRegular():
-		return state{}, errSpecial
+		return state{}, &specialError{kind: specialKind(fi.Mode())}
 	}
 	st := state{kind: kindFile, mode: fi.Mode().Perm()}
 	if !content {

@@ -56,10 +56,14 @@ func (s *settings) glob() *tools.Tool {
 				return tools.Fail[*GlobMatches](fmt.Sprintf("Invalid glob pattern: %q.", p.Pattern)), nil
 			}
 			out := &GlobMatches{Pattern: pattern, Path: dir, Files: []string{}}
+			prog := progress{ctx: ctx}
 			err := From(ctx.Session).st.walk(dir, func(in Info) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
+				prog.step(func() string {
+					return fmt.Sprintf("Looked at %s; %s so far.", plural(prog.steps, "file", "files"), plural(out.Total, "match", "matches"))
+				})
 				if ok, _ := doublestar.Match(pattern, relTo(in.Path, dir)); ok {
 					out.Total++
 					if len(out.Files) < s.maxMatches {

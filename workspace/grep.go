@@ -70,10 +70,14 @@ func (s *settings) grep() *tools.Tool {
 			}
 			out := &GrepMatches{Pattern: p.Pattern, Matches: []Match{}}
 			files := 0
+			prog := progress{ctx: ctx}
 			err = w.st.walk(dir, func(in Info) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
+				prog.step(func() string {
+					return fmt.Sprintf("Searched %s; %s so far.", plural(prog.steps, "file", "files"), plural(len(out.Matches), "match", "matches"))
+				})
 				if filter != "" {
 					if ok, _ := doublestar.Match(filter, relTo(in.Path, dir)); !ok {
 						return nil

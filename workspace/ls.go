@@ -17,6 +17,7 @@ type Entry struct {
 	Name string `json:"name" jsonschema:"The entry's name."`
 	Dir  bool   `json:"dir" jsonschema:"Whether it is a directory."`
 	Size int64  `json:"size" jsonschema:"A file's size in bytes; 0 for a directory."`
+	Type string `json:"type,omitempty" jsonschema:"For a file that is not a regular file, what it is: named pipe, socket or device. The tools do not open it."`
 }
 
 // Listing is the result of ls.
@@ -26,7 +27,7 @@ type Listing struct {
 }
 
 // Render lists directories with a trailing slash, then files with their
-// sizes:
+// sizes (or, for a pipe, socket or device, its kind):
 //
 //	docs/
 //	main.go (120 bytes)
@@ -39,9 +40,12 @@ func (l *Listing) Render() string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		if e.Dir {
+		switch {
+		case e.Dir:
 			b.WriteString(e.Name + "/")
-		} else {
+		case e.Type != "":
+			fmt.Fprintf(&b, "%s (%s)", e.Name, e.Type)
+		default:
 			fmt.Fprintf(&b, "%s (%s)", e.Name, plural(int(e.Size), "byte", "bytes"))
 		}
 	}
@@ -72,7 +76,7 @@ func (s *settings) ls() *tools.Tool {
 			for _, dirs := range []bool{true, false} {
 				for _, in := range infos {
 					if in.Dir == dirs {
-						l.Entries = append(l.Entries, Entry{Name: base(in.Path), Dir: in.Dir, Size: in.Size})
+						l.Entries = append(l.Entries, Entry{Name: base(in.Path), Dir: in.Dir, Size: in.Size, Type: in.Special})
 					}
 				}
 			}

@@ -27,6 +27,7 @@ func describe(err error, p, notExist string, maxFile int64) *failure {
 	var pe *PathError
 	var parentErr *parentError
 	var busy *busyError
+	var special *specialError
 	switch {
 	case errors.As(err, &pe):
 		return &failure{msg: pe.Msg}
@@ -44,8 +45,8 @@ func describe(err error, p, notExist string, maxFile int64) *failure {
 		return failf("Path %s leads outside the workspace (through a symbolic link); it cannot be used.", p)
 	case errors.Is(err, errTooLarge):
 		return failf("File %s is larger than the limit of %d bytes.", p, maxFile)
-	case errors.Is(err, errSpecial):
-		return failf("%s is not a regular file.", p)
+	case errors.As(err, &special):
+		return failf("%s is a %s, not a regular file or directory; the workspace does not open it.", display(p), special.kind)
 	case errors.Is(err, errRoot):
 		return failf("The workspace root cannot be removed.")
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -195,7 +194,7 @@ func matches(pats []string, rel string) bool {
 // mount's directory). seen holds the directories above it, so that a
 // followed link cannot loop.
 func (l *mountLoader) dir(name, rel string, seen []fs.FileInfo) error {
-	f, err := l.root.Open(name)
+	f, _, err := openChecked(l.root, name, true)
 	if err != nil {
 		return err
 	}
@@ -266,7 +265,7 @@ func (l *mountLoader) file(name, dest string, size int64) error {
 	if l.total+size > l.budget {
 		return fmt.Errorf("mounts bring in more than the byte budget of %d bytes at %s; narrow them with include/exclude or raise workspace.max_bytes", l.budget, dest)
 	}
-	f, err := l.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, _, err := openChecked(l.root, name, false)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,9 @@ const (
 	// MaxLineBytes is the longest line read_file and grep show whole;
 	// longer ones are cut with a marker.
 	MaxLineBytes = 4000
+	// largeRead is the size from which read_file reports its progress,
+	// when the client asks: before the read and after it.
+	largeRead = 1 << 20
 )
 
 // ReadFileParams are the arguments of read_file.
@@ -67,7 +70,15 @@ func (s *settings) readFile() *tools.Tool {
 			if err != nil {
 				return tools.Result[*FileLines]{}, err
 			}
+			large := int64(0)
+			if info, err := v.st.stat(path); err == nil && info.Size >= largeRead {
+				large = info.Size
+				_ = ctx.Progress(0, float64(large), fmt.Sprintf("Reading %s (%d bytes).", path, large))
+			}
 			data, err := v.ReadFile(path)
+			if large > 0 && err == nil {
+				_ = ctx.Progress(float64(large), float64(large), fmt.Sprintf("Read %s; numbering its lines.", path))
+			}
 			if err != nil {
 				if f := describe(err, path, "File does not exist: "+path, s.maxFile); f != nil {
 					return tools.Fail[*FileLines](f.msg), nil

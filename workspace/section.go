@@ -102,9 +102,12 @@ func New(b *Backend, opts Options) *sections.Section {
 }
 
 // ReadBeforeWrite returns the policy the section attaches by default:
-// write_file and edit_file may change an existing file only when the
-// session has read it with read_file, or written it itself, and nobody
-// changed it since.
+// write_file (with overwrite: true) and edit_file may change an existing
+// file only when the session has read it with read_file, or written it
+// itself, and nobody changed it since. write_file without overwrite never
+// changes an existing file: the tool itself refuses it, saying how to
+// proceed, so the policy leaves it alone; what it creates, the session
+// knows, as it knows what it reads.
 func ReadBeforeWrite() *policy.ReadBeforeWrite {
 	filePath := func(p any) []string {
 		switch p := p.(type) {
@@ -117,9 +120,15 @@ func ReadBeforeWrite() *policy.ReadBeforeWrite {
 		}
 		return nil
 	}
+	overwritten := func(p any) []string {
+		if w, ok := p.(WriteFileParams); ok && !w.Overwrite {
+			return nil
+		}
+		return filePath(p)
+	}
 	return policy.NewReadBeforeWrite(
-		map[string]policy.PathsFunc{"read_file": filePath},
-		map[string]policy.PathsFunc{"write_file": filePath, "edit_file": filePath},
+		map[string]policy.PathsFunc{"read_file": filePath, "write_file": filePath},
+		map[string]policy.PathsFunc{"write_file": overwritten, "edit_file": filePath},
 		func(call *tools.Call) (policy.Files, error) {
 			if call.Tx != nil {
 				return session.CallResource(call.Tx, viewKey)

@@ -41,6 +41,10 @@ type Info struct {
 	Dir bool `json:"dir"`
 	// Size is a file's length in bytes; 0 for a directory.
 	Size int64 `json:"size"`
+	// Special names the kind of a disk file that is neither regular nor a
+	// directory ("named pipe", "socket", "device"), which the workspace
+	// lists but never opens; empty otherwise.
+	Special string `json:"special,omitempty"`
 }
 
 // store is one session's view of a backend: the operations the tools use,

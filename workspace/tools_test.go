@@ -139,6 +139,7 @@ func TestTools(t *testing.T) {
 			{"read_file", `{"file_path":"a.txt"}`, "File does not exist: a.txt", true},
 		}},
 		{"read before write", []step{
+			{"write_file", `{"file_path":"README.md","content":"x"}`, "File already exists; use edit_file or overwrite: true.", true},
 			{"write_file", `{"file_path":"README.md","content":"x","overwrite":true}`, "File 'README.md' must be read before overwriting.", true},
 			{"edit_file", `{"file_path":"//README.md","old_string":"Title","new_string":"T"}`, "File 'README.md' must be read before overwriting.", true},
 			{"apply_edits", `{"edits":[{"op":"write","file_path":"ok.txt","content":"a"},{"op":"edit","file_path":"README.md","old_string":"Title","new_string":"T"}]}`, "edits[1] (edit README.md) failed: File 'README.md' must be read before overwriting. No edit was applied.", true},
