@@ -44,7 +44,7 @@ func (r ignoreRules) with(dir string, data []byte) ignoreRules {
 	ps := r.patterns[:len(r.patterns):len(r.patterns)]
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		line := sc.Text()
+		line := strings.TrimSuffix(sc.Text(), "\r")
 		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
 			continue
 		}

@@ -11,7 +11,7 @@ import (
 // the patterns of a .gitignore below its directory only, and a deeper
 // file's negation over a shallower file's pattern.
 func TestIgnoreRulesSkips(t *testing.T) {
-	root := ignoreRules{}.with("", []byte("# comment\n*.log\nbuild/\n/top.txt\n\n"))
+	root := ignoreRules{}.with("", []byte("# comment\n*.log\nbuild/\n/top.txt\n\n*.tmp\r\n"))
 	sub := root.with("sub", []byte("gen.go\n!keep.log\n"))
 	for _, c := range []struct {
 		rules ignoreRules
@@ -33,6 +33,7 @@ func TestIgnoreRulesSkips(t *testing.T) {
 		{sub, "sub/keep.log", false, false},
 		{sub, "sub/other.log", false, true},
 		{root, "main.go", false, false},
+		{root, "a/b.tmp", false, true},
 	} {
 		if got := c.rules.skips(c.path, c.dir); got != c.want {
 			t.Errorf("skips(%q, dir=%v) = %v, want %v", c.path, c.dir, got, c.want)
