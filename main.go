@@ -76,6 +76,8 @@ type flags struct {
 	mounts    []config.Mount
 	session   string
 
+	includeIgnored bool // --include-ignored: workspace.include_ignored
+
 	http            string
 	insecure        bool
 	conformance     bool
@@ -136,6 +138,7 @@ func parseFlags(args []string, help io.Writer) (*flags, error) {
 	fs.StringVar(&f.nats.Cert, "nats-cert", "", "present the PEM client certificate `file` to the NATS cluster (with --nats-key)")
 	fs.StringVar(&f.nats.Key, "nats-key", "", "the PEM private key `file` of --nats-cert")
 	fs.IntVar(&f.nats.Replicas, "nats-replicas", 0, "keep each of the store's streams on `N` servers of the NATS cluster (default 1; 3 survives the loss of one)")
+	fs.BoolVar(&f.includeIgnored, "include-ignored", false, "let mounts, ls, glob and grep see .git and the paths .gitignore files ignore (left out by default; overrides the configuration)")
 	fs.Func("mount", "copy the host directory `HOST[:PATH]` into the workspace at PATH (default: its root) at startup; repeatable, added to the configuration's mounts", func(v string) error {
 		m, err := parseMount(v)
 		if err != nil {
@@ -278,6 +281,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		cfg.HTTP.SessionTTL = stdioSessionTTL
 	}
 	cfg.Workspace.Mounts = append(cfg.Workspace.Mounts, f.mounts...)
+	cfg.Workspace.IncludeIgnored = cfg.Workspace.IncludeIgnored || f.includeIgnored
 	strategy, err := planning.ParseStrategy(string(cfg.Planning.Strategy))
 	if err != nil {
 		if f.strategy != "" {
@@ -505,12 +509,13 @@ func (b *builder) workspace() (*sections.Section, error) {
 		}
 	}
 	backend, err := workspace.Open(workspace.Config{
-		Backend:      string(w.Backend),
-		Root:         w.Root,
-		StateDir:     stateDir,
-		Mounts:       mounts,
-		AllowedRoots: w.AllowedRoots,
-		MaxBytes:     w.MaxBytes,
+		Backend:        string(w.Backend),
+		Root:           w.Root,
+		StateDir:       stateDir,
+		Mounts:         mounts,
+		AllowedRoots:   w.AllowedRoots,
+		MaxBytes:       w.MaxBytes,
+		IncludeIgnored: w.IncludeIgnored,
 	}, b.logger)
 	if err != nil {
 		return nil, err

@@ -53,12 +53,13 @@ type Policies struct {
 
 // Workspace says where the files the tools work on are kept.
 type Workspace struct {
-	Backend      Backend  `json:"backend" jsonschema:"The storage of the workspace: memory keeps files in the server process, disk keeps them under root."`
-	Root         string   `json:"root" jsonschema:"The directory that holds the workspace. Required when backend is disk, not allowed otherwise." schema:"minLength=1"`
-	Mounts       []Mount  `json:"mounts" jsonschema:"Host directories copied into the workspace."`
-	MaxBytes     int64    `json:"max_bytes" jsonschema:"The total number of bytes that mounts may bring into the workspace." schema:"minimum=0"`
-	AllowedRoots []string `json:"allowed_roots" jsonschema:"When set, the only host directories mounts may read from: each mount's directory, symbolic links resolved, must lie under one of them." schema:"uniqueItems,minLength=1"`
-	MaxFileBytes int64    `json:"max_file_bytes" jsonschema:"The largest file, in bytes, that the workspace tools write, read or search." schema:"minimum=1"`
+	Backend        Backend  `json:"backend" jsonschema:"The storage of the workspace: memory keeps files in the server process, disk keeps them under root."`
+	Root           string   `json:"root" jsonschema:"The directory that holds the workspace. Required when backend is disk, not allowed otherwise." schema:"minLength=1"`
+	Mounts         []Mount  `json:"mounts" jsonschema:"Host directories copied into the workspace."`
+	MaxBytes       int64    `json:"max_bytes" jsonschema:"The total number of bytes that mounts may bring into the workspace." schema:"minimum=0"`
+	AllowedRoots   []string `json:"allowed_roots" jsonschema:"When set, the only host directories mounts may read from: each mount's directory, symbolic links resolved, must lie under one of them." schema:"uniqueItems,minLength=1"`
+	MaxFileBytes   int64    `json:"max_file_bytes" jsonschema:"The largest file, in bytes, that the workspace tools write, read or search." schema:"minimum=1"`
+	IncludeIgnored bool     `json:"include_ignored" jsonschema:"Whether mounts, ls, glob and grep see .git and the paths .gitignore files ignore; by default they leave them out."`
 }
 
 // StoreSync says when the embedded store writes to disk; "" is interval.

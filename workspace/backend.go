@@ -15,6 +15,8 @@ import (
 // OpenDisk; each session gets its own view of it.
 type Backend struct {
 	impl backend
+	// includeIgnored turns the ignore rules off (see Config).
+	includeIgnored bool
 }
 
 type backend interface {
@@ -137,7 +139,7 @@ func Open(cfg Config, logger *slog.Logger) (*Backend, error) {
 				return nil, fmt.Errorf("workspace mount %s: %s: %w", f.host, f.path, err)
 			}
 		}
-		return &Backend{impl: &memBackend{base: root}}, nil
+		return &Backend{impl: &memBackend{base: root}, includeIgnored: cfg.IncludeIgnored}, nil
 	case "disk":
 		if cfg.Root == "" {
 			return nil, errors.New("workspace: the disk backend needs a root directory")
@@ -154,6 +156,7 @@ func Open(cfg Config, logger *slog.Logger) (*Backend, error) {
 		if kept > 0 {
 			logger.Info("workspace mounts: files already in the workspace were kept", "files", kept)
 		}
+		b.includeIgnored = cfg.IncludeIgnored
 		return b, nil
 	}
 	return nil, fmt.Errorf("workspace: unknown backend %q (want memory or disk)", cfg.Backend)

@@ -458,9 +458,9 @@ func (s *diskStore) list(p string) ([]Info, error) {
 	return out, nil
 }
 
-// walk visits regular files depth-first in name order, which is path
-// order. It does not descend into symbolic links to directories, so a link
-// cannot make it loop.
+// walk visits directories and regular files depth-first in name order,
+// which is path order. It does not visit symbolic links to directories, so
+// a link cannot make it loop.
 func (s *diskStore) walk(dir string, fn func(Info) error) error {
 	entries, err := s.readDir(dir)
 	if err != nil {
@@ -474,6 +474,11 @@ func (s *diskStore) walk(dir string, fn func(Info) error) error {
 		case info.Dir && link, info.Special != "":
 			continue
 		case info.Dir:
+			if err := fn(info); errors.Is(err, fs.SkipDir) {
+				continue
+			} else if err != nil {
+				return err
+			}
 			if err := s.walk(info.Path, fn); err != nil && !errors.Is(err, errNotExist) {
 				return err
 			}

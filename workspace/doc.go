@@ -3,6 +3,11 @@
 // and apply_edits, the read-before-write policy on by default, and every
 // change undone when a call fails.
 //
+// Listings, searches and mounts follow git's ignore rules (ignore.go):
+// they leave out .git and what the .gitignore files on the way ignore,
+// unless Config.IncludeIgnored turns the rules off; ls also hides dot
+// names unless asked. A file named directly is read and written as usual.
+//
 // # Backends
 //
 // Two backends sit behind one internal interface (store), and every tool

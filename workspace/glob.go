@@ -57,7 +57,7 @@ func (s *settings) glob() *tools.Tool {
 			}
 			out := &GlobMatches{Pattern: pattern, Path: dir, Files: []string{}}
 			prog := progress{ctx: ctx}
-			err := From(ctx.Session).st.walk(dir, func(in Info) error {
+			err := From(ctx.Session).walk(dir, func(in Info) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}

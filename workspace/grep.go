@@ -71,7 +71,7 @@ func (s *settings) grep() *tools.Tool {
 			out := &GrepMatches{Pattern: p.Pattern, Matches: []Match{}}
 			files := 0
 			prog := progress{ctx: ctx}
-			err = w.st.walk(dir, func(in Info) error {
+			err = w.walk(dir, func(in Info) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}

@@ -10,6 +10,7 @@ import (
 // LsParams are the arguments of ls.
 type LsParams struct {
 	Path string `json:"path,omitempty" jsonschema:"Directory to list, relative to the workspace root; the root when empty."`
+	All  bool   `json:"all,omitempty" jsonschema:"Also list hidden entries: names starting with a dot, and what .gitignore files ignore."`
 }
 
 // Entry is one child of a listed directory.
@@ -24,6 +25,7 @@ type Entry struct {
 type Listing struct {
 	Path    string  `json:"path" jsonschema:"The directory listed; empty for the root."`
 	Entries []Entry `json:"entries" jsonschema:"Its children: directories first, then files, each sorted by name."`
+	Hidden  int     `json:"hidden,omitempty" jsonschema:"How many children were left out: names starting with a dot, and what .gitignore files ignore; all lists them."`
 }
 
 // Render lists directories with a trailing slash, then files with their
@@ -54,7 +56,7 @@ func (l *Listing) Render() string {
 
 func (s *settings) ls() *tools.Tool {
 	return tools.New("ls",
-		"List the immediate children of a workspace directory: subdirectories first (with a trailing /), then files with sizes.",
+		"List the immediate children of a workspace directory: subdirectories first (with a trailing /), then files with sizes. Hidden entries (dot names, .gitignore'd paths) only with all.",
 		tools.Annotations{Title: "List directory", ReadOnly: true, Idempotent: true},
 		func(ctx *tools.Context, p LsParams) (tools.Result[*Listing], error) {
 			w := From(ctx.Session)
@@ -73,14 +75,23 @@ func (s *settings) ls() *tools.Tool {
 				return tools.Result[*Listing]{}, err
 			}
 			l := &Listing{Path: dir, Entries: make([]Entry, 0, len(infos))}
+			hides := w.hides(dir, p.All)
 			for _, dirs := range []bool{true, false} {
 				for _, in := range infos {
-					if in.Dir == dirs {
+					switch {
+					case in.Dir != dirs:
+					case hides(in):
+						l.Hidden++
+					default:
 						l.Entries = append(l.Entries, Entry{Name: base(in.Path), Dir: in.Dir, Size: in.Size, Type: in.Special})
 					}
 				}
 			}
-			return tools.OK(fmt.Sprintf("Listed %s: %s.", display(dir), plural(len(l.Entries), "entry", "entries")), l), nil
+			msg := fmt.Sprintf("Listed %s: %s.", display(dir), plural(len(l.Entries), "entry", "entries"))
+			if l.Hidden > 0 {
+				msg += fmt.Sprintf(" %s hidden (dot names or ignored by .gitignore); all: true lists them.", plural(l.Hidden, "entry", "entries"))
+			}
+			return tools.OK(msg, l), nil
 		},
 		tools.WithExamples(tools.Example{
 			Description: "List the workspace root.",
@@ -88,4 +99,20 @@ func (s *settings) ls() *tools.Tool {
 			Output:      "Listed /: 2 entries.\n\ndocs/\nmain.go (120 bytes)",
 		}),
 	)
+}
+
+// hides returns whether ls leaves out an entry of the directory dir: with
+// all, none; otherwise those whose name starts with a dot and, unless the
+// workspace includes ignored files, those the ignore rules skip.
+func (w *Workspace) hides(dir string, all bool) func(Info) bool {
+	if all {
+		return func(Info) bool { return false }
+	}
+	var rules ignoreRules
+	if !w.includeIgnored {
+		rules = rulesAt(w.st, dir)
+	}
+	return func(in Info) bool {
+		return strings.HasPrefix(base(in.Path), ".") || !w.includeIgnored && rules.skips(in.Path, in.Dir)
+	}
 }

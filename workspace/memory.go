@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,12 +114,15 @@ func (n *node) version() (string, error) {
 }
 
 // walk calls fn for every node under n, in path order (a directory before
-// its contents), with its path under prefix.
+// its contents), with its path under prefix; fs.SkipDir for a directory
+// skips its contents.
 func (n *node) walk(prefix string, fn func(p string, n *node) error) error {
 	for itr := n.kids.Iterator(); !itr.Done(); {
 		name, kid, _ := itr.Next()
 		p := join(prefix, name)
-		if err := fn(p, kid); err != nil {
+		if err := fn(p, kid); kid.dir && errors.Is(err, fs.SkipDir) {
+			continue
+		} else if err != nil {
 			return err
 		}
 		if kid.dir {
@@ -311,10 +316,7 @@ func (s *memStore) walk(dir string, fn func(Info) error) error {
 		return errNotDir
 	}
 	return n.walk(dir, func(p string, kid *node) error {
-		if kid.dir {
-			return nil
-		}
-		return fn(Info{Path: p, Size: kid.size})
+		return fn(Info{Path: p, Dir: kid.dir, Size: kid.size})
 	})
 }
 

@@ -35,6 +35,12 @@ type Config struct {
 	// MaxBytes is the most bytes the mounts may bring in together;
 	// DefaultMaxBytes when zero. Going over it is a startup error.
 	MaxBytes int64
+	// IncludeIgnored turns off the ignore rules that mounts, glob, grep,
+	// ls and the workspace resource otherwise follow: leave out any
+	// directory or file named .git and what the .gitignore files on the
+	// way ignore (those of a mount's directory and below it; of the
+	// workspace root down, for the tools).
+	IncludeIgnored bool
 }
 
 // Mount is a host directory copied into the workspace at startup.
@@ -83,7 +89,7 @@ func loadMounts(cfg Config, logger *slog.Logger) ([]mountedFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("workspace mount %d (%s): %w", i+1, m.Host, err)
 		}
-		l.total, l.budget = total, budget
+		l.total, l.budget, l.includeIgnored = total, budget, cfg.IncludeIgnored
 		err = l.load()
 		l.root.Close()
 		if err != nil {
@@ -125,9 +131,10 @@ type mountLoader struct {
 	dest   string   // normalised workspace path of the mount
 	logger *slog.Logger
 
-	files         []mountedFile
-	skipped       int
-	total, budget int64
+	files          []mountedFile
+	skipped        int
+	total, budget  int64
+	includeIgnored bool
 }
 
 func newMountLoader(m Mount, allowed []string, logger *slog.Logger) (*mountLoader, error) {
@@ -172,7 +179,7 @@ func (l *mountLoader) load() error {
 	if err != nil {
 		return err
 	}
-	return l.dir(l.start, "", []fs.FileInfo{fi})
+	return l.dir(l.start, "", []fs.FileInfo{fi}, ignoreRules{})
 }
 
 // matches reports whether a pattern of pats matches the entry at rel (the
@@ -192,8 +199,8 @@ func matches(pats []string, rel string) bool {
 
 // dir copies the directory at name (relative to the root; rel from the
 // mount's directory). seen holds the directories above it, so that a
-// followed link cannot loop.
-func (l *mountLoader) dir(name, rel string, seen []fs.FileInfo) error {
+// followed link cannot loop; rules are the ignore rules of its parent.
+func (l *mountLoader) dir(name, rel string, seen []fs.FileInfo, rules ignoreRules) error {
 	f, _, err := openChecked(l.root, name, true)
 	if err != nil {
 		return err
@@ -204,6 +211,9 @@ func (l *mountLoader) dir(name, rel string, seen []fs.FileInfo) error {
 		return err
 	}
 	sortEntries(entries)
+	if !l.includeIgnored {
+		rules = l.ignoreRules(name, rel, entries, rules)
+	}
 	for _, e := range entries {
 		childRel := join(rel, e.Name())
 		childName := filepath.Join(name, e.Name())
@@ -234,6 +244,9 @@ func (l *mountLoader) dir(name, rel string, seen []fs.FileInfo) error {
 				continue
 			}
 		}
+		if !l.includeIgnored && rules.skips(childRel, fi.IsDir()) {
+			continue
+		}
 		switch {
 		case fi.IsDir():
 			loop := false
@@ -244,7 +257,7 @@ func (l *mountLoader) dir(name, rel string, seen []fs.FileInfo) error {
 				l.skip("symbolic link loop", childRel)
 				continue
 			}
-			if err := l.dir(childName, childRel, append(seen, fi)); err != nil {
+			if err := l.dir(childName, childRel, append(seen, fi), rules); err != nil {
 				return err
 			}
 		case fi.Mode().IsRegular():
@@ -285,4 +298,29 @@ func (l *mountLoader) file(name, dest string, size int64) error {
 func (l *mountLoader) skip(why, rel string) {
 	l.skipped++
 	l.logger.Debug("workspace mount: skipped", "host", l.host, "path", rel, "why", why)
+}
+
+// ignoreRules returns the ignore rules inside the directory at name (rel
+// from the mount's directory), given rules, those of its parent, and
+// entries, its children: with the patterns of its .gitignore file added
+// when it has a regular one.
+func (l *mountLoader) ignoreRules(name, rel string, entries []fs.DirEntry, rules ignoreRules) ignoreRules {
+	for _, e := range entries {
+		if e.Name() != ignoreFile || !e.Type().IsRegular() {
+			continue
+		}
+		f, _, err := openChecked(l.root, filepath.Join(name, ignoreFile), false)
+		if err != nil {
+			l.skip(err.Error(), join(rel, ignoreFile))
+			return rules
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+		if err != nil {
+			l.skip(err.Error(), join(rel, ignoreFile))
+			return rules
+		}
+		return rules.with(rel, data)
+	}
+	return rules
 }

@@ -69,6 +69,7 @@ func New(b *Backend, opts Options) *sections.Section {
 		Data: map[string]any{
 			"Backend":         b.Kind(),
 			"ReadBeforeWrite": !opts.NoReadBeforeWrite,
+			"IncludeIgnored":  b.includeIgnored,
 		},
 		Tools: []*tools.Tool{s.ls(), s.readFile(), write, edit, s.glob(), s.grep(), rm, s.applyEdits(write, edit, rm)},
 		// Files on disk are outside the session: a call that wrote one is
@@ -148,7 +149,7 @@ func (s *settings) readTree(ctx context.Context, sess *session.Session) (string,
 	}
 	var b strings.Builder
 	n := 0
-	err := w.st.walk("", func(in Info) error {
+	err := w.walk("", func(in Info) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

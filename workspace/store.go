@@ -66,8 +66,9 @@ type store interface {
 	// list returns the immediate children of the directory at p, in path
 	// order.
 	list(p string) ([]Info, error)
-	// walk calls fn for every file under the directory at dir, in path
-	// order, until fn returns an error.
+	// walk calls fn for every directory and file under the directory at
+	// dir, in path order (a directory before its contents), until fn
+	// returns an error; fs.SkipDir for a directory skips its contents.
 	walk(dir string, fn func(Info) error) error
 	// version returns a token that changes whenever the content of the
 	// file at p changes, and whether a file exists there.

@@ -21,6 +21,8 @@ type Workspace struct {
 	st      store
 	kind    string
 	maxFile int64
+	// includeIgnored turns the ignore rules off (see Config).
+	includeIgnored bool
 }
 
 // view is one call's use of its session's workspace: the workspace, and
@@ -75,7 +77,7 @@ func newWorkspace(b *Backend, maxFile int64) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Workspace{st: st, kind: b.Kind(), maxFile: maxFile}, nil
+	return &Workspace{st: st, kind: b.Kind(), maxFile: maxFile, includeIgnored: b.includeIgnored}, nil
 }
 
 // Backend returns "memory" or "disk".
@@ -247,11 +249,13 @@ func (w *Workspace) List(path string) ([]Info, error) {
 }
 
 // Walk calls fn for every file under the directory at path, in path order,
-// until fn returns an error, which Walk returns.
+// until fn returns an error, which Walk returns. Unless the backend
+// includes ignored files, it leaves out .git and what .gitignore files
+// ignore, as glob and grep do.
 func (w *Workspace) Walk(path string, fn func(Info) error) error {
 	p, err := Normalize(path)
 	if err != nil {
 		return err
 	}
-	return w.st.walk(p, fn)
+	return w.walk(p, fn)
 }

@@ -1,0 +1,108 @@
+package workspace
+
+import (
+	"bufio"
+	"bytes"
+	"io/fs"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// ignoreFile is the name of the files whose patterns the walks honour.
+const ignoreFile = ".gitignore"
+
+// maxIgnoreFile is the largest .gitignore file read; a larger one is not
+// honoured.
+const maxIgnoreFile = 1 << 20
+
+// ignoreRules say which paths the listings, searches and mounts leave out,
+// as git does: a directory or file named .git, and what the patterns of
+// the .gitignore files on the way ignore. The zero value leaves out .git
+// only.
+type ignoreRules struct {
+	patterns []gitignore.Pattern
+}
+
+// skips reports whether the rules leave out the entry at p, a slash path
+// from where the rules' domains start; dir says whether it is a directory.
+func (r ignoreRules) skips(p string, dir bool) bool {
+	if base(p) == ".git" {
+		return true
+	}
+	return len(r.patterns) > 0 && gitignore.NewMatcher(r.patterns).Match(strings.Split(p, "/"), dir)
+}
+
+// with returns the rules with the patterns of data, the content of the
+// .gitignore file of the directory dir, added after r's own, so that they
+// take precedence as the deeper file's do in git.
+func (r ignoreRules) with(dir string, data []byte) ignoreRules {
+	var domain []string
+	if dir != "" {
+		domain = strings.Split(dir, "/")
+	}
+	ps := r.patterns[:len(r.patterns):len(r.patterns)]
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ignoreRules{patterns: ps}
+}
+
+// rulesAt returns the rules that hold inside the directory dir of st: the
+// .gitignore files of the root and of each directory down to dir, dir's
+// own included. A .gitignore that cannot be read is not honoured.
+func rulesAt(st store, dir string) ignoreRules {
+	r := ignoreRules{}.enter(st, "")
+	if dir == "" {
+		return r
+	}
+	prefix := ""
+	for _, seg := range strings.Split(dir, "/") {
+		prefix = join(prefix, seg)
+		r = r.enter(st, prefix)
+	}
+	return r
+}
+
+// enter returns the rules inside the directory dir of st, given r, the
+// rules of its parent.
+func (r ignoreRules) enter(st store, dir string) ignoreRules {
+	data, err := st.readFile(join(dir, ignoreFile), maxIgnoreFile)
+	if err != nil || len(data) == 0 {
+		return r
+	}
+	return r.with(dir, data)
+}
+
+// walk calls fn for every file under the directory at dir, in path order,
+// leaving out, unless the workspace includes ignored files, what the
+// ignore rules skip (whole directories at once).
+func (w *Workspace) walk(dir string, fn func(Info) error) error {
+	if w.includeIgnored {
+		return w.st.walk(dir, func(in Info) error {
+			if in.Dir {
+				return nil
+			}
+			return fn(in)
+		})
+	}
+	rules := map[string]ignoreRules{dir: rulesAt(w.st, dir)}
+	return w.st.walk(dir, func(in Info) error {
+		r := rules[parent(in.Path)]
+		switch skip := r.skips(in.Path, in.Dir); {
+		case skip && in.Dir:
+			return fs.SkipDir
+		case skip:
+			return nil
+		case in.Dir:
+			rules[in.Path] = r.enter(w.st, in.Path)
+			return nil
+		}
+		return fn(in)
+	})
+}
