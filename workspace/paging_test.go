@@ -64,7 +64,7 @@ func TestReadFilePages(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			offset, limit, first, n int
-			truncated            bool
+			truncated               bool
 		}{
 			{-10, 2000, 5990, 10, false},
 			{-10, 3, 5990, 3, true},
