@@ -312,10 +312,10 @@ func verify(t *testing.T, c tryCaller, writers []*crashWriter, since time.Time) 
 				Path string `json:"path"`
 				Text string `json:"text"`
 			} `json:"matches"`
-			Capped bool `json:"capped"`
+			Truncated bool `json:"truncated"`
 		}
 		structured(t, must(t, c, "grep", args(map[string]any{"pattern": ".", "path": w.name})), &found)
-		if found.Capped {
+		if found.Truncated {
 			t.Fatalf("%s: grep capped; the test writes too much", w.name)
 		}
 		files := map[string][]string{}

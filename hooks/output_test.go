@@ -119,11 +119,12 @@ func TestCapOutput(t *testing.T) {
 	if !ok || !utf8.ValidString(head) || len(head) != 100 {
 		t.Fatalf("text %q", text)
 	}
-	if want := ": showing the first 100 of 1034 bytes; the whole value is linked below.]"; marker != want {
+	if want := ": showing the first 100 of 1034 bytes; the structured content holds the whole value.]"; marker != want {
 		t.Errorf("marker %q, want %q", marker, want)
 	}
-	// The value is not sent whole as structured content but linked.
-	if r.StructuredContent != nil || len(r.Content) != 2 || r.Content[1].Type != "resource_link" {
+	// The structured content stays whole, so the result stays valid for
+	// the tool's output schema: a client that checks it accepts the result.
+	if r.StructuredContent["key"] != "big" || len(r.Content) != 1 {
 		t.Errorf("content %+v, structured %v", r.Content, r.StructuredContent)
 	}
 	if ev := h.last(cs); ev.Text != text {

@@ -14,9 +14,11 @@ import (
 //
 //	[Output truncated: showing the first 102400 of 523112 bytes.]
 //
-// A value that would have been sent whole as structured content is then
-// kept out of the context instead (the client gets a resource link to it),
-// so that the cap holds. Nil when no tool has a cap.
+// Only the text block is cut. A result's structured content is left whole,
+// so that it stays valid for the tool's output schema and a client that
+// checks it (as the official SDKs do) accepts the result; the tools that
+// can return much (read_file, grep, glob) page their results instead, so
+// that a call stays under the cap. Nil when no tool has a cap.
 func (h *Hooks) CapOutput() tools.Middleware {
 	if !h.capText {
 		return nil
@@ -38,8 +40,7 @@ func (h *Hooks) CapOutput() tools.Middleware {
 			}
 			marker := fmt.Sprintf("\n\n[Output truncated: showing the first %d of %d bytes.]", cut, len(text))
 			if out.Success && !out.Exclude && call.Tool.OutputSchema() != nil && out.HasValue() {
-				out.Exclude = true
-				marker = fmt.Sprintf("\n\n[Output truncated: showing the first %d of %d bytes; the whole value is linked below.]", cut, len(text))
+				marker = fmt.Sprintf("\n\n[Output truncated: showing the first %d of %d bytes; the structured content holds the whole value.]", cut, len(text))
 			}
 			out.SetText(text[:cut] + marker)
 			return out

@@ -34,7 +34,7 @@ func (h *Hooks) ValidateOutput() tools.Middleware {
 
 // checkOutput checks the value the client would get as structured content.
 func checkOutput(call *tools.Call, v *schema.Validator, out *tools.Outcome) error {
-	if !out.Success || out.Exclude || !out.HasValue() {
+	if !out.Success || !out.HasValue() {
 		return nil
 	}
 	raw, err := json.Marshal(out.Value)

@@ -332,7 +332,7 @@ func TestAdvertisedSchemas(t *testing.T) {
 			if in.Type != "" || out.Type != "" {
 				t.Errorf("%s: session in a stateless tool's schemas", tl.Name)
 			}
-		case "probe_get", "probe_secret":
+		case "probe_get", "probe_secret", "probe_aside":
 			if in.Type != "string" || out.Type != "" {
 				t.Errorf("%s (read-only): input %v, output %v", tl.Name, in, out)
 			}

@@ -136,6 +136,10 @@ func probeSection() *sections.Section {
 				func(ctx *tools.Context, _ noParams) (tools.Result[[]string], error) {
 					return tools.Result[[]string]{Message: "Kept aside.", Value: []string{"big", "value"}, Success: true, ExcludeValueFromContext: true}, nil
 				}),
+			tools.New("probe_aside", "Return a value of the output schema kept out of the context.", tools.Annotations{Title: "Aside", ReadOnly: true},
+				func(ctx *tools.Context, _ noParams) (tools.Result[counter], error) {
+					return tools.Result[counter]{Message: "Kept aside.", Value: counter{Count: 7}, Success: true, ExcludeValueFromContext: true}, nil
+				}),
 		},
 	}
 }

@@ -387,7 +387,9 @@ func newCallID() string {
 
 // render turns an outcome into MCP content blocks: the text block, any extra
 // blocks, structured content for a successful result of a tool with an
-// output schema, and a resource link to a value kept out of the context.
+// output schema (always, so that the result is valid for the schema, even
+// when the value is kept out of the text), and a resource link to a value
+// kept out of the context.
 // A successful result names its session when handle is set: in a last line
 // of the text and in the structured content.
 func (s *Server) render(call *tools.Call, out *tools.Outcome, handle string) *mcp.CallToolResult {
@@ -406,9 +408,10 @@ func (s *Server) render(call *tools.Call, out *tools.Outcome, handle string) *mc
 		text += "Session: " + handle
 	}
 	res.Content = append([]mcp.Content{mcp.NewTextContent(text)}, out.Content...)
-	switch {
-	case out.Success && out.HasValue() && out.Exclude:
+	if out.Success && out.HasValue() && out.Exclude {
 		res.Content = append(res.Content, mcp.NewResourceLink(callURI(call.ID), "call "+call.ID, "The value of this call, kept out of the context.", "application/json"))
+	}
+	switch {
 	case out.Success && out.HasValue() && call.Tool.OutputSchema() != nil:
 		res.StructuredContent = out.Value
 		if handle != "" {

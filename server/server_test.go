@@ -151,6 +151,11 @@ func TestSuccessRendering(t *testing.T) {
 	if len(tr.Content) != 2 || tr.Content[1].Type != "resource_link" {
 		t.Fatalf("want a resource link to the excluded value, got %+v", tr.Content)
 	}
+	// A tool with an output schema sends its value as structured content
+	// all the same, so that the result is valid for the schema.
+	if ta := cs.Call(ctx, "probe_aside", map[string]any{}, nil); ta.IsError || ta.StructuredContent["count"] != float64(7) || len(ta.Content) != 2 || ta.Content[1].Type != "resource_link" {
+		t.Fatalf("got %+v", ta)
+	}
 	raw, rpcErr := cs.Send(ctx, "resources/read", map[string]any{"uri": tr.Content[1].URI})
 	if rpcErr != nil {
 		t.Fatalf("reading %s: %+v", tr.Content[1].URI, rpcErr)

@@ -24,8 +24,10 @@ type Result[R any] struct {
 	// Success says whether the call did what was asked. A failed call is
 	// rolled back and reported with isError.
 	Success bool
-	// ExcludeValueFromContext keeps the value out of what the model reads;
-	// it is still logged and reachable as a resource.
+	// ExcludeValueFromContext keeps the value out of the text the model
+	// reads; it is still logged and reachable as a resource, and a tool
+	// with an output schema still sends it as structured content, which
+	// the schema promises.
 	ExcludeValueFromContext bool
 	// Content holds extra content blocks (images, audio, resources).
 	Content []mcp.Content

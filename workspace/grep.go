@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -16,6 +18,7 @@ type GrepParams struct {
 	Pattern string `json:"pattern" jsonschema:"Regular expression in Go RE2 syntax, matched against each line."`
 	Path    string `json:"path,omitempty" jsonschema:"Directory to search, relative to the workspace root; the root when empty."`
 	Glob    string `json:"glob,omitempty" jsonschema:"Only search files whose path relative to path matches this glob, such as **/*.go."`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"The next_cursor of an earlier grep with the same pattern, path and glob: the search goes on where that one stopped."`
 }
 
 // Match is one matching line.
@@ -29,10 +32,12 @@ type Match struct {
 type GrepMatches struct {
 	Pattern string  `json:"pattern" jsonschema:"The pattern."`
 	Matches []Match `json:"matches" jsonschema:"Matching lines, sorted by path and line."`
-	Capped  bool    `json:"capped" jsonschema:"Whether the search stopped at the cap; there may be more."`
+	// Truncated and NextCursor page the matches.
+	Truncated  bool   `json:"truncated" jsonschema:"Whether the search stopped at its match cap or its 64 KiB page; more matches follow."`
+	NextCursor string `json:"next_cursor,omitempty" jsonschema:"Pass it as cursor, with the same pattern, path and glob, for the next matches; present when truncated."`
 }
 
-// Render writes "path:line: text" per match, and a marker when capped.
+// Render writes "path:line: text" per match, and a marker when truncated.
 func (g *GrepMatches) Render() string {
 	if len(g.Matches) == 0 {
 		return "(no matches)"
@@ -44,15 +49,15 @@ func (g *GrepMatches) Render() string {
 		}
 		fmt.Fprintf(&b, "%s:%d: %s", m.Path, m.Line, truncateLine(m.Text, MaxLineBytes))
 	}
-	if g.Capped {
-		fmt.Fprintf(&b, "\n[output capped at %d matches; there are more: narrow the pattern, path or glob]", len(g.Matches))
+	if g.Truncated {
+		fmt.Fprintf(&b, "\n[more matches follow: call grep again with cursor %q, or narrow the pattern, path or glob]", g.NextCursor)
 	}
 	return b.String()
 }
 
 func (s *settings) grep() *tools.Tool {
 	return tools.New("grep",
-		"Search workspace text files for lines matching a Go regular expression; prints path:line: text, sorted.",
+		"Search workspace text files for lines matching a Go regular expression; prints path:line: text, sorted. When truncated, call again with cursor set to next_cursor for the next matches.",
 		tools.Annotations{Title: "Search file contents", ReadOnly: true, Idempotent: true},
 		func(ctx *tools.Context, p GrepParams) (tools.Result[*GrepMatches], error) {
 			re, err := regexp.Compile(p.Pattern)
@@ -68,8 +73,12 @@ func (s *settings) grep() *tools.Tool {
 			if p.Glob != "" && (filter == "" || !doublestar.ValidatePattern(filter)) {
 				return tools.Fail[*GrepMatches](fmt.Sprintf("Invalid glob pattern: %q.", p.Glob)), nil
 			}
+			from, err := decodeCursor(p)
+			if err != nil {
+				return tools.Fail[*GrepMatches](err.Error()), nil
+			}
 			out := &GrepMatches{Pattern: p.Pattern, Matches: []Match{}}
-			files := 0
+			files, size := 0, 0
 			prog := progress{ctx: ctx}
 			err = w.walk(dir, func(in Info) error {
 				if err := ctx.Err(); err != nil {
@@ -78,6 +87,9 @@ func (s *settings) grep() *tools.Tool {
 				prog.step(func() string {
 					return fmt.Sprintf("Searched %s; %s so far.", plural(prog.steps, "file", "files"), plural(len(out.Matches), "match", "matches"))
 				})
+				if from != nil && pathLess(in.Path, from.File) {
+					return nil
+				}
 				if filter != "" {
 					if ok, _ := doublestar.Match(filter, relTo(in.Path, dir)); !ok {
 						return nil
@@ -89,11 +101,16 @@ func (s *settings) grep() *tools.Tool {
 				}
 				found := false
 				for i, line := range splitLines(string(data)) {
-					if !re.MatchString(line) {
+					if from != nil && in.Path == from.File && i+1 < from.Line || !re.MatchString(line) {
 						continue
 					}
-					if len(out.Matches) == s.maxMatches {
-						out.Capped = true
+					size += len(in.Path) + len(line) + 16
+					if len(out.Matches) == s.maxMatches || size > PageBytes && len(out.Matches) > 0 {
+						out.Truncated = true
+						out.NextCursor = encodeCursor(p, in.Path, i+1)
+						if found {
+							files++
+						}
 						return errStop
 					}
 					found = true
@@ -108,8 +125,8 @@ func (s *settings) grep() *tools.Tool {
 				return tools.Result[*GrepMatches]{}, err
 			}
 			msg := fmt.Sprintf("Found %s in %s.", plural(len(out.Matches), "match", "matches"), plural(files, "file", "files"))
-			if out.Capped {
-				msg = fmt.Sprintf("Found more than %d matches; showing the first %d.", s.maxMatches, s.maxMatches)
+			if out.Truncated {
+				msg = fmt.Sprintf("Found %s in %s; more follow.", plural(len(out.Matches), "match", "matches"), plural(files, "file", "files"))
 			}
 			return tools.OK(msg, out), nil
 		},
@@ -119,4 +136,54 @@ func (s *settings) grep() *tools.Tool {
 			Output:      "Found 1 match in 1 file.\n\nmain.go:12: \t// TODO: handle errors",
 		}),
 	)
+}
+
+// cursor is where a truncated grep stopped: the file and line of the first
+// match it did not return, and the arguments of the search it belongs to.
+type cursor struct {
+	Pattern string `json:"q"`
+	Path    string `json:"p"`
+	Glob    string `json:"g"`
+	File    string `json:"f"`
+	Line    int    `json:"l"`
+}
+
+// encodeCursor returns the cursor of a search with arguments p that
+// stopped at line of file.
+func encodeCursor(p GrepParams, file string, line int) string {
+	b, _ := json.Marshal(cursor{Pattern: p.Pattern, Path: p.Path, Glob: p.Glob, File: file, Line: line})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor returns where the search p goes on from: nil without a
+// cursor, an error naming the fault for one that is malformed or belongs
+// to another search.
+func decodeCursor(p GrepParams) (*cursor, error) {
+	if p.Cursor == "" {
+		return nil, nil
+	}
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.File == "" || c.Line < 1 {
+		return nil, errors.New("Invalid cursor: pass the next_cursor of an earlier grep unchanged.")
+	}
+	if c.Pattern != p.Pattern || c.Path != p.Path || c.Glob != p.Glob {
+		return nil, errors.New("Invalid cursor: it belongs to a grep with another pattern, path or glob; pass the same ones with it.")
+	}
+	return &c, nil
+}
+
+// pathLess reports whether a comes before b in the walk's order: segment
+// by segment, by name.
+func pathLess(a, b string) bool {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := range min(len(as), len(bs)) {
+		if as[i] != bs[i] {
+			return as[i] < bs[i]
+		}
+	}
+	return len(as) < len(bs)
 }

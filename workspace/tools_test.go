@@ -56,9 +56,11 @@ func TestTools(t *testing.T) {
 		}},
 		{"read_file", []step{
 			{"read_file", `{"file_path":"README.md"}`, "Read file README.md (lines 1-3 of 3).\n\n   1 | # Title\n   2 | \n   3 | Body text.", false},
-			{"read_file", `{"file_path":"/src//main.go","offset":2,"limit":1}`, "Read file src/main.go (lines 3-3 of 4).\n\n   3 | // TODO: more", false},
+			{"read_file", `{"file_path":"/src//main.go","offset":2,"limit":1}`, "Read file src/main.go (lines 3-3 of 4); more follow: call again with offset 3.\n\n   3 | // TODO: more", false},
 			{"read_file", `{"file_path":"README.md","offset":3}`, "Read file README.md (0 lines: offset 3 is past the end; the file has 3 lines).\n\n(no lines)", false},
 			{"read_file", `{"file_path":"notes/empty.txt"}`, "Read file notes/empty.txt (0 lines: the file is empty).\n\n(no lines)", false},
+			{"read_file", `{"file_path":"README.md","offset":-1}`, "Read file README.md (lines 3-3 of 3).\n\n   3 | Body text.", false},
+			{"read_file", `{"file_path":"README.md","offset":-9,"limit":1}`, "Read file README.md (lines 1-1 of 3); more follow: call again with offset 1.\n\n   1 | # Title", false},
 		}},
 		{"read_file errors", []step{
 			{"read_file", `{"file_path":"missing.txt"}`, "File does not exist: missing.txt", true},
@@ -68,7 +70,6 @@ func TestTools(t *testing.T) {
 			{"read_file", `{"file_path":"a/./b"}`, "Path segments may not include '.' or '..'.", true},
 			{"read_file", `{"file_path":"README.md","limit":2001}`, "limit must be between 1 and 2000.", true},
 			{"read_file", `{"file_path":"README.md","limit":0}`, "limit must be between 1 and 2000.", true},
-			{"read_file", `{"file_path":"README.md","offset":-1}`, "offset must be 0 or more.", true},
 			{"read_file", `{"file_path":"README.md","offset":"1"}`, "Invalid arguments: /offset: expected integer, got string", true},
 		}},
 		{"write_file", []step{
@@ -89,7 +90,7 @@ func TestTools(t *testing.T) {
 		{"edit_file", []step{
 			{"read_file", `{"file_path":"src/main.go"}`, "Read file src/main.go (lines 1-4 of 4)....", false},
 			{"edit_file", `{"file_path":"src/main.go","old_string":"TODO: more","new_string":"DONE"}`, "Replaced 1 occurrence in src/main.go.", false},
-			{"read_file", `{"file_path":"src/main.go","offset":2,"limit":1}`, "Read file src/main.go (lines 3-3 of 4).\n\n   3 | // DONE", false},
+			{"read_file", `{"file_path":"src/main.go","offset":2,"limit":1}`, "Read file src/main.go (lines 3-3 of 4); more follow: call again with offset 3.\n\n   3 | // DONE", false},
 			{"edit_file", `{"file_path":"src/main.go","old_string":"main","new_string":"app"}`, "old_string matches 2 times in src/main.go; add context or set replace_all.", true},
 			{"edit_file", `{"file_path":"src/main.go","old_string":"main","new_string":"app","replace_all":true}`, "Replaced 2 occurrences in src/main.go.", false},
 			{"edit_file", `{"file_path":"src/main.go","old_string":"absent","new_string":"x"}`, "old_string not found in src/main.go.", true},
@@ -144,7 +145,7 @@ func TestTools(t *testing.T) {
 			{"edit_file", `{"file_path":"//README.md","old_string":"Title","new_string":"T"}`, "File 'README.md' must be read before overwriting.", true},
 			{"apply_edits", `{"edits":[{"op":"write","file_path":"ok.txt","content":"a"},{"op":"edit","file_path":"README.md","old_string":"Title","new_string":"T"}]}`, "edits[1] (edit README.md) failed: File 'README.md' must be read before overwriting. No edit was applied.", true},
 			{"read_file", `{"file_path":"ok.txt"}`, "File does not exist: ok.txt", true},
-			{"read_file", `{"file_path":"README.md","limit":1}`, "Read file README.md (lines 1-1 of 3)....", false},
+			{"read_file", `{"file_path":"README.md","limit":1}`, "Read file README.md (lines 1-1 of 3); more follow: call again with offset 1....", false},
 			{"edit_file", `{"file_path":"README.md","old_string":"Title","new_string":"T"}`, "Replaced 1 occurrence in README.md.", false},
 			{"edit_file", `{"file_path":"README.md","old_string":"Body","new_string":"B"}`, "Replaced 1 occurrence in README.md.", false},
 			{"write_file", `{"file_path":"mine.txt","content":"1"}`, "Created mine.txt (1 byte).", false},
