@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -48,7 +47,7 @@ func notText(raw []byte, ptr string) (string, bool) {
 			if err != nil {
 				return "", false
 			}
-			name := "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key.(string))
+			name := "/" + escape(key.(string))
 			var val json.RawMessage
 			if dec.Decode(&val) != nil {
 				return "", false
