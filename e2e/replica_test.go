@@ -35,9 +35,9 @@ const changedElsewhere = "The session changed elsewhere; call again."
 const planURI = "wink://planning/plan"
 
 // startNATS starts a 3-node NATS cluster for the test, waits until it has
-// elected the leaders of the session store's streams, and returns its
-// URLs for --store.
-func startNATS(t *testing.T) string {
+// elected the leaders of the session store's streams, and returns it; its
+// URLs are for --store.
+func startNATS(t *testing.T) *natstest.Cluster {
 	t.Helper()
 	nodes, err := natstest.Nodes(t.TempDir(), 3)
 	if err != nil {
@@ -55,7 +55,7 @@ func startNATS(t *testing.T) string {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return c.URLs()
+	return c
 }
 
 // roundRobin is a client of the 2026-07-28 era that sends each call to the
@@ -286,7 +286,7 @@ func events(t *testing.T, url, sid string) <-chan string {
 // workspace and its state directory (the locks and journals of its
 // files), as two processes on one host.
 func TestReplicas(t *testing.T) {
-	urls := startNATS(t)
+	urls := startNATS(t).URLs()
 	ws, state := t.TempDir(), t.TempDir()
 	args := []string{"--store", urls, "--workspace", ws, "--state-dir", state}
 	a, b := serveHTTP(t, args...), serveHTTP(t, args...)

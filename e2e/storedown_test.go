@@ -6,24 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/wink-mcp/wink-mcp/internal/natstest"
 )
 
-// TestStoreDown: the server's external NATS store, a 3-node cluster, stops. A call that
-// changes state gets "Session store unavailable: …" once its deadline
+// TestStoreDown: the server's external NATS store, a 3-node cluster,
+// stops. A call that changes state gets "Session store unavailable: …" once its deadline
 // passes, the server goes on answering, and when the store is back the
 // session continues, with nothing of the failed call in it.
 func TestStoreDown(t *testing.T) {
-	nodes, err := natstest.Nodes(t.TempDir(), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := natstest.Start(nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Shutdown)
+	ns := startNATS(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfg, []byte("deadline: 3s\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -32,9 +22,7 @@ func TestStoreDown(t *testing.T) {
 	c := &httpClient{url: s.url}
 	h := c.call(t, "planning_setup_plan", map[string]any{"objective": "Ship it", "initial_steps": []string{"draft"}}).session(t)
 
-	for i := range nodes {
-		ns.Stop(i)
-	}
+	ns.Shutdown()
 	r := c.call(t, "planning_add_step", with(h, map[string]any{"steps": []string{"lost"}}))
 	if !r.IsError || !strings.HasPrefix(r.text(), "Session store unavailable: ") {
 		t.Fatalf("a call while the store is down: %+v", r)
@@ -43,7 +31,7 @@ func TestStoreDown(t *testing.T) {
 		t.Fatalf("tools/list while the store is down: %s", res)
 	}
 
-	for i := range nodes {
+	for i := range 3 { // startNATS's nodes
 		if err := ns.Restart(i); err != nil {
 			t.Fatal(err)
 		}
