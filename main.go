@@ -379,11 +379,10 @@ func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.S
 			return nil, fmt.Errorf("session store %s: %w", cfg.Store, err)
 		}
 		return st, nil
-	case cfg.Store == "memory":
-		opts.LogRetention = memoryLogRetention
-		return store.NewMemory(opts), nil
-	case cfg.HTTP.Addr == "" && session == "":
-		logger.Debug("session store in memory: without --session nothing can resume this process's session")
+	case cfg.Store == "memory" || cfg.HTTP.Addr == "" && session == "":
+		if cfg.Store != "memory" {
+			logger.Debug("session store in memory: without --session nothing can resume this process's session")
+		}
 		opts.LogRetention = memoryLogRetention
 		return store.NewMemory(opts), nil
 	}
