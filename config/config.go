@@ -141,7 +141,7 @@ func Default() *Config {
 		HTTP: HTTP{
 			MaxBodyBytes:   4 << 20,
 			SessionTTL:     30 * time.Minute,
-			DrainTimeout:   30 * time.Second,
+			DrainTimeout:   5 * time.Second,
 			ReadTimeout:    30 * time.Second,
 			IdleTimeout:    2 * time.Minute,
 			MaxConnections: 1024,

@@ -103,7 +103,7 @@ func TestDefault(t *testing.T) {
 		HTTP: HTTP{
 			MaxBodyBytes:   4 << 20,
 			SessionTTL:     30 * time.Minute,
-			DrainTimeout:   30 * time.Second,
+			DrainTimeout:   5 * time.Second,
 			ReadTimeout:    30 * time.Second,
 			IdleTimeout:    2 * time.Minute,
 			MaxConnections: 1024,
@@ -525,7 +525,7 @@ func TestExampleFile(t *testing.T) {
 			AllowedHosts:   []string{"mcp.example.com"},
 			MaxBodyBytes:   8 << 20,
 			SessionTTL:     time.Hour,
-			DrainTimeout:   10 * time.Second,
+			DrainTimeout:   5 * time.Second,
 			ReadTimeout:    time.Minute,
 			IdleTimeout:    90 * time.Second,
 			MaxConnections: 256,

@@ -3,7 +3,7 @@
 package e2e
 
 import (
-	"encoding/json"
+	"bufio"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,27 +13,17 @@ import (
 	"time"
 )
 
-// callWithin is call, but the process is killed, and the test fails, when
-// the answer takes longer than d.
-func (p *proc) callWithin(d time.Duration, id int, method string, params any) frame {
-	p.t.Helper()
-	kill := time.AfterFunc(d, func() { _ = p.cmd.Process.Kill() })
-	defer kill.Stop()
-	start := time.Now()
-	f := p.call(id, method, params)
-	if time.Since(start) > d {
-		p.t.Fatalf("%s answered after %v, more than %v", method, time.Since(start), d)
-	}
-	return f
-}
+// answerWithin bounds each answer in these tests: a call that blocks on a
+// special file would run to the server's 30 s deadline.
+const answerWithin = 5 * time.Second
 
-// TestSpecialFilesInDiskWorkspace puts a named pipe, a unix socket and (as
-// root) a character device in a disk workspace. Every file tool answers at
-// once: ls lists them with their kind, glob and grep pass over them, and
-// the tools that would open one refuse it by name. The process then exits
-// soon after SIGTERM.
-func TestSpecialFilesInDiskWorkspace(t *testing.T) {
-	dir := t.TempDir()
+// exitWithin bounds the time from SIGTERM to the exit of the process.
+const exitWithin = 10 * time.Second
+
+// specialFiles puts a named pipe, a unix socket and (as root) a character
+// device in dir, and returns their names with the kind ls gives them.
+func specialFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +34,7 @@ func TestSpecialFilesInDiskWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	special := map[string]string{"pipe": "named pipe", "sock": "socket"}
 	// Making a device node needs privilege; /dev/null itself cannot be
 	// reached, as links out of the root are refused.
@@ -53,47 +43,46 @@ func TestSpecialFilesInDiskWorkspace(t *testing.T) {
 	} else {
 		t.Logf("no device node: %v", err)
 	}
+	return special
+}
 
-	p := start(t, "", "--workspace", dir, "--state-dir", t.TempDir(), "--store", "memory")
-	p.initialize()
-	const limit = 5 * time.Second
-	id := 0
-	tool := func(name string, args map[string]any) toolResult {
+// checkSpecial calls every file tool on the special files of dir through
+// c: ls lists them with their kind, glob and grep pass over them, and the
+// tools that would open one refuse it by name, each answering within
+// answerWithin. p is killed when the calls take too long together, so
+// that a hung call fails the test instead of hanging it.
+func checkSpecial(t *testing.T, p *proc, c caller, dir string, special map[string]string) {
+	t.Helper()
+	kill := time.AfterFunc(time.Minute, func() { _ = p.cmd.Process.Kill() })
+	defer kill.Stop()
+	tool := func(name string, args map[string]any) result {
 		t.Helper()
-		id++
-		return decodeToolResult(t, p.callWithin(limit, id, "tools/call", callTool(name, args)))
+		start := time.Now()
+		r := c.call(t, name, args)
+		if d := time.Since(start); d > answerWithin {
+			t.Errorf("%s %v answered after %v, more than %v", name, args, d, answerWithin)
+		}
+		return r
 	}
 
-	var listing struct {
-		Entries []struct {
-			Name string `json:"name"`
-			Type string `json:"type"`
-		} `json:"entries"`
-	}
 	r := tool("ls", map[string]any{})
-	raw := p.out[len(p.out)-1]
-	var env struct {
-		Result struct {
-			StructuredContent json.RawMessage `json:"structuredContent"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil || json.Unmarshal(env.Result.StructuredContent, &listing) != nil {
-		t.Fatalf("ls: %s", raw)
-	}
 	kinds := map[string]string{}
-	for _, e := range listing.Entries {
-		kinds[e.Name] = e.Type
+	entries, _ := r.StructuredContent["entries"].([]any)
+	for _, e := range entries {
+		e, _ := e.(map[string]any)
+		name, _ := e["name"].(string)
+		kinds[name], _ = e["type"].(string)
 	}
 	for name, kind := range special {
 		if kinds[name] != kind {
-			t.Errorf("ls lists %s as %q, want %q: %s", name, kinds[name], kind, r.Content[0].Text)
+			t.Errorf("ls lists %s as %q, want %q: %s", name, kinds[name], kind, r.text())
 		}
 	}
-	if r := tool("glob", map[string]any{"pattern": "**"}); r.IsError || strings.Contains(r.Content[0].Text, "pipe") {
-		t.Errorf("glob: %s", r.Content[0].Text)
+	if r := tool("glob", map[string]any{"pattern": "**"}); r.IsError || strings.Contains(r.text(), "pipe") {
+		t.Errorf("glob: %s", r.text())
 	}
-	if r := tool("grep", map[string]any{"pattern": "needle"}); r.IsError || !strings.Contains(r.Content[0].Text, "a.txt:1") {
-		t.Errorf("grep: %s", r.Content[0].Text)
+	if r := tool("grep", map[string]any{"pattern": "needle"}); r.IsError || !strings.Contains(r.text(), "a.txt:1") {
+		t.Errorf("grep: %s", r.text())
 	}
 	for name, kind := range special {
 		for _, c := range []struct {
@@ -111,20 +100,59 @@ func TestSpecialFilesInDiskWorkspace(t *testing.T) {
 			{"rm", map[string]any{"path": name}},
 		} {
 			r := tool(c.tool, c.args)
-			if !r.IsError || !strings.Contains(r.Content[0].Text, kind) {
-				t.Errorf("%s %v: want a refusal naming the %s, got %s", c.tool, c.args, kind, r.Content[0].Text)
+			if !r.IsError || !strings.Contains(r.text(), kind) {
+				t.Errorf("%s %v: want a refusal naming the %s, got %s", c.tool, c.args, kind, r.text())
 			}
 		}
 	}
 	if fi, err := os.Lstat(filepath.Join(dir, "pipe")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the pipe changed: %v %v", fi, err)
 	}
+}
 
+// stopWithin sends SIGTERM to p and checks that it exits cleanly within
+// exitWithin.
+func stopWithin(t *testing.T, p *proc) {
+	t.Helper()
 	p.signal(syscall.SIGTERM)
 	stopped := time.Now()
-	kill := time.AfterFunc(10*time.Second, func() { _ = p.cmd.Process.Kill() })
+	kill := time.AfterFunc(exitWithin+5*time.Second, func() { _ = p.cmd.Process.Kill() })
 	defer kill.Stop()
-	if code := p.wait(); code != 0 || time.Since(stopped) > 10*time.Second {
-		t.Errorf("exit code %d %v after SIGTERM; stderr:\n%s", code, time.Since(stopped), p.stderr)
+	if code := p.wait(); code != 0 || time.Since(stopped) > exitWithin {
+		t.Errorf("exit code %d %v after SIGTERM, want 0 within %v; stderr:\n%s", code, time.Since(stopped), exitWithin, p.stderr)
 	}
+}
+
+// TestSpecialFilesInDiskWorkspace: with a named pipe, a unix socket and a
+// device node in the disk root, every file tool answers at once over
+// stdio, and the process exits soon after SIGTERM.
+func TestSpecialFilesInDiskWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	special := specialFiles(t, dir)
+	p := start(t, "", "--workspace", dir, "--store", "memory")
+	p.initialize()
+	checkSpecial(t, p, &stdioClient{p: p}, dir, special)
+	stopWithin(t, p)
+}
+
+// TestHTTPExitsSoonAfterSIGTERM: over HTTP the same holds, and the process
+// exits within exitWithin of SIGTERM although a call is in flight (one
+// that waits for the client's answer to an elicitation, which never
+// comes) and a standalone stream is open.
+func TestHTTPExitsSoonAfterSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	special := specialFiles(t, dir)
+	s := serveHTTP(t, "--workspace", dir, "--store", "memory", "--conformance")
+	c := &httpClient{url: s.url}
+	c.initialize(t)
+	checkSpecial(t, s.p, c, dir, special)
+
+	legacy := &httpClient{url: s.url}
+	legacy.post(t, "initialize", "", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "wink-e2e", "version": "1"}})
+	legacy.postRaw(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call := legacy.postRaw(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"who?"}}}`)
+	events := bufio.NewScanner(call.Body)
+	for events.Scan() && !strings.Contains(events.Text(), "elicitation/create") {
+	}
+	stopWithin(t, s.p)
 }

@@ -43,7 +43,7 @@ const (
 	// keepAlive is the time between comment lines on long-lived streams.
 	keepAlive = 25 * time.Second
 	// shutdownGrace bounds the closing of connections after the drain.
-	shutdownGrace = 5 * time.Second
+	shutdownGrace = 2 * time.Second
 )
 
 // HTTPOptions configures NewHTTP. Zero values mean the defaults noted.
