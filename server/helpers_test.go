@@ -31,6 +31,9 @@ type poisoned struct{}
 // release unblocks probe_block calls.
 var release = make(chan struct{})
 
+// hear unblocks probe_deaf calls, which nothing else does.
+var hear = make(chan struct{})
+
 type byParams struct {
 	By int `json:"by" jsonschema:"How much to add."`
 }
@@ -113,6 +116,14 @@ func probeSection() *sections.Section {
 					case <-ctx.Done():
 					}
 					return tools.OK("Released.", current(ctx)), nil
+				}),
+			tools.New("probe_deaf", "Add, then wait until heard, whatever the context says, as a handler stuck in a system call does.", ann,
+				func(ctx *tools.Context, p byParams) (tools.Result[counter], error) {
+					if err := incr(ctx, p.By); err != nil {
+						return tools.Result[counter]{}, err
+					}
+					<-hear
+					return tools.OK("Heard.", current(ctx)), nil
 				}),
 			tools.New("probe_stop", "Add, wait for the deadline, then say where it stopped.", ann,
 				func(ctx *tools.Context, p byParams) (tools.Result[counter], error) {

@@ -95,6 +95,7 @@ type Server struct {
 	resources []resource // of a session's state, for content
 	// deprecated holds the former _meta keys already logged (readMeta).
 	deprecated sync.Map
+	overruns   overruns
 }
 
 // New builds the server: it sets up the sections' session state, registers

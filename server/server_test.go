@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,6 +133,43 @@ wait:
 	}
 	if n := h.count(cs); n != 0 {
 		t.Errorf("count = %d, want 0 (restored)", n)
+	}
+}
+
+// TestOverrunningCall: a handler that ignores its deadline still has its
+// call answered, a second after the deadline; the session's next call,
+// which waits for it in vain, says which call holds the session; once the
+// handler returns, its change is restored and the session serves again.
+func TestOverrunningCall(t *testing.T) {
+	h := newHarness(t, time.Minute)
+	cs := h.client("s1")
+	ctx := context.Background()
+	short := map[string]any{"io.github.wink-mcp/timeoutMs": 50}
+	start := time.Now()
+	r := cs.Call(ctx, "probe_deaf", map[string]any{"by": 3}, short)
+	if !r.IsError || r.Text() != "Tool 'probe_deaf' exceeded its deadline (50ms)." {
+		t.Fatalf("got %q", r.Text())
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("answered after %v", d)
+	}
+	r = cs.Call(ctx, "probe_add", map[string]any{"by": 1}, short)
+	if !r.IsError || !strings.HasPrefix(r.Text(), "Tool 'probe_add' exceeded its deadline (50ms). Its session is held by call ") ||
+		!strings.Contains(r.Text(), " of 'probe_deaf', which overran its deadline by ") {
+		t.Fatalf("got %q", r.Text())
+	}
+	close(hear)
+	for i := 0; ; i++ {
+		r = cs.Call(ctx, "probe_add", map[string]any{"by": 1}, nil)
+		if !r.IsError {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the session is still held: %q", r.Text())
+		}
+	}
+	if n := h.count(cs); n != 1 {
+		t.Errorf("count = %d, want 1: the overrunning call's change restored", n)
 	}
 }
 

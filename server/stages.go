@@ -207,15 +207,16 @@ func interrupted(call *tools.Call, err error) *tools.Outcome {
 // Waiting for it respects the call's deadline. Once it holds the lock, a
 // session in a store that other processes write checks that it is still
 // the latest (use.fresh), so that no call runs on a revision another
-// replica has replaced.
-func serialise(next tools.Handler) tools.Handler {
+// replica has replaced. A call that waited in vain says which call, if
+// any, holds the lock past its deadline.
+func (o *overruns) serialise(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 		acquire, release := call.Session.Acquire, call.Session.Release
 		if call.Tool.Annotations().ReadOnly {
 			acquire, release = call.Session.AcquireRead, call.Session.ReleaseRead
 		}
 		if err := acquire(ctx); err != nil {
-			return interrupted(call, err)
+			return o.waited(call, err)
 		}
 		defer release()
 		if fresh, ok := ctx.Value(freshKey{}).(func(context.Context) error); ok {
