@@ -44,11 +44,12 @@ func TestNonTextArgumentsRefused(t *testing.T) {
 // TestNumberBeyondFloat64: a number in the arguments that no float64
 // holds (1e999) fails the call with an isError result naming the
 // argument, not with a JSON-RPC error, whether the tool takes an integer,
-// a string or no such argument.
+// a string or no such argument; in _meta, it fails the call naming the key.
 func TestNumberBeyondFloat64(t *testing.T) {
 	p := start(t, "", "--workspace", t.TempDir())
 	p.initialize()
 	for i, c := range []struct{ tool, args, want string }{
+		{"ls", `{},"_meta":{"io.github.wink-mcp/timeoutMs":1e999}`, "Invalid _meta: io.github.wink-mcp/timeoutMs: expected a number of milliseconds from 0 to 9223372036854, got 1e999"},
 		{"read_file", `{"file_path":"a.txt","offset":1e999}`, "Invalid arguments: /offset: integer out of range"},
 		{"write_file", `{"file_path":"a.txt","content":-1e999}`, "Invalid arguments: /content: expected string, got number"},
 		{"ls", `{"path":"","depth":1e999}`, "Invalid arguments: /depth: unknown field"},

@@ -14,12 +14,14 @@ import (
 // side (Server.MCP), and answers as MCP says two requests mcp-go answers
 // otherwise; a transport hands every message it reads to it.
 //
-// A tools/call whose arguments hold a number beyond float64 (1e999) is one
-// mcp-go cannot decode: it refuses it as an invalid request (-32600)
-// before the tool is looked up. It is passed again with empty arguments,
-// and the tool's handler takes the arguments as sent (rawArgs), so that
-// the call fails validation with an isError result, is recorded and
-// audited like any call with an invalid argument.
+// A tools/call whose arguments or _meta hold a number beyond float64
+// (1e999) is one mcp-go cannot decode: it refuses it as an invalid request
+// (-32600) before the tool is looked up. It is passed again with empty
+// arguments and, in _meta, null for each value that does not decode; the
+// tool's handler takes the arguments as sent (rawArgs) and those values
+// (readMeta), so that the call fails validation with an isError result,
+// is recorded and audited like any call with an invalid argument or
+// _meta key.
 //
 // A resources/read of a resource that does not exist, which the handler of
 // a template that matched reports (resourceNotFound), is one mcp-go
@@ -36,20 +38,28 @@ func HandleMessage(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMe
 		e.Error.Code = int(missing.Load())
 		return e
 	case e.Error.Code == mcp.INVALID_REQUEST:
-		if fixed, args, ok := undecodableArguments(msg); ok {
-			return srv.HandleMessage(context.WithValue(ctx, rawArgsKey{}, args), fixed)
+		if fixed, raw, ok := undecodable(msg); ok {
+			return srv.HandleMessage(context.WithValue(ctx, rawKey{}, raw), fixed)
 		}
 	}
 	return resp
 }
 
 // notFoundKey is the context key of the JSON-RPC error code of a resource
-// read that found nothing, set by resourceNotFound; rawArgsKey that of the
-// arguments of a tools/call as sent, when mcp-go could not decode them.
+// read that found nothing, set by resourceNotFound; rawKey that of the
+// parts of a tools/call mcp-go could not decode (sent).
 type (
 	notFoundKey struct{}
-	rawArgsKey  struct{}
+	rawKey      struct{}
 )
+
+// sent holds the parts of a tools/call that mcp-go could not decode, as
+// the client sent them: the arguments, when they are among them, and the
+// values of _meta that are.
+type sent struct {
+	args json.RawMessage
+	meta map[string]json.RawMessage
+}
 
 // resourceNotFound is the error a resource handler returns for uri, a
 // resource that does not exist; why, when not empty, says more. It tells
@@ -66,31 +76,53 @@ func resourceNotFound(ctx context.Context, uri, why string) error {
 	return fmt.Errorf("%s%s: %w", uri, why, mcpserver.ErrResourceNotFound)
 }
 
-// undecodableArguments reports whether msg is a tools/call whose arguments
-// are valid JSON that does not decode into Go values (a number beyond
-// float64), and returns it with empty arguments, and the arguments.
-func undecodableArguments(msg json.RawMessage) (json.RawMessage, json.RawMessage, bool) {
-	var req map[string]json.RawMessage
-	var params map[string]json.RawMessage
+// undecodable reports whether msg is a tools/call whose arguments or _meta
+// values are valid JSON that does not decode into Go values (a number
+// beyond float64). It returns msg with those parts replaced (the arguments
+// by {}, each such _meta value by null), and the parts as sent.
+func undecodable(msg json.RawMessage) (json.RawMessage, sent, bool) {
+	var req, params map[string]json.RawMessage
 	var method string
 	if json.Unmarshal(msg, &req) != nil || json.Unmarshal(req["method"], &method) != nil || method != string(mcp.MethodToolsCall) ||
 		json.Unmarshal(req["params"], &params) != nil {
-		return nil, nil, false
+		return nil, sent{}, false
 	}
-	args := params["arguments"]
-	var v any
-	if !json.Valid(args) || json.Unmarshal(args, &v) == nil {
-		return nil, nil, false
+	var raw sent
+	if args := params["arguments"]; json.Valid(args) && !decodes(args) {
+		raw.args, params["arguments"] = args, json.RawMessage("{}")
 	}
-	params["arguments"] = json.RawMessage("{}")
-	p, err := json.Marshal(params)
-	if err != nil {
-		return nil, nil, false
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(params["_meta"], &meta) == nil {
+		for k, v := range meta {
+			if !decodes(v) {
+				if raw.meta == nil {
+					raw.meta = map[string]json.RawMessage{}
+				}
+				raw.meta[k], meta[k] = v, json.RawMessage("null")
+			}
+		}
 	}
-	req["params"] = p
+	if raw.args == nil && raw.meta == nil {
+		return nil, sent{}, false
+	}
+	var err error
+	if raw.meta != nil {
+		if params["_meta"], err = json.Marshal(meta); err != nil {
+			return nil, sent{}, false
+		}
+	}
+	if req["params"], err = json.Marshal(params); err != nil {
+		return nil, sent{}, false
+	}
 	fixed, err := json.Marshal(req)
 	if err != nil {
-		return nil, nil, false
+		return nil, sent{}, false
 	}
-	return fixed, args, true
+	return fixed, raw, true
+}
+
+// decodes reports whether v, valid JSON, decodes into Go values.
+func decodes(v json.RawMessage) bool {
+	var x any
+	return json.Unmarshal(v, &x) == nil
 }

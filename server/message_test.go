@@ -12,8 +12,8 @@ import (
 )
 
 // TestHandleMessage: what mcp-go answers otherwise is answered as MCP
-// says: a number beyond float64 in a call's arguments is an isError
-// result of the pipeline's validation, naming the argument; a resource that does not exist is -32002, or -32602 for a
+// says: a number beyond float64 in a call's arguments or _meta is an
+// isError result of the pipeline's validation, naming the argument or key; a resource that does not exist is -32002, or -32602 for a
 // request of revision 2026-07-28, whether a template's handler says so or
 // no handler matches. Anything else passes through unchanged.
 func TestHandleMessage(t *testing.T) {
@@ -28,6 +28,10 @@ func TestHandleMessage(t *testing.T) {
 		text      string // of the isError result, when code is 0
 	}{
 		{"number beyond float64", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1e999}}}`,
+			0, "Invalid arguments: /by: integer out of range"},
+		{"number beyond float64 in _meta", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1},"_meta":{"io.github.wink-mcp/timeoutMs":1e999,"other":1}}}`,
+			0, "Invalid _meta: io.github.wink-mcp/timeoutMs: expected a number of milliseconds from 0 to 9223372036854, got 1e999"},
+		{"both", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1e999},"_meta":{"progressToken":-1e999}}}`,
 			0, "Invalid arguments: /by: integer out of range"},
 		{"arguments not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":[1e999]}}`,
 			0, "Invalid arguments: (root): expected object, got array"},

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestReadMetaRenamesFormerKeysAndLogsOnce(t *testing.T) {
 		{map[string]any{"io.wink-mcp/timeoutMs": 7.0, MetaTimeoutMs: 9.0}, 9.0},
 		{map[string]any{MetaTimeoutMs: 3.0}, 3.0},
 	} {
-		got := s.readMeta(tc.in)
+		got := s.readMeta(context.Background(), tc.in)
 		if got[MetaTimeoutMs] != tc.want || len(got) != 1 {
 			t.Errorf("readMeta(%v) = %v, want only %s: %v", tc.in, got, MetaTimeoutMs, tc.want)
 		}

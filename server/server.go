@@ -341,7 +341,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 		n.srv = s.mcp
 	}
 	if m := req.Params.Meta; m != nil {
-		call.Meta = s.readMeta(m.AdditionalFields)
+		call.Meta = s.readMeta(ctx, m.AdditionalFields)
 		n.token = m.ProgressToken
 	}
 	call.Notifier = n
@@ -355,8 +355,8 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 // rawArgs returns the arguments exactly as sent: those mcp-go could not
 // decode, which HandleMessage put in ctx, or those of req.
 func rawArgs(ctx context.Context, req mcp.CallToolRequest) json.RawMessage {
-	if args, ok := ctx.Value(rawArgsKey{}).(json.RawMessage); ok {
-		return args
+	if raw, ok := ctx.Value(rawKey{}).(sent); ok && raw.args != nil {
+		return raw.args
 	}
 	if len(req.Params.RawArguments) > 0 {
 		return req.Params.RawArguments

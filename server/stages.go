@@ -32,10 +32,18 @@ var metaAliases = map[string]string{
 // milliseconds: the longest time.Duration.
 const maxTimeoutMs = float64(math.MaxInt64 / int64(time.Millisecond))
 
-// readMeta returns a request's _meta with each key of the former prefix
-// renamed to the key that replaced it, unless that key is there too, and
-// logs once per former key that it is deprecated.
-func (s *Server) readMeta(meta map[string]any) map[string]any {
+// readMeta returns a request's _meta with the values mcp-go could not
+// decode as the client sent them (a json.RawMessage, which no key's reader
+// takes: see HandleMessage), and each key of the former prefix renamed to
+// the key that replaced it, unless that key is there too; it logs once per
+// former key that it is deprecated.
+func (s *Server) readMeta(ctx context.Context, meta map[string]any) map[string]any {
+	if raw, ok := ctx.Value(rawKey{}).(sent); ok && raw.meta != nil {
+		meta = maps.Clone(meta)
+		for k, v := range raw.meta {
+			meta[k] = v
+		}
+	}
 	for old, key := range metaAliases {
 		v, ok := meta[old]
 		if !ok {
