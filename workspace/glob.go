@@ -17,24 +17,28 @@ const DefaultMaxMatches = 1000
 type GlobParams struct {
 	Pattern string `json:"pattern" jsonschema:"Glob relative to path: * and ? stay within one directory, ** spans any number of directories, {a,b} and [abc] as usual."`
 	Path    string `json:"path,omitempty" jsonschema:"Directory to search from, relative to the workspace root; the root when empty."`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"The next_cursor of an earlier glob with the same pattern and path: the list goes on where that one stopped."`
 }
 
 // GlobMatches is the result of glob.
 type GlobMatches struct {
 	Pattern string   `json:"pattern" jsonschema:"The pattern."`
 	Path    string   `json:"path" jsonschema:"The directory searched; empty for the root."`
-	Files   []string `json:"files" jsonschema:"Matching file paths from the workspace root, sorted."`
-	Total   int      `json:"total" jsonschema:"How many files match, including those left out when capped."`
+	Files   []string `json:"files" jsonschema:"Matching file paths from the workspace root, sorted: from the cursor on, when given."`
+	Total   int      `json:"total" jsonschema:"How many files match, before the cursor and after this page too."`
+	// Truncated and NextCursor page the files.
+	Truncated  bool   `json:"truncated" jsonschema:"Whether the list stopped at its cap of paths or its 64 KiB page; more files follow."`
+	NextCursor string `json:"next_cursor,omitempty" jsonschema:"Pass it as cursor, with the same pattern and path, for the next files; present when truncated."`
 }
 
-// Render lists the paths, one per line, with a marker when capped.
+// Render lists the paths, one per line, with a marker when truncated.
 func (g *GlobMatches) Render() string {
 	if len(g.Files) == 0 {
 		return "(no files match)"
 	}
 	s := strings.Join(g.Files, "\n")
-	if more := g.Total - len(g.Files); more > 0 {
-		s += fmt.Sprintf("\n[output capped: %d more matching files not shown; narrow the pattern or path]", more)
+	if g.Truncated {
+		s += fmt.Sprintf("\n[more files follow: call glob again with cursor %q, or narrow the pattern or path]", g.NextCursor)
 	}
 	return s
 }
@@ -44,7 +48,7 @@ var errStop = errors.New("stop")
 
 func (s *settings) glob() *tools.Tool {
 	return tools.New("glob",
-		"Find workspace files whose path (relative to path) matches a glob pattern; ** spans directories. Sorted paths.",
+		"Find workspace files whose path (relative to path) matches a glob pattern; ** spans directories. Sorted paths. When truncated, call again with cursor set to next_cursor for the next files.",
 		tools.Annotations{Title: "Find files", ReadOnly: true, Idempotent: true},
 		func(ctx *tools.Context, p GlobParams) (tools.Result[*GlobMatches], error) {
 			dir, f := s.searchDir(From(ctx.Session), p.Path)
@@ -55,20 +59,34 @@ func (s *settings) glob() *tools.Tool {
 			if pattern == "" || !doublestar.ValidatePattern(pattern) {
 				return tools.Fail[*GlobMatches](fmt.Sprintf("Invalid glob pattern: %q.", p.Pattern)), nil
 			}
+			search := cursor{Tool: "glob", Pattern: p.Pattern, Path: p.Path}
+			from, err := decodeCursor(p.Cursor, search)
+			if err != nil {
+				return tools.Fail[*GlobMatches](err.Error()), nil
+			}
 			out := &GlobMatches{Pattern: pattern, Path: dir, Files: []string{}}
+			size := 0
 			prog := progress{ctx: ctx}
-			err := From(ctx.Session).walk(dir, func(in Info) error {
+			err = From(ctx.Session).walk(dir, func(in Info) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 				prog.step(func() string {
 					return fmt.Sprintf("Looked at %s; %s so far.", plural(prog.steps, "file", "files"), plural(out.Total, "match", "matches"))
 				})
-				if ok, _ := doublestar.Match(pattern, relTo(in.Path, dir)); ok {
-					out.Total++
-					if len(out.Files) < s.maxMatches {
-						out.Files = append(out.Files, in.Path)
-					}
+				if ok, _ := doublestar.Match(pattern, relTo(in.Path, dir)); !ok {
+					return nil
+				}
+				out.Total++
+				switch {
+				case from != nil && pathLess(in.Path, from.File), out.Truncated:
+				case len(out.Files) == s.maxMatches || size+len(in.Path)+1 > PageBytes && len(out.Files) > 0:
+					out.Truncated = true
+					search.File = in.Path
+					out.NextCursor = search.encode()
+				default:
+					size += len(in.Path) + 1
+					out.Files = append(out.Files, in.Path)
 				}
 				return nil
 			})
@@ -76,8 +94,11 @@ func (s *settings) glob() *tools.Tool {
 				return tools.Result[*GlobMatches]{}, err
 			}
 			msg := fmt.Sprintf("Found %s matching %s under %s.", plural(out.Total, "file", "files"), pattern, display(dir))
-			if out.Total > len(out.Files) {
-				msg += fmt.Sprintf(" Showing the first %d.", len(out.Files))
+			switch {
+			case out.Truncated:
+				msg += fmt.Sprintf(" Showing %d; more follow.", len(out.Files))
+			case from != nil:
+				msg += fmt.Sprintf(" Showing the last %d.", len(out.Files))
 			}
 			return tools.OK(msg, out), nil
 		},

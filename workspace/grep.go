@@ -73,7 +73,8 @@ func (s *settings) grep() *tools.Tool {
 			if p.Glob != "" && (filter == "" || !doublestar.ValidatePattern(filter)) {
 				return tools.Fail[*GrepMatches](fmt.Sprintf("Invalid glob pattern: %q.", p.Glob)), nil
 			}
-			from, err := decodeCursor(p)
+			search := cursor{Tool: "grep", Pattern: p.Pattern, Path: p.Path, Glob: p.Glob}
+			from, err := decodeCursor(p.Cursor, search)
 			if err != nil {
 				return tools.Fail[*GrepMatches](err.Error()), nil
 			}
@@ -107,7 +108,8 @@ func (s *settings) grep() *tools.Tool {
 					size += len(in.Path) + len(line) + 16
 					if len(out.Matches) == s.maxMatches || size > PageBytes && len(out.Matches) > 0 {
 						out.Truncated = true
-						out.NextCursor = encodeCursor(p, in.Path, i+1)
+						search.File, search.Line = in.Path, i+1
+						out.NextCursor = search.encode()
 						if found {
 							files++
 						}
@@ -138,40 +140,48 @@ func (s *settings) grep() *tools.Tool {
 	)
 }
 
-// cursor is where a truncated grep stopped: the file and line of the first
-// match it did not return, and the arguments of the search it belongs to.
+// cursor is where a truncated grep or glob stopped: the file (and for
+// grep the line) of the first match it did not return, and the tool and
+// arguments of the search it belongs to.
 type cursor struct {
+	Tool    string `json:"t"`
 	Pattern string `json:"q"`
 	Path    string `json:"p"`
-	Glob    string `json:"g"`
+	Glob    string `json:"g,omitempty"`
 	File    string `json:"f"`
-	Line    int    `json:"l"`
+	Line    int    `json:"l,omitempty"`
 }
 
-// encodeCursor returns the cursor of a search with arguments p that
-// stopped at line of file.
-func encodeCursor(p GrepParams, file string, line int) string {
-	b, _ := json.Marshal(cursor{Pattern: p.Pattern, Path: p.Path, Glob: p.Glob, File: file, Line: line})
+// encode returns c as the opaque next_cursor of a result.
+func (c cursor) encode() string {
+	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeCursor returns where the search p goes on from: nil without a
-// cursor, an error naming the fault for one that is malformed or belongs
-// to another search.
-func decodeCursor(p GrepParams) (*cursor, error) {
-	if p.Cursor == "" {
+// decodeCursor returns where the search of the tool and arguments of
+// search goes on from: nil without a cursor (raw empty), an error naming
+// the fault for one that is malformed or belongs to another search.
+func decodeCursor(raw string, search cursor) (*cursor, error) {
+	if raw == "" {
 		return nil, nil
 	}
 	var c cursor
-	b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+	b, err := base64.RawURLEncoding.DecodeString(raw)
 	if err == nil {
 		err = json.Unmarshal(b, &c)
 	}
-	if err != nil || c.File == "" || c.Line < 1 {
-		return nil, errors.New("Invalid cursor: pass the next_cursor of an earlier grep unchanged.")
+	if err != nil || c.File == "" || c.Line < 0 || c.Tool == "grep" && c.Line < 1 {
+		return nil, fmt.Errorf("Invalid cursor: pass the next_cursor of an earlier %s unchanged.", search.Tool)
 	}
-	if c.Pattern != p.Pattern || c.Path != p.Path || c.Glob != p.Glob {
-		return nil, errors.New("Invalid cursor: it belongs to a grep with another pattern, path or glob; pass the same ones with it.")
+	switch {
+	case c.Tool != search.Tool:
+		return nil, fmt.Errorf("Invalid cursor: it is the next_cursor of a %s, not of a %s.", c.Tool, search.Tool)
+	case c.Pattern != search.Pattern || c.Path != search.Path || c.Glob != search.Glob:
+		args := "pattern, path or glob"
+		if search.Tool == "glob" {
+			args = "pattern or path"
+		}
+		return nil, fmt.Errorf("Invalid cursor: it belongs to a %s with another %s; pass the same ones with it.", search.Tool, args)
 	}
 	return &c, nil
 }

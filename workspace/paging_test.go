@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 )
@@ -81,61 +82,113 @@ func TestReadFilePages(t *testing.T) {
 	})
 }
 
-// TestGrepPages: a search with more matches than a page returns them in
-// pages, each with a cursor that the next call takes back, that together
-// hold every match once, in order; a bad cursor is a clear error.
-func TestGrepPages(t *testing.T) {
+// readPages calls tool with args, then again with each next_cursor, until
+// a page is not truncated, and returns what page (which decodes one
+// result into its items, whether it is truncated and its cursor) found,
+// and how many pages it took. Each cursor must be in the page's text, and
+// each page's text within PageBytes, give or take a line.
+func readPages(t *testing.T, h *harness, tool string, args map[string]any, page func(json.RawMessage) ([]string, bool, string)) ([]string, int) {
+	t.Helper()
+	var got []string
+	cursor, pages := "", 0
+	for {
+		a := maps.Clone(args)
+		if cursor != "" {
+			a["cursor"] = cursor
+		}
+		var raw json.RawMessage
+		text, failed := structuredCall(t, h, tool, a, &raw)
+		if failed {
+			t.Fatal(text)
+		}
+		pages++
+		items, truncated, next := page(raw)
+		got = append(got, items...)
+		if !truncated {
+			return got, pages
+		}
+		if next == "" || !strings.Contains(text, next) || len(text) > PageBytes+200 {
+			t.Fatalf("%s page %d: cursor %q, %d bytes of text", tool, pages, next, len(text))
+		}
+		cursor = next
+	}
+}
+
+// TestSearchPages: a grep or glob with more results than a page returns
+// them in pages, each with a cursor that the next call takes back, that
+// together hold every result once, in order; a bad cursor, or one of
+// another search, is a clear error.
+func TestSearchPages(t *testing.T) {
 	files := map[string]string{}
-	var want []string
+	var lines, paths []string
 	for d := range 3 {
 		for f := range 40 {
 			p := fmt.Sprintf("d%d/f%02d.txt", d, f)
 			var b strings.Builder
 			for l := range 50 {
 				fmt.Fprintf(&b, "hit %s %d %s\nmiss\n", p, l, strings.Repeat("z", 40))
-				want = append(want, fmt.Sprintf("%s:%d", p, 2*l+1))
+				lines = append(lines, fmt.Sprintf("%s:%d", p, 2*l+1))
 			}
 			files[p] = b.String()
+			paths = append(paths, p)
 		}
 	}
 	files["d1.txt"] = "hit top\n" // after d1/ in the walk's order
-	want = append(want[:80*50], append([]string{"d1.txt:1"}, want[80*50:]...)...)
+	lines = append(lines[:80*50], append([]string{"d1.txt:1"}, lines[80*50:]...)...)
+	paths = append(paths[:80], append([]string{"d1.txt"}, paths[80:]...)...)
+	grepPage := func(raw json.RawMessage) ([]string, bool, string) {
+		var page GrepMatches
+		if err := json.Unmarshal(raw, &page); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range page.Matches {
+			got = append(got, fmt.Sprintf("%s:%d", m.Path, m.Line))
+		}
+		return got, page.Truncated, page.NextCursor
+	}
+	globPage := func(raw json.RawMessage) ([]string, bool, string) {
+		var page GlobMatches
+		if err := json.Unmarshal(raw, &page); err != nil {
+			t.Fatal(err)
+		}
+		if page.Total != len(paths) {
+			t.Errorf("total %d, want %d", page.Total, len(paths))
+		}
+		return page.Files, page.Truncated, page.NextCursor
+	}
 	eachBackend(t, func(t *testing.T, bk backendKind) {
 		h := newHarness(t, bk, files, harnessOpts{opts: Options{MaxMatches: 700}})
-		var got []string
-		cursor, pages := "", 0
-		for {
-			var page GrepMatches
-			args := map[string]any{"pattern": "^hit"}
-			if cursor != "" {
-				args["cursor"] = cursor
-			}
-			text, failed := structuredCall(t, h, "grep", args, &page)
-			if failed {
-				t.Fatal(text)
-			}
-			pages++
-			for _, m := range page.Matches {
-				got = append(got, fmt.Sprintf("%s:%d", m.Path, m.Line))
-			}
-			if !page.Truncated {
-				break
-			}
-			if page.NextCursor == "" || !strings.Contains(text, page.NextCursor) || len(text) > PageBytes+200 {
-				t.Fatalf("page %d: cursor %q, %d bytes of text", pages, page.NextCursor, len(text))
-			}
-			cursor = page.NextCursor
-		}
-		if strings.Join(got, " ") != strings.Join(want, " ") || pages < 4 {
-			t.Errorf("%d pages, %d matches, want %d", pages, len(got), len(want))
-		}
-		other := encodeCursor(GrepParams{Pattern: "hit"}, "d0/f01.txt", 3)
-		for _, tc := range []struct{ cursor, want string }{
-			{"!!", "Invalid cursor: pass the next_cursor of an earlier grep unchanged."},
-			{"e30", "Invalid cursor: pass the next_cursor of an earlier grep unchanged."},
-			{other, "Invalid cursor: it belongs to a grep with another pattern, path or glob; pass the same ones with it."},
+		for _, tc := range []struct {
+			tool     string
+			args     map[string]any
+			page     func(json.RawMessage) ([]string, bool, string)
+			want     []string
+			minPages int
+		}{
+			{"grep", map[string]any{"pattern": "^hit"}, grepPage, lines, 4},
+			{"glob", map[string]any{"pattern": "**/*.txt"}, globPage, paths, 1},
 		} {
-			step{"grep", fmt.Sprintf(`{"pattern":"^hit","cursor":%q}`, tc.cursor), tc.want, true}.check(t, h)
+			got, pages := readPages(t, h, tc.tool, tc.args, tc.page)
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") || pages < tc.minPages {
+				t.Errorf("%s: %d pages, %d results, want %d", tc.tool, pages, len(got), len(tc.want))
+			}
+		}
+		h = newHarness(t, bk, files, harnessOpts{opts: Options{MaxMatches: 50}})
+		if got, pages := readPages(t, h, "glob", map[string]any{"pattern": "**/*.txt"}, globPage); strings.Join(got, " ") != strings.Join(paths, " ") || pages != 3 {
+			t.Errorf("glob by 50: %d pages, %d results, want 3 pages of %d", pages, len(got), len(paths))
+		}
+		otherGrep := cursor{Tool: "grep", Pattern: "hit", File: "d0/f01.txt", Line: 3}.encode()
+		otherGlob := cursor{Tool: "glob", Pattern: "*", File: "d0/f01.txt"}.encode()
+		for _, tc := range []struct{ tool, args, want string }{
+			{"grep", `{"pattern":"^hit","cursor":"!!"}`, "Invalid cursor: pass the next_cursor of an earlier grep unchanged."},
+			{"grep", `{"pattern":"^hit","cursor":"e30"}`, "Invalid cursor: pass the next_cursor of an earlier grep unchanged."},
+			{"grep", `{"pattern":"^hit","cursor":"` + otherGrep + `"}`, "Invalid cursor: it belongs to a grep with another pattern, path or glob; pass the same ones with it."},
+			{"grep", `{"pattern":"x","cursor":"` + otherGlob + `"}`, "Invalid cursor: it is the next_cursor of a glob, not of a grep."},
+			{"glob", `{"pattern":"*","cursor":"e30"}`, "Invalid cursor: pass the next_cursor of an earlier glob unchanged."},
+			{"glob", `{"pattern":"**","cursor":"` + otherGlob + `"}`, "Invalid cursor: it belongs to a glob with another pattern or path; pass the same ones with it."},
+		} {
+			step{tc.tool, tc.args, tc.want, true}.check(t, h)
 		}
 	})
 }

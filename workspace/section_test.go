@@ -190,8 +190,8 @@ func TestLargeOutputsAreCapped(t *testing.T) {
 			files[string(rune('a'+i))+".txt"] = "hit\nhit\n"
 		}
 		h := newHarness(t, bk, files, harnessOpts{opts: Options{MaxMatches: 3}})
-		step{"glob", `{"pattern":"*.txt"}`, "Found 5 files matching *.txt under /. Showing the first 3.\n\na.txt\nb.txt\nc.txt\n[output capped: 2 more matching files not shown; narrow the pattern or path]", false}.check(t, h)
-		step{"grep", `{"pattern":"hit"}`, "Found 3 matches in 2 files; more follow.\n\na.txt:1: hit\na.txt:2: hit\nb.txt:1: hit\n[more matches follow: call grep again with cursor \"eyJxIjoiaGl0IiwicCI6IiIsImciOiIiLCJmIjoiYi50eHQiLCJsIjoyfQ\", or narrow the pattern, path or glob]", false}.check(t, h)
+		step{"glob", `{"pattern":"*.txt"}`, "Found 5 files matching *.txt under /. Showing 3; more follow.\n\na.txt\nb.txt\nc.txt\n[more files follow: call glob again with cursor \"eyJ0IjoiZ2xvYiIsInEiOiIqLnR4dCIsInAiOiIiLCJmIjoiZC50eHQifQ\", or narrow the pattern or path]", false}.check(t, h)
+		step{"grep", `{"pattern":"hit"}`, "Found 3 matches in 2 files; more follow.\n\na.txt:1: hit\na.txt:2: hit\nb.txt:1: hit\n[more matches follow: call grep again with cursor \"eyJ0IjoiZ3JlcCIsInEiOiJoaXQiLCJwIjoiIiwiZiI6ImIudHh0IiwibCI6Mn0\", or narrow the pattern, path or glob]", false}.check(t, h)
 		long := strings.Repeat("y", MaxLineBytes+10)
 		h.mustCall("write_file", `{"file_path":"long.txt","content":"`+long+`"}`)
 		text := h.mustCall("read_file", `{"file_path":"long.txt"}`)
