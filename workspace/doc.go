@@ -154,6 +154,6 @@
 //     prune directories; a pattern without "/" matches a name at any
 //     depth.
 //   - Lines longer than MaxLineBytes are cut in what read_file and grep
-//     show, with a marker; glob and grep stop at Options.MaxMatches and
-//     say so.
+//     show, with a marker; ls, glob and grep stop at Options.MaxMatches
+//     results or PageBytes and give a cursor to go on from.
 package workspace

@@ -10,7 +10,8 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
-// DefaultMaxMatches caps the paths glob and the matches grep return.
+// DefaultMaxMatches caps the entries ls, the paths glob and the matches
+// grep return in one page.
 const DefaultMaxMatches = 1000
 
 // GlobParams are the arguments of glob.

@@ -158,6 +158,9 @@ func (c cursor) encode() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// cursorArgs names, by tool, the arguments a cursor belongs to.
+var cursorArgs = map[string]string{"grep": "pattern, path and glob", "glob": "pattern and path", "ls": "path and all"}
+
 // decodeCursor returns where the search of the tool and arguments of
 // search goes on from: nil without a cursor (raw empty), an error naming
 // the fault for one that is malformed or belongs to another search.
@@ -171,17 +174,13 @@ func decodeCursor(raw string, search cursor) (*cursor, error) {
 		err = json.Unmarshal(b, &c)
 	}
 	if err != nil || c.File == "" || c.Line < 0 || c.Tool == "grep" && c.Line < 1 {
-		return nil, fmt.Errorf("Invalid cursor: pass the next_cursor of an earlier %s unchanged.", search.Tool)
+		return nil, fmt.Errorf("Invalid cursor: pass the next_cursor of an earlier call of %s unchanged.", search.Tool)
 	}
 	switch {
 	case c.Tool != search.Tool:
-		return nil, fmt.Errorf("Invalid cursor: it is the next_cursor of a %s, not of a %s.", c.Tool, search.Tool)
+		return nil, fmt.Errorf("Invalid cursor: it is the next_cursor of %s, not of %s.", c.Tool, search.Tool)
 	case c.Pattern != search.Pattern || c.Path != search.Path || c.Glob != search.Glob:
-		args := "pattern, path or glob"
-		if search.Tool == "glob" {
-			args = "pattern or path"
-		}
-		return nil, fmt.Errorf("Invalid cursor: it belongs to a %s with another %s; pass the same ones with it.", search.Tool, args)
+		return nil, fmt.Errorf("Invalid cursor: it belongs to a call of %s with other arguments; pass the same %s with it.", search.Tool, cursorArgs[search.Tool])
 	}
 	return &c, nil
 }

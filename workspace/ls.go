@@ -10,7 +10,8 @@ import (
 // LsParams are the arguments of ls.
 type LsParams struct {
 	Path string `json:"path,omitempty" jsonschema:"Directory to list, relative to the workspace root; the root when empty."`
-	All  bool   `json:"all,omitempty" jsonschema:"Also list hidden entries: names starting with a dot, and what .gitignore files ignore."`
+	All    bool   `json:"all,omitempty" jsonschema:"Also list hidden entries: names starting with a dot, and what .gitignore files ignore."`
+	Cursor string `json:"cursor,omitempty" jsonschema:"The next_cursor of an earlier ls of the same path and all: the listing goes on where that one stopped."`
 }
 
 // Entry is one child of a listed directory.
@@ -26,6 +27,9 @@ type Listing struct {
 	Path    string  `json:"path" jsonschema:"The directory listed; empty for the root."`
 	Entries []Entry `json:"entries" jsonschema:"Its children: directories first, then files, each sorted by name."`
 	Hidden  int     `json:"hidden,omitempty" jsonschema:"How many children were left out: names starting with a dot, and what .gitignore files ignore; all lists them."`
+	// Truncated and NextCursor page the entries.
+	Truncated  bool   `json:"truncated" jsonschema:"Whether the listing stopped at its cap of entries or its 64 KiB page; more entries follow."`
+	NextCursor string `json:"next_cursor,omitempty" jsonschema:"Pass it as cursor, with the same path and all, for the next entries; present when truncated."`
 }
 
 // Render lists directories with a trailing slash, then files with their
@@ -51,16 +55,24 @@ func (l *Listing) Render() string {
 			fmt.Fprintf(&b, "%s (%s)", e.Name, plural(int(e.Size), "byte", "bytes"))
 		}
 	}
+	if l.Truncated {
+		fmt.Fprintf(&b, "\n[more entries follow: call ls again with cursor %q]", l.NextCursor)
+	}
 	return b.String()
 }
 
 func (s *settings) ls() *tools.Tool {
 	return tools.New("ls",
-		"List the immediate children of a workspace directory: subdirectories first (with a trailing /), then files with sizes. Hidden entries (dot names, .gitignore'd paths) only with all.",
+		"List a workspace directory's children: subdirectories (with a trailing /), then files with sizes. Hidden entries (dot names, .gitignore'd) only with all. Pages by next_cursor.",
 		tools.Annotations{Title: "List directory", ReadOnly: true, Idempotent: true},
 		func(ctx *tools.Context, p LsParams) (tools.Result[*Listing], error) {
 			w := From(ctx.Session)
 			dir, err := Normalize(p.Path)
+			if err != nil {
+				return tools.Fail[*Listing](err.Error()), nil
+			}
+			search := cursor{Tool: "ls", Path: p.Path, Pattern: fmt.Sprint(p.All)}
+			from, err := decodeCursor(p.Cursor, search)
 			if err != nil {
 				return tools.Fail[*Listing](err.Error()), nil
 			}
@@ -74,20 +86,33 @@ func (s *settings) ls() *tools.Tool {
 				}
 				return tools.Result[*Listing]{}, err
 			}
-			l := &Listing{Path: dir, Entries: make([]Entry, 0, len(infos))}
+			l := &Listing{Path: dir, Entries: []Entry{}}
 			hides := w.hides(dir, p.All)
+			size := 0
 			for _, dirs := range []bool{true, false} {
 				for _, in := range infos {
+					// The key of an entry orders it as listed: directories
+					// first, each part by name.
+					key := fmt.Sprintf("%t/%s", !dirs, base(in.Path))
 					switch {
 					case in.Dir != dirs:
 					case hides(in):
 						l.Hidden++
+					case from != nil && key < from.File, l.Truncated:
+					case len(l.Entries) == s.maxMatches || size+len(key)+32 > PageBytes && len(l.Entries) > 0:
+						l.Truncated = true
+						search.File = key
+						l.NextCursor = search.encode()
 					default:
+						size += len(key) + 32
 						l.Entries = append(l.Entries, Entry{Name: base(in.Path), Dir: in.Dir, Size: in.Size, Type: in.Special})
 					}
 				}
 			}
 			msg := fmt.Sprintf("Listed %s: %s.", display(dir), plural(len(l.Entries), "entry", "entries"))
+			if l.Truncated {
+				msg = fmt.Sprintf("Listed %s: %s; more follow.", display(dir), plural(len(l.Entries), "entry", "entries"))
+			}
 			if l.Hidden > 0 {
 				msg += fmt.Sprintf(" %s hidden (dot names or ignored by .gitignore); all: true lists them.", plural(l.Hidden, "entry", "entries"))
 			}

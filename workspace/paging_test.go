@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -114,7 +115,7 @@ func readPages(t *testing.T, h *harness, tool string, args map[string]any, page 
 	}
 }
 
-// TestSearchPages: a grep or glob with more results than a page returns
+// TestSearchPages: an ls, grep or glob with more results than a page returns
 // them in pages, each with a cursor that the next call takes back, that
 // together hold every result once, in order; a bad cursor, or one of
 // another search, is a clear error.
@@ -178,15 +179,47 @@ func TestSearchPages(t *testing.T) {
 		if got, pages := readPages(t, h, "glob", map[string]any{"pattern": "**/*.txt"}, globPage); strings.Join(got, " ") != strings.Join(paths, " ") || pages != 3 {
 			t.Errorf("glob by 50: %d pages, %d results, want 3 pages of %d", pages, len(got), len(paths))
 		}
+		lsPage := func(raw json.RawMessage) ([]string, bool, string) {
+			var page Listing
+			if err := json.Unmarshal(raw, &page); err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, e := range page.Entries {
+				names = append(names, e.Name)
+			}
+			return names, page.Truncated, page.NextCursor
+		}
+		for _, tc := range []struct {
+			max   int
+			path  string
+			want  string
+			pages int
+		}{
+			{7, "d0", strings.Join(slices.Collect(func(yield func(string) bool) {
+				for f := range 40 {
+					yield(fmt.Sprintf("f%02d.txt", f))
+				}
+			}), " "), 6},
+			{2, "", "d0 d1 d2 d1.txt", 2},
+		} {
+			h := newHarness(t, bk, files, harnessOpts{opts: Options{MaxMatches: tc.max}})
+			if got, pages := readPages(t, h, "ls", map[string]any{"path": tc.path}, lsPage); strings.Join(got, " ") != tc.want || pages != tc.pages {
+				t.Errorf("ls %q by %d: %d pages of %v, want %d of %s", tc.path, tc.max, pages, got, tc.pages, tc.want)
+			}
+		}
+		otherLs := cursor{Tool: "ls", Path: "d0", Pattern: "false", File: "true/f01.txt"}.encode()
 		otherGrep := cursor{Tool: "grep", Pattern: "hit", File: "d0/f01.txt", Line: 3}.encode()
 		otherGlob := cursor{Tool: "glob", Pattern: "*", File: "d0/f01.txt"}.encode()
 		for _, tc := range []struct{ tool, args, want string }{
-			{"grep", `{"pattern":"^hit","cursor":"!!"}`, "Invalid cursor: pass the next_cursor of an earlier grep unchanged."},
-			{"grep", `{"pattern":"^hit","cursor":"e30"}`, "Invalid cursor: pass the next_cursor of an earlier grep unchanged."},
-			{"grep", `{"pattern":"^hit","cursor":"` + otherGrep + `"}`, "Invalid cursor: it belongs to a grep with another pattern, path or glob; pass the same ones with it."},
-			{"grep", `{"pattern":"x","cursor":"` + otherGlob + `"}`, "Invalid cursor: it is the next_cursor of a glob, not of a grep."},
-			{"glob", `{"pattern":"*","cursor":"e30"}`, "Invalid cursor: pass the next_cursor of an earlier glob unchanged."},
-			{"glob", `{"pattern":"**","cursor":"` + otherGlob + `"}`, "Invalid cursor: it belongs to a glob with another pattern or path; pass the same ones with it."},
+			{"grep", `{"pattern":"^hit","cursor":"!!"}`, "Invalid cursor: pass the next_cursor of an earlier call of grep unchanged."},
+			{"grep", `{"pattern":"^hit","cursor":"e30"}`, "Invalid cursor: pass the next_cursor of an earlier call of grep unchanged."},
+			{"grep", `{"pattern":"^hit","cursor":"` + otherGrep + `"}`, "Invalid cursor: it belongs to a call of grep with other arguments; pass the same pattern, path and glob with it."},
+			{"grep", `{"pattern":"x","cursor":"` + otherGlob + `"}`, "Invalid cursor: it is the next_cursor of glob, not of grep."},
+			{"ls", `{"path":"d1","cursor":"` + otherLs + `"}`, "Invalid cursor: it belongs to a call of ls with other arguments; pass the same path and all with it."},
+			{"ls", `{"path":"d0","all":true,"cursor":"` + otherLs + `"}`, "Invalid cursor: it belongs to a call of ls with other arguments; pass the same path and all with it."},
+			{"glob", `{"pattern":"*","cursor":"e30"}`, "Invalid cursor: pass the next_cursor of an earlier call of glob unchanged."},
+			{"glob", `{"pattern":"**","cursor":"` + otherGlob + `"}`, "Invalid cursor: it belongs to a call of glob with other arguments; pass the same pattern and path with it."},
 		} {
 			step{tc.tool, tc.args, tc.want, true}.check(t, h)
 		}

@@ -35,8 +35,8 @@ type Options struct {
 	// MaxFileBytes is the largest file the tools write, read or search;
 	// DefaultMaxFileBytes when zero.
 	MaxFileBytes int64
-	// MaxMatches caps the files glob and the lines grep return;
-	// DefaultMaxMatches when zero.
+	// MaxMatches caps the entries ls, the files glob and the lines grep
+	// return in one page; DefaultMaxMatches when zero.
 	MaxMatches int
 }
 
