@@ -9,7 +9,7 @@ import (
 
 // LsParams are the arguments of ls.
 type LsParams struct {
-	Path string `json:"path,omitempty" jsonschema:"Directory to list, relative to the workspace root; the root when empty."`
+	Path   string `json:"path,omitempty" jsonschema:"Directory to list, relative to the workspace root; the root when empty."`
 	All    bool   `json:"all,omitempty" jsonschema:"Also list hidden entries: names starting with a dot, and what .gitignore files ignore."`
 	Cursor string `json:"cursor,omitempty" jsonschema:"The next_cursor of an earlier ls of the same path and all: the listing goes on where that one stopped."`
 }
