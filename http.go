@@ -65,6 +65,9 @@ func applyHTTPFlags(f *flags, cfg *config.Config) {
 	if f.set["max-connections"] {
 		h.MaxConnections = f.maxConnections
 	}
+	if f.set["max-sessions-per-principal"] {
+		h.MaxSessionsPerPrincipal = f.maxSessions
+	}
 }
 
 // splitList splits a comma- or space-separated list, dropping empty items.

@@ -92,6 +92,7 @@ type flags struct {
 	readTimeout     time.Duration
 	idleTimeout     time.Duration
 	maxConnections  int
+	maxSessions     int
 	set             map[string]bool // the flags given on the command line
 }
 
@@ -125,6 +126,7 @@ func parseFlags(args []string, help io.Writer) (*flags, error) {
 	fs.DurationVar(&f.readTimeout, "read-timeout", 0, "give a client this `long` to send a whole request, headers and body (default 30s)")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "close a keep-alive connection idle this `long` between requests (default 2m)")
 	fs.IntVar(&f.maxConnections, "max-connections", 0, "keep at most `N` connections open at once; further clients wait (default 1024)")
+	fs.IntVar(&f.maxSessions, "max-sessions-per-principal", 0, "let one client identity hold at most `N` live sessions; 0 for no bound (default 1000)")
 	fs.Func("session", "over stdio, call the process's session `NAME` (letters, digits, '-', '_'), so that a restarted process resumes it; default: a fresh one", func(v string) error {
 		f.session = v
 		return server.CheckSessionName(v)
@@ -328,18 +330,19 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		}
 	}
 	srv, err := server.New(server.Options{
-		Store:      st,
-		Name:       "wink-mcp",
-		Version:    moduleVersion(),
-		Tree:       tree,
-		Policies:   policies,
-		Deadline:   cfg.Deadline,
-		SessionTTL: cfg.HTTP.SessionTTL,
-		Logger:     logger,
-		Stages:     lifecycle.Stages(),
-		ToolFilter: lifecycle.Visible,
-		Setup:      lifecycle.Setup,
-		Handlers:   hookHandlers(lifecycle),
+		Store:                   st,
+		Name:                    "wink-mcp",
+		Version:                 moduleVersion(),
+		Tree:                    tree,
+		Policies:                policies,
+		Deadline:                cfg.Deadline,
+		SessionTTL:              cfg.HTTP.SessionTTL,
+		MaxSessionsPerPrincipal: cfg.HTTP.MaxSessionsPerPrincipal,
+		Logger:                  logger,
+		Stages:                  lifecycle.Stages(),
+		ToolFilter:              lifecycle.Visible,
+		Setup:                   lifecycle.Setup,
+		Handlers:                hookHandlers(lifecycle),
 	})
 	if err != nil {
 		closeAll()

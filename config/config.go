@@ -106,10 +106,12 @@ type HTTP struct {
 	ReadTimeout    time.Duration `json:"read_timeout" jsonschema:"How long a client may take to send a whole request, headers and body; a slower body gets 408 and the connection is closed. Response streams are not bounded by it. Greater than zero." schema:"format=positive-go-duration"`
 	IdleTimeout    time.Duration `json:"idle_timeout" jsonschema:"How long a keep-alive connection may wait for its next request before it is closed; greater than zero." schema:"format=positive-go-duration"`
 	MaxConnections int           `json:"max_connections" jsonschema:"The most connections open at once; further clients wait until one closes." schema:"minimum=1"`
-	SSERetry       time.Duration `json:"sse_retry" jsonschema:"The reconnection delay announced on SSE response streams; greater than zero." schema:"format=positive-go-duration"`
-	BasePath       string        `json:"base_path" jsonschema:"The path prefix under which a reverse proxy serves the server, such as /wink; used in the endpoint the SSE transport announces."`
-	PublicURL      string        `json:"public_url" jsonschema:"The public URL of the /mcp endpoint, named as the resource in the OAuth protected-resource metadata; derived from each request when absent." schema:"minLength=1"`
-	Auth           HTTPAuth      `json:"auth" jsonschema:"How clients authenticate. With neither key, requests are not authenticated, which a non-loopback address allows only with insecure."`
+	// MaxSessionsPerPrincipal is 0 for no bound.
+	MaxSessionsPerPrincipal int           `json:"max_sessions_per_principal" jsonschema:"The most sessions one client identity (a bearer token's subject; everyone alike without authentication) holds live in this process; a call that would start one more gets an error result saying how to continue one. 0 means no bound." schema:"minimum=0"`
+	SSERetry                time.Duration `json:"sse_retry" jsonschema:"The reconnection delay announced on SSE response streams; greater than zero." schema:"format=positive-go-duration"`
+	BasePath                string        `json:"base_path" jsonschema:"The path prefix under which a reverse proxy serves the server, such as /wink; used in the endpoint the SSE transport announces."`
+	PublicURL               string        `json:"public_url" jsonschema:"The public URL of the /mcp endpoint, named as the resource in the OAuth protected-resource metadata; derived from each request when absent." schema:"minLength=1"`
+	Auth                    HTTPAuth      `json:"auth" jsonschema:"How clients authenticate. With neither key, requests are not authenticated, which a non-loopback address allows only with insecure."`
 }
 
 // HTTPAuth says how HTTP clients authenticate: static bearer tokens, JWTs
@@ -139,13 +141,14 @@ func Default() *Config {
 		NATS:      NATS{Replicas: 1},
 		Hooks:     hooks.Defaults(),
 		HTTP: HTTP{
-			MaxBodyBytes:   4 << 20,
-			SessionTTL:     30 * time.Minute,
-			DrainTimeout:   5 * time.Second,
-			ReadTimeout:    30 * time.Second,
-			IdleTimeout:    2 * time.Minute,
-			MaxConnections: 1024,
-			SSERetry:       time.Second,
+			MaxBodyBytes:            4 << 20,
+			SessionTTL:              30 * time.Minute,
+			DrainTimeout:            5 * time.Second,
+			ReadTimeout:             30 * time.Second,
+			IdleTimeout:             2 * time.Minute,
+			MaxConnections:          1024,
+			MaxSessionsPerPrincipal: 1000,
+			SSERetry:                time.Second,
 		},
 	}
 }

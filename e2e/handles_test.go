@@ -27,8 +27,9 @@ var handleShape = regexp.MustCompile(`^s_[A-Z2-7]{26}$`)
 
 // The answers to a bad handle and to a read without a session.
 const (
-	unknownSession = "Unknown session; start a new one by calling without 'session'."
-	noSession      = "No session to read: pass 'session' with the handle from the 'Session:' line of an earlier result, or start a session with a call that changes state."
+	unknownSession  = "Unknown session; start a new one by calling without 'session'."
+	tooManySessions = "Too many sessions: this client holds as many as the server allows. Continue one by passing 'session' with the handle from the 'Session:' line of an earlier result, or end one; an idle session ends by itself after the session TTL."
+	noSession       = "No session to read: pass 'session' with the handle from the 'Session:' line of an earlier result, or start a session with a call that changes state."
 )
 
 // modernMeta is the _meta every request of the 2026-07-28 era carries.
@@ -435,5 +436,40 @@ func TestExpiredHandle(t *testing.T) {
 	}
 	if r := c.call(t, "planning_setup_plan", map[string]any{"objective": "again"}); r.IsError || r.session(t) == h {
 		t.Errorf("a new session: %+v", r)
+	}
+}
+
+// TestSessionsPerPrincipal: with --max-sessions-per-principal 2, a
+// client's third new session is refused with a result that says how to
+// go on, whether a 2026-07-28 call would start it or a legacy session's
+// first call; the client's sessions still serve by their handles, and
+// another client is not affected.
+func TestSessionsPerPrincipal(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("token-of-alice\ntoken-of-bob\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := serveHTTP(t, "--bearer-token-file", tokens, "--max-sessions-per-principal", "2")
+	alice, bob := &httpClient{url: s.url, token: "token-of-alice"}, &httpClient{url: s.url, token: "token-of-bob"}
+	setup := map[string]any{"objective": "one more"}
+	var handles []string
+	for range 2 {
+		handles = append(handles, alice.call(t, "planning_setup_plan", setup).session(t))
+	}
+	if r := alice.call(t, "planning_setup_plan", setup); !r.IsError || r.text() != tooManySessions {
+		t.Errorf("alice's third session: %+v", r)
+	}
+	legacy := &httpClient{url: s.url, token: "token-of-alice"}
+	legacy.initialize(t)
+	if r := legacy.call(t, "planning_setup_plan", setup); !r.IsError || r.text() != tooManySessions {
+		t.Errorf("alice's legacy session: %+v", r)
+	}
+	for _, h := range handles {
+		if r := alice.call(t, "planning_read_plan", with(h, nil)); r.IsError || !strings.Contains(r.text(), "one more") {
+			t.Errorf("alice's session %s: %+v", h, r)
+		}
+	}
+	if r := bob.call(t, "planning_setup_plan", setup); r.IsError {
+		t.Errorf("bob: %+v", r)
 	}
 }

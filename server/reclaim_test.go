@@ -37,7 +37,7 @@ func reclaimSessions(st store.Store, ttl time.Duration) (*Sessions, session.Key[
 	r := session.NewRegistry()
 	k := session.NewKey[string]("file")
 	session.Persist(r, k, session.JSON[string]())
-	return newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), ttl, time.Now), k
+	return newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), ttl, 0, time.Now), k
 }
 
 // TestSweepKeepsOnlyLiveBlobs: after many commits that each overwrite the

@@ -43,6 +43,11 @@ type Options struct {
 	// idle before it ends; zero means DefaultSessionTTL. (The implicit
 	// session of a connection ends with the connection.)
 	SessionTTL time.Duration
+	// MaxSessionsPerPrincipal bounds the sessions one principal (the
+	// identity of a request) holds live in this process, those it started
+	// and those it continued: a request that would start one more gets
+	// ErrTooManySessions's answer. Zero means no bound.
+	MaxSessionsPerPrincipal int
 	// Store keeps the sessions' state, so that a session outlives the
 	// process that started it (see Sessions); nil means a store of this
 	// process's memory (store.NewMemory). The caller closes it after the
@@ -130,7 +135,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		opts.Store = store.NewMemory(store.Options{})
 	}
-	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.Now)
+	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.MaxSessionsPerPrincipal, opts.Now)
 	policy.Persist(s.registry)
 	for _, sec := range opts.Tree.Sections() {
 		if sec.Setup != nil {

@@ -35,10 +35,17 @@ var ErrUnknownSession = errors.New("unknown session")
 // HTTP). The client reads NoSessionMessage.
 var ErrNoSession = errors.New("no session")
 
-// What the client reads for ErrUnknownSession and ErrNoSession.
+// ErrTooManySessions is the error for a request that would start a
+// session when its principal already holds Options.MaxSessionsPerPrincipal
+// in this process. The client reads TooManySessionsMessage.
+var ErrTooManySessions = errors.New("too many sessions")
+
+// What the client reads for ErrUnknownSession, ErrNoSession and
+// ErrTooManySessions.
 const (
-	UnknownSessionMessage = "Unknown session; start a new one by calling without 'session'."
-	NoSessionMessage      = "No session to read: pass 'session' with the handle from the 'Session:' line of an earlier result, or start a session with a call that changes state."
+	UnknownSessionMessage  = "Unknown session; start a new one by calling without 'session'."
+	NoSessionMessage       = "No session to read: pass 'session' with the handle from the 'Session:' line of an earlier result, or start a session with a call that changes state."
+	TooManySessionsMessage = "Too many sessions: this client holds as many as the server allows. Continue one by passing 'session' with the handle from the 'Session:' line of an earlier result, or end one; an idle session ends by itself after the session TTL."
 )
 
 // sessionMessage returns what the client reads when finding its session
@@ -49,6 +56,8 @@ func sessionMessage(err error) string {
 		return UnknownSessionMessage
 	case errors.Is(err, ErrNoSession):
 		return NoSessionMessage
+	case errors.Is(err, ErrTooManySessions):
+		return TooManySessionsMessage
 	}
 	return ""
 }
@@ -142,6 +151,10 @@ type Sessions struct {
 
 	mu      sync.Mutex
 	handles map[string]*entry // every live session, by handle
+	// owned counts the live sessions by the principal they are bound to;
+	// mint starts none for a principal that holds maxOwned (0: no bound).
+	owned    map[string]int
+	maxOwned int
 	conns   map[string]*entry // implicit sessions, by client session ID
 	// registered holds the client sessions registered with mcp-go: the
 	// connections (a stdio process, an Mcp-Session-Id, an SSE stream).
@@ -216,7 +229,7 @@ type head struct {
 	Owner string `json:"owner"`
 }
 
-func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl time.Duration, now func() time.Time) *Sessions {
+func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl time.Duration, maxOwned int, now func() time.Time) *Sessions {
 	if ttl <= 0 {
 		ttl = DefaultSessionTTL
 	}
@@ -230,6 +243,8 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 		ttl:        ttl,
 		now:        now,
 		handles:    map[string]*entry{},
+		owned:      map[string]int{},
+		maxOwned:   maxOwned,
 		conns:      map[string]*entry{},
 		registered: map[string]mcpserver.ClientSession{},
 		connsOf:    map[string][]string{},
@@ -247,6 +262,10 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 // when it is not empty (the caller makes sure it names no stored session),
 // creates it in the store, and returns it in use. The caller holds m.mu.
 func (m *Sessions) mint(ctx context.Context, name, owner string) (*entry, error) {
+	if m.maxOwned > 0 && m.owned[owner] >= m.maxOwned {
+		m.logger.Warn("a principal holds the most sessions allowed; starting none", "principal", owner, "sessions", m.owned[owner])
+		return nil, ErrTooManySessions
+	}
 	h := name
 	if h == "" {
 		h = newHandle() // 130 random bits: never one in use
@@ -264,7 +283,7 @@ func (m *Sessions) mint(ctx context.Context, name, owner string) (*entry, error)
 		return nil, fmt.Errorf("creating session %s: %w", h, err)
 	}
 	e.mine = true
-	m.handles[h] = e
+	m.hold(e)
 	return e, nil
 }
 
@@ -319,8 +338,14 @@ func (m *Sessions) load(ctx context.Context, h, owner string) (*entry, error) {
 			return nil, fmt.Errorf("session %s: %w", h, err)
 		}
 	}
-	m.handles[h] = e
+	m.hold(e)
 	return e, nil
+}
+
+// hold makes e a live session. The caller holds m.mu.
+func (m *Sessions) hold(e *entry) {
+	m.handles[e.handle] = e
+	m.owned[e.owner]++
 }
 
 // deleteStored deletes the session h from the store, with its call log.
@@ -379,6 +404,9 @@ func (m *Sessions) forget(e *entry) {
 func (m *Sessions) evict(e *entry) {
 	if m.handles[e.handle] == e {
 		delete(m.handles, e.handle)
+		if m.owned[e.owner]--; m.owned[e.owner] == 0 {
+			delete(m.owned, e.owner)
+		}
 	}
 	e.ended = true
 	if e.inUse == 0 {
