@@ -155,7 +155,7 @@ type Sessions struct {
 	// mint starts none for a principal that holds maxOwned (0: no bound).
 	owned    map[string]int
 	maxOwned int
-	conns   map[string]*entry // implicit sessions, by client session ID
+	conns    map[string]*entry // implicit sessions, by client session ID
 	// registered holds the client sessions registered with mcp-go: the
 	// connections (a stdio process, an Mcp-Session-Id, an SSE stream).
 	// A request of the 2026-07-28 era over HTTP has a client session of
