@@ -163,8 +163,9 @@ func next(ch <-chan string) string {
 // lists the tools of a fresh session until it names its session in the
 // _meta of tools/list; open_section starts the session and opens the
 // section; a client listening with the session's handle hears that the
-// list changed; the section's tools run in the session, and stay open
-// after a restart.
+// list changed, and so does a legacy client on its session's standalone
+// stream; the section's tools run in the session, and stay open after a
+// restart.
 func TestDisclosureOverHTTP(t *testing.T) {
 	state, cfg := t.TempDir(), closedConfig(t)
 	s := serveHTTP(t, "--config", cfg, "--state-dir", state, "--store", "embedded")
@@ -204,6 +205,23 @@ func TestDisclosureOverHTTP(t *testing.T) {
 		t.Errorf("planning_setup_plan in the session: %+v", r)
 	}
 	stop()
+
+	// A legacy client hears it on its session's standalone stream.
+	legacy := &httpClient{url: s.url}
+	legacy.initialize(t)
+	stream := events(t, s.url, legacy.sid)
+	opened(t, legacy.call(t, "open_section", map[string]any{"section": "planning"}))
+	for heard := false; !heard; {
+		select {
+		case data := <-stream:
+			heard = strings.Contains(data, `"method":"notifications/tools/list_changed"`)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the legacy session's stream did not carry tools/list_changed")
+		}
+	}
+	if got := listed(t, legacy.post(t, "tools/list", "", map[string]any{})); !slices.Contains(got, "planning_setup_plan") {
+		t.Errorf("the legacy session's tools/list: %v", got)
+	}
 	s.p.kill()
 
 	s = serveHTTP(t, "--config", cfg, "--state-dir", state, "--store", "embedded")
