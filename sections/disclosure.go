@@ -18,9 +18,6 @@ import (
 // out of a session's tools/list and answers a call of one with
 // ClosedMessage.
 
-// DisclosureKey is the key of the section that holds the open_section tool.
-const DisclosureKey = "disclosure"
-
 // SectionOpened opens the closed section Key for the session.
 type SectionOpened struct {
 	Key string
@@ -85,7 +82,7 @@ const disclosureGuidance = `Some of the sections below are closed: you see only 
 func (t *Tree) disclosure(closed []string) *Section {
 	t.opener = t.openSection(closed)
 	return &Section{
-		Key:       DisclosureKey,
+		Key:       "disclosure",
 		Title:     "Closed sections",
 		Guidance:  disclosureGuidance,
 		Tools:     []*tools.Tool{t.opener},

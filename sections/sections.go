@@ -2,7 +2,9 @@
 // bundles guidance text for the model with the tools it explains and the
 // policies that govern them; the tree decides which tools are offered, in
 // what order, and renders the guidance the server hands to clients as its
-// instructions.
+// instructions. A top-level section may start closed (disclosure.go): the
+// instructions then summarise it, and a session lists its tools once it
+// has opened it with the open_section tool the tree adds.
 package sections
 
 import (

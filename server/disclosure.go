@@ -26,7 +26,10 @@ import (
 // tools a fresh session sees (the sections open by default, and
 // open_section) unless its _meta names a session under MetaSession: it
 // then lists that session's tools. Its calls that name the session run the
-// tools of the sections the session opened.
+// tools of the sections the session opened; open_section without a handle
+// starts a session, whose handle its result names. (A read-only tool
+// called with no session at all is answered NoSessionMessage before the
+// pipeline, as ever.)
 
 // disclose refuses a call of a tool that a closed section hides from the
 // call's session. It reads the session as it stands when the call comes
