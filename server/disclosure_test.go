@@ -84,8 +84,8 @@ func listChanged(ns []mcp.JSONRPCNotification) int {
 // and the open sections' tools; a call of a closed tool says which section
 // to open; open_section opens it for the session, tells the connection
 // that the list changed, returns the section's guidance, and from then on
-// its tools are listed and run. Another connection's session still has it
-// closed.
+// its tools are listed and run. Listing the tools starts no session.
+// Another connection's session still has the section closed.
 func TestOpenSectionOnAConnection(t *testing.T) {
 	srv := newClosedServer(t, nil)
 	ctx := context.Background()
@@ -106,6 +106,9 @@ func TestOpenSectionOnAConnection(t *testing.T) {
 	}
 	if got, want := toolNames(t, c, nil), []string{"open_section", "echo_say"}; !slices.Equal(got, want) {
 		t.Errorf("tools/list of a fresh session = %v, want %v", got, want)
+	}
+	if n := srv.Sessions().Len(); n != 0 {
+		t.Errorf("tools/list started %d sessions, want none", n)
 	}
 	if r := c.Call(ctx, "probe_add", map[string]any{"by": "not even a number"}, nil); !r.IsError || r.Text() != closedProbe {
 		t.Errorf("a closed tool: %+v", r)
@@ -147,7 +150,8 @@ func TestOpenSectionOnAConnection(t *testing.T) {
 // TestOpenSectionByHandle: a 2026-07-28 client lists the tools of a fresh
 // session until it names its session in the _meta of tools/list; a call
 // that names the session runs the tools of the sections it opened, and a
-// client listening with the session's handle hears that the list changed.
+// client listening with the session's handle hears that the list changed
+// while it listens.
 func TestOpenSectionByHandle(t *testing.T) {
 	srv := newClosedServer(t, nil)
 	ctx := context.Background()
@@ -197,6 +201,8 @@ func TestOpenSectionByHandle(t *testing.T) {
 	c.Call(ctx, "open_section", map[string]any{"section": "probe", "session": h}, modern(nil))
 	stop()
 	<-done
+	// Once its stream has ended, the listener is told nothing more.
+	c.Call(ctx, "open_section", map[string]any{"section": "probe", "session": h}, modern(nil))
 	if n := listChanged(listener.Notifications()); n != 1 {
 		t.Errorf("the listener heard %d tools/list_changed, want 1", n)
 	}
