@@ -542,6 +542,7 @@ func (b *builder) sections() ([]*sections.Section, error) {
 		workspace.Key:   b.workspace,
 		conformance.Key: func() (*sections.Section, error) { return conformance.New(), nil },
 	}
+	closed := map[string]bool{planning.Key: !cfg.Planning.Open, workspace.Key: !cfg.Workspace.Open}
 	var out []*sections.Section
 	for i, name := range names {
 		mk, ok := builtin[name]
@@ -553,7 +554,14 @@ func (b *builder) sections() ([]*sections.Section, error) {
 		if err != nil {
 			return nil, err
 		}
+		sec.Closed = closed[name]
+		delete(closed, name)
 		out = append(out, sec)
+	}
+	for _, name := range slices.Sorted(maps.Keys(closed)) {
+		if closed[name] {
+			return nil, cfg.Errorf(name+".open", "the %s section is off, so it cannot start closed: add it to sections, or remove %s.open", name, name)
+		}
 	}
 	if b.backend == nil && (len(cfg.Workspace.Mounts) > 0 || cfg.Workspace.Backend == "disk") {
 		b.logger.Warn("the workspace section is off; its settings (--workspace, --mount, workspace.*) are ignored")

@@ -281,3 +281,26 @@ func TestExampleServes(t *testing.T) {
 		t.Fatalf("tools/list: %+v, %v", r, err)
 	}
 }
+
+// TestClosedSectionConfig: planning.open false closes the planning
+// section, whose tools then wait for open_section; closing a section that
+// is off stops the server at startup, naming the key.
+func TestClosedSectionConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "wink.yaml")
+	if err := os.WriteFile(cfg, []byte("planning: {open: false}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cl := startStdio(t, "--config", cfg)
+	cl.expect("planning_read_plan", `{}`, `Tool 'planning_read_plan' is in section 'planning', which is closed: call open_section {"section": "planning"} first.`, true)
+
+	off := filepath.Join(dir, "off.yaml")
+	if err := os.WriteFile(off, []byte("sections: [planning]\nworkspace:\n  open: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	code := run(t.Context(), []string{"--config", off}, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "off.yaml:3: workspace.open: the workspace section is off, so it cannot start closed") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}

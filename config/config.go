@@ -43,6 +43,7 @@ type Config struct {
 type Planning struct {
 	// Strategy is "" when the file does not say.
 	Strategy planning.Strategy `json:"strategy" jsonschema:"The planning strategy the server suggests to the model."`
+	Open     bool              `json:"open" jsonschema:"Whether the planning section starts open. When false, the instructions hold only its first paragraph and its tools are listed to a session once it calls open_section."`
 }
 
 // Policies holds the server-wide tool call policies.
@@ -60,6 +61,7 @@ type Workspace struct {
 	AllowedRoots   []string `json:"allowed_roots" jsonschema:"When set, the only host directories mounts may read from: each mount's directory, symbolic links resolved, must lie under one of them." schema:"uniqueItems,minLength=1"`
 	MaxFileBytes   int64    `json:"max_file_bytes" jsonschema:"The largest file, in bytes, that the workspace tools write, read or search." schema:"minimum=1"`
 	IncludeIgnored bool     `json:"include_ignored" jsonschema:"Whether mounts, ls, glob and grep see .git and the paths .gitignore files ignore; by default they leave them out."`
+	Open           bool     `json:"open" jsonschema:"Whether the workspace section starts open. When false, the instructions hold only its first paragraph and its tools are listed to a session once it calls open_section."`
 }
 
 // StoreSync says when the embedded store writes to disk; "" is interval.
@@ -135,9 +137,10 @@ type JWT struct {
 // defaults the schema states are read from it.
 func Default() *Config {
 	return &Config{
+		Planning:  Planning{Open: true},
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
-		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
+		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20, Open: true},
 		NATS:      NATS{Replicas: 1},
 		Hooks:     hooks.Defaults(),
 		HTTP: HTTP{

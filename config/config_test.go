@@ -57,7 +57,11 @@ func TestParse(t *testing.T) {
 		{"read_before_write off", "policies:\n  read_before_write: false\n", func(c *Config) { c.Policies.ReadBeforeWrite = false }},
 		{"deadline", "deadline: 1m30s\n", func(c *Config) { c.Deadline = 90 * time.Second }},
 		{"disk backend", "workspace:\n  backend: disk\n  root: /srv/ws\n  max_bytes: 0\n", func(c *Config) {
-			c.Workspace = Workspace{Backend: "disk", Root: "/srv/ws", MaxBytes: 0, MaxFileBytes: 32 << 20}
+			c.Workspace = Workspace{Backend: "disk", Root: "/srv/ws", MaxBytes: 0, MaxFileBytes: 32 << 20, Open: true}
+		}},
+		{"closed sections", "planning: {open: false}\nworkspace:\n  open: false\n", func(c *Config) {
+			c.Planning.Open = false
+			c.Workspace.Open = false
 		}},
 		{"mounts", "workspace:\n  mounts:\n    - host: /a\n      path: b\n      include: ['*.go']\n      exclude: [x]\n    - host: /c\n", func(c *Config) {
 			c.Workspace.Mounts = []Mount{{Host: "/a", Path: "b", Include: []string{"*.go"}, Exclude: []string{"x"}}, {Host: "/c"}}
@@ -95,9 +99,10 @@ func TestParse(t *testing.T) {
 
 func TestDefault(t *testing.T) {
 	want := Config{
+		Planning:  Planning{Open: true},
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
-		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
+		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20, Open: true},
 		NATS:      NATS{Replicas: 1},
 		Hooks:     hooks.Defaults(),
 		HTTP: HTTP{
@@ -154,7 +159,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown nested key",
 			in:   "planning:\n  strtegy: react\n",
-			want: "config.yaml:2: planning.strtegy: unknown key (known keys: strategy)",
+			want: "config.yaml:2: planning.strtegy: unknown key (known keys: open, strategy)",
 			key:  "planning.strtegy", line: 2,
 		},
 		{
@@ -495,7 +500,7 @@ func TestExampleFile(t *testing.T) {
 	}
 	want := Config{
 		Sections: []string{"planning"},
-		Planning: Planning{Strategy: "plan_act_reflect"},
+		Planning: Planning{Strategy: "plan_act_reflect", Open: false},
 		Policies: Policies{
 			SequentialDependency: map[string][]string{
 				"planning_add_step":    {"planning_read_plan"},
@@ -518,6 +523,7 @@ func TestExampleFile(t *testing.T) {
 			MaxBytes:     128 << 20,
 			AllowedRoots: []string{"/home/me"},
 			MaxFileBytes: 16 << 20,
+			Open:         true,
 		},
 		Hooks: exampleHooks,
 		HTTP: HTTP{

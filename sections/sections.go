@@ -2,7 +2,9 @@
 // bundles guidance text for the model with the tools it explains and the
 // policies that govern them; the tree decides which tools are offered, in
 // what order, and renders the guidance the server hands to clients as its
-// instructions.
+// instructions. A top-level section may start closed (disclosure.go): the
+// instructions then summarise it, and a session lists its tools once it
+// has opened it with the open_section tool the tree adds.
 package sections
 
 import (
@@ -59,6 +61,12 @@ type Section struct {
 	// to their input schemas and names the session in the results of
 	// those that change it (see package server).
 	Stateless bool
+	// Closed says the section starts closed (progressive disclosure): the
+	// instructions hold only its summary, the first paragraph of its
+	// guidance, and its tools, and those of its children, are listed only
+	// to a session that has opened it with the open_section tool (see
+	// disclosure.go). Only a top-level section may be closed.
+	Closed bool
 	// Contained says the section's tools change nothing outside the
 	// session's state: no file on disk, no request to another system. A
 	// call of one of them whose commit lost the race to another writer of
@@ -141,19 +149,44 @@ type Tree struct {
 	on       map[*Section]bool
 	owner    map[*tools.Tool]*Section
 	guidance map[*Section]string
+	closed   map[string]*Section      // the enabled closed sections, by key
+	hider    map[*tools.Tool]*Section // the closed section each hidden tool is under
+	opener   *tools.Tool              // open_section, when a section is closed
 }
 
 // NewTree validates roots and renders their guidance. It fails, naming the
 // section and tool, on a bad key, a tool that breaks the naming, description
 // or example rules, a tool name used twice anywhere in the tree (enabled or
-// not), or a guidance template that does not render.
+// not), a guidance template that does not render, or a closed section that
+// is not at the top. When an enabled section is closed, the tree starts with
+// the section of the open_section tool (see disclosure.go).
 func NewTree(roots ...*Section) (*Tree, error) {
-	t := &Tree{roots: roots, on: map[*Section]bool{}, owner: map[*tools.Tool]*Section{}, guidance: map[*Section]string{}}
+	t := &Tree{
+		on: map[*Section]bool{}, owner: map[*tools.Tool]*Section{}, guidance: map[*Section]string{},
+		closed: map[string]*Section{}, hider: map[*tools.Tool]*Section{},
+	}
+	var closed []string
+	for _, r := range roots {
+		if r.Closed && r.enabled() {
+			t.closed[r.Key] = r
+			closed = append(closed, r.Key)
+		}
+	}
+	if len(closed) > 0 {
+		roots = append([]*Section{t.disclosure(closed)}, roots...)
+	}
+	t.roots = roots
 	var errs []error
 	byName := map[string]string{} // tool name -> path of the section declaring it
 	keys := map[string]bool{}
-	var walk func(path string, s *Section, on bool)
-	walk = func(path string, s *Section, on bool) {
+	var walk func(path string, s *Section, on bool, hider *Section)
+	walk = func(path string, s *Section, on bool, hider *Section) {
+		if s.Closed && path != "" {
+			errs = append(errs, fmt.Errorf("section %q: only a top-level section may be closed", path+s.Key))
+		}
+		if s.Closed && path == "" {
+			hider = s
+		}
 		path += s.Key
 		if !keyRE.MatchString(s.Key) {
 			errs = append(errs, fmt.Errorf("section %q: key must match %s", path, keyRE))
@@ -172,6 +205,9 @@ func NewTree(roots ...*Section) (*Tree, error) {
 			}
 			byName[tl.Name()] = path
 			t.owner[tl] = s
+			if hider != nil && on {
+				t.hider[tl] = hider
+			}
 		}
 		text, err := render(s)
 		if err != nil {
@@ -183,11 +219,11 @@ func NewTree(roots ...*Section) (*Tree, error) {
 			t.on[s] = true
 		}
 		for _, c := range s.Children {
-			walk(path+".", c, on)
+			walk(path+".", c, on, hider)
 		}
 	}
 	for _, r := range roots {
-		walk("", r, true)
+		walk("", r, true, nil)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -263,17 +299,31 @@ func (t *Tree) Guidance() string {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
+		if r.Closed {
+			t.summary(&b, r, fmt.Sprint(n))
+			continue
+		}
 		t.write(&b, r, fmt.Sprint(n), 2)
 	}
 	return b.String()
 }
 
 // SectionGuidance renders one section and its enabled children, numbered
-// from 1, as offered in the section's prompt.
+// from 1, as offered in the section's prompt and by open_section.
 func (t *Tree) SectionGuidance(s *Section) string {
 	var b strings.Builder
 	t.write(&b, s, "1", 1)
 	return b.String()
+}
+
+// summary renders the closed top-level section s as the instructions show
+// it: its heading, the first paragraph of its guidance, and how to open it.
+func (t *Tree) summary(b *strings.Builder, s *Section, num string) {
+	fmt.Fprintf(b, "## %s. %s", num, s.Title)
+	if first, _, _ := strings.Cut(t.guidance[s], "\n\n"); first != "" {
+		b.WriteString("\n\n" + first)
+	}
+	fmt.Fprintf(b, "\n\nThis section is closed: its tools are not listed. Call `%s` with `{\"section\": %q}` to list them and read the rest of it.", OpenSection, s.Key)
 }
 
 func (t *Tree) write(b *strings.Builder, s *Section, num string, level int) {

@@ -66,6 +66,8 @@
 //	record       make the call's ToolInvoked record, for the session's log
 //	[SlotOutput, SlotAuthorise, SlotRateLimit, SlotConcurrency, SlotCache, SlotInput]
 //	             then Options.Middleware
+//	disclose     refuse a tool that a closed section hides from the
+//	             session (progressive disclosure; see disclosure.go)
 //	validate     check the arguments against the tool's schema, decode them
 //	deadline     refuse a call whose deadline already passed; bound the rest
 //	bound        answer by the deadline even if the rest does not return

@@ -137,6 +137,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.MaxSessionsPerPrincipal, opts.Now)
 	policy.Persist(s.registry)
+	sections.Persist(s.registry)
 	for _, sec := range opts.Tree.Sections() {
 		if sec.Setup != nil {
 			sec.Setup(s.registry)
@@ -169,8 +170,21 @@ func New(opts Options) (*Server, error) {
 			})
 		})
 	}
+	disclosing := opts.Tree.Opener() != nil
+	if disclosing {
+		hooks.AddAfterListTools(s.hideClosed)
+		hooks.AddBeforeSubscriptionsListen(s.sessions.listen)
+		hooks.AddAfterSubscriptionsListen(func(ctx context.Context, _ any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
+			s.sessions.unlisten(ctx)
+		})
+		hooks.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any, _ error) {
+			if method == mcp.MethodSubscriptionsListen {
+				s.sessions.unlisten(ctx)
+			}
+		})
+	}
 	mcpOpts := []mcpserver.ServerOption{
-		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithToolCapabilities(disclosing),
 		mcpserver.WithResourceCapabilities(true, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
@@ -310,6 +324,9 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			}
 			if out.Success && changes {
 				s.sessions.notify(u.handle, u.sess)
+			}
+			if out.Success && t == s.tree.Opener() {
+				s.sessions.toolsChanged(u.handle)
 			}
 			if !stateful || !changes {
 				u.handle = ""

@@ -170,6 +170,9 @@ type Sessions struct {
 	// connsOf holds, by handle, the client sessions whose implicit
 	// session it names: those told when it changes.
 	connsOf map[string][]string
+	// listeners holds, by handle, the 2026-07-28 clients listening for
+	// changes of the session it names (listen).
+	listeners map[string][]mcpserver.ClientSession
 	// flights counts the commits of this process in flight, by handle;
 	// held keeps the revisions the watch reported for the handle
 	// meanwhile, judged once the last has landed.
@@ -248,6 +251,7 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 		conns:      map[string]*entry{},
 		registered: map[string]mcpserver.ClientSession{},
 		connsOf:    map[string][]string{},
+		listeners:  map[string][]mcpserver.ClientSession{},
 		seen:       map[string]map[string][sha256.Size]byte{},
 		flights:    map[string]int{},
 		held:       map[string][]uint64{},
