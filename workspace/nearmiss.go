@@ -64,10 +64,15 @@ func nearMiss(text, old, path string) string {
 		}
 		return s
 	}
-	var starts []int
+	best, bestScore := -1, 0
+	consider := func(start int) {
+		if sc := score(start); sc > bestScore || sc == bestScore && start < best {
+			best, bestScore = start, sc
+		}
+	}
 	if k <= 2 {
 		for i := 0; i+k <= n; i++ {
-			starts = append(starts, i)
+			consider(i)
 		}
 	} else {
 		// Windows anchored on the middle lines of old that match whole,
@@ -85,6 +90,7 @@ func nearMiss(text, old, path string) string {
 			}
 		}
 		slices.SortStableFunc(anchors, func(a, b int) int { return len(at[normWant[a]]) - len(at[normWant[b]]) })
+		var starts []int
 		votes, budget := map[int]int{}, maxMissVotes
 		for _, j := range anchors {
 			if budget -= len(at[normWant[j]]); budget < 0 {
@@ -100,12 +106,8 @@ func nearMiss(text, old, path string) string {
 			}
 		}
 		slices.SortFunc(starts, func(a, b int) int { return cmp.Or(votes[b]-votes[a], a-b) })
-		starts = starts[:min(len(starts), maxMissWindows)]
-	}
-	best, bestScore := -1, 0
-	for _, s := range starts {
-		if sc := score(s); sc > bestScore || sc == bestScore && best >= 0 && s < best {
-			best, bestScore = s, sc
+		for _, s := range starts[:min(len(starts), maxMissWindows)] {
+			consider(s)
 		}
 	}
 	if best < 0 || bestScore*2 < k {
