@@ -24,16 +24,19 @@ type DirectoryTreeParams struct {
 
 // TreeNode is one entry of a directory tree.
 type TreeNode struct {
+	// Name is the entry's name in its directory.
 	Name string `json:"name"`
 	// Type is file, directory, symlink, or what ls calls a special file.
 	Type string `json:"type"`
-	Size int64  `json:"size,omitempty"`
+	// Size is a file's size in bytes.
+	Size int64 `json:"size,omitempty"`
 	// Children are a directory's entries, directories first; absent when
 	// the depth or the entry cap stopped the walk above them.
 	Children []*TreeNode `json:"children,omitempty"`
 	// Hidden counts the entries left out (dot names, ignored paths).
 	Hidden int `json:"hidden,omitempty"`
 
+	// listed says the walk listed the directory's entries.
 	listed bool
 }
 
