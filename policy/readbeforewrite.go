@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/benbjohnson/immutable"
 
@@ -46,6 +47,12 @@ type Locker interface {
 // PathsFunc returns the file paths a call's decoded params name.
 type PathsFunc func(params any) []string
 
+// Move is a file or directory a call moves, from one path to another.
+type Move struct{ From, To string }
+
+// MovesFunc returns the moves a call's decoded params make.
+type MovesFunc func(params any) []Move
+
 // known is the STATE slice mapping a normalised path to the version of the
 // file the session last read or wrote.
 var known = session.NewKey[*immutable.Map[string, string]]("policy.read_before_write")
@@ -56,14 +63,18 @@ var known = session.NewKey[*immutable.Map[string, string]]("policy.read_before_w
 type ReadBeforeWrite struct {
 	reads  map[string]PathsFunc
 	writes map[string]PathsFunc
+	moves  map[string]MovesFunc
 	files  func(*tools.Call) (Files, error)
 }
 
 // NewReadBeforeWrite returns the policy. reads and writes map tool names to
-// the paths their params name; files finds a call's workspace (the call's
-// own view of it, an Observer, once the call has a transaction).
-func NewReadBeforeWrite(reads, writes map[string]PathsFunc, files func(*tools.Call) (Files, error)) *ReadBeforeWrite {
-	return &ReadBeforeWrite{reads: reads, writes: writes, files: files}
+// the paths their params name; moves maps the tools that move files to the
+// moves their params make, after which what the session knew of a moved
+// path is known of its new path (a move tool that may replace a file names
+// it among writes too); files finds a call's workspace (the call's own view
+// of it, an Observer, once the call has a transaction).
+func NewReadBeforeWrite(reads, writes map[string]PathsFunc, moves map[string]MovesFunc, files func(*tools.Call) (Files, error)) *ReadBeforeWrite {
+	return &ReadBeforeWrite{reads: reads, writes: writes, moves: moves, files: files}
 }
 
 // Name returns "read_before_write".
@@ -134,8 +145,16 @@ func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []strin
 }
 
 // OnResult remembers the current version of every file a successful read or
-// write named.
+// write named; after a move, see Moved.
 func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) error {
+	if moves, ok := p.moves[call.Tool.Name()]; ok {
+		fs, err := p.files(call)
+		if err != nil {
+			return err
+		}
+		p.Moved(call.Session, fs, moves(call.Params))
+		return nil
+	}
 	paths, ok := p.reads[call.Tool.Name()]
 	if !ok {
 		if paths, ok = p.writes[call.Tool.Name()]; !ok {
@@ -185,4 +204,53 @@ func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string)
 		session.Set(s, known, mem)
 	}
 	return nil
+}
+
+// Moved carries what the session knew over to the new paths of moves: the
+// version it knew of a moved file, or of each file under a moved
+// directory, becomes its version at the new path, and what it knew of the
+// paths a move replaced is forgotten. Content moves unchanged, so a file
+// known before its move is known after it, and one unknown stays unknown.
+// Paths that do not normalise are skipped.
+func (p *ReadBeforeWrite) Moved(s *session.Session, fs Files, moves []Move) {
+	mem, ok := session.Get(s, known)
+	if !ok {
+		return
+	}
+	before := mem
+	for _, m := range moves {
+		from, err := fs.Normalize(m.From)
+		if err != nil {
+			continue
+		}
+		to, err := fs.Normalize(m.To)
+		if err != nil {
+			continue
+		}
+		carried := map[string]string{}
+		for it := mem.Iterator(); !it.Done(); {
+			path, v, _ := it.Next()
+			if rest, ok := under(path, from); ok {
+				carried[to+rest] = v
+				mem = mem.Delete(path)
+			} else if _, ok := under(path, to); ok {
+				mem = mem.Delete(path)
+			}
+		}
+		for path, v := range carried {
+			mem = mem.Set(path, v)
+		}
+	}
+	if mem != before {
+		session.Set(s, known, mem)
+	}
+}
+
+// under returns what follows dir in path when path is dir or lies under it
+// ("" or "/rest").
+func under(path, dir string) (string, bool) {
+	if rest, ok := strings.CutPrefix(path, dir); ok && (rest == "" || rest[0] == '/') {
+		return rest, true
+	}
+	return "", false
 }

@@ -147,6 +147,7 @@ func newWorkspace(t testing.TB, files map[string]string) *workspace {
 	w.policy = policy.NewReadBeforeWrite(
 		map[string]policy.PathsFunc{"read_file": pathOf},
 		map[string]policy.PathsFunc{"write_file": pathOf, "edit_files": pathsOf},
+		nil,
 		func(*tools.Call) (policy.Files, error) { return w.fs, nil },
 	)
 	return w
@@ -412,6 +413,7 @@ func TestReadBeforeWriteWorkspaceError(t *testing.T) {
 	p := policy.NewReadBeforeWrite(
 		map[string]policy.PathsFunc{"read_file": pathOf},
 		map[string]policy.PathsFunc{"write_file": pathOf},
+		nil,
 		func(*tools.Call) (policy.Files, error) { return nil, errNoWS },
 	)
 	s := newSession(t)
@@ -471,7 +473,7 @@ func TestReadBeforeWriteLocksBeforeChecking(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorkspace(t, nil)
 			fs := &lockingFS{memFS: w.fs, lockErr: c.lockErr}
-			p := policy.NewReadBeforeWrite(nil, map[string]policy.PathsFunc{"write_file": pathOf},
+			p := policy.NewReadBeforeWrite(nil, map[string]policy.PathsFunc{"write_file": pathOf}, nil,
 				func(*tools.Call) (policy.Files, error) { return fs, nil })
 			call := &tools.Call{ID: "c1", Tool: w.write, Session: newSession(t), Params: fileParams{Path: "new.txt"}, Deadline: deadline}
 			o := tools.Finalise(func(ctx context.Context, call *tools.Call) *tools.Outcome {
@@ -483,6 +485,58 @@ func TestReadBeforeWriteLocksBeforeChecking(t *testing.T) {
 			got := strings.Join(fs.events, "\n")
 			if want := strings.Join(c.want, "\n"); got != want {
 				t.Errorf("events:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// move renames a file in the memFS keeping its version, as a workspace
+// whose version is a hash of the content does.
+func (fs *memFS) move(from, to string) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.content[to], fs.versions[to] = fs.content[from], fs.versions[from]
+	delete(fs.content, from)
+	delete(fs.versions, from)
+}
+
+// TestReadBeforeWriteMoved: what the session knew follows a moved file or
+// directory to its new path, and a replaced file is forgotten.
+func TestReadBeforeWriteMoved(t *testing.T) {
+	files := map[string]string{"a": "1", "d/x": "2", "d/y": "3", "c": "4", "u": "5"}
+	cases := []struct {
+		name    string
+		moves   []policy.Move     // made in the files and told to Moved
+		known   []string          // may be written after the moves
+		unknown []string          // must be read first after the moves
+		renames map[string]string // the files the moves rename, from to
+	}{
+		{"file", []policy.Move{{"a", "b"}}, []string{"b", "c"}, []string{"u"}, map[string]string{"a": "b"}},
+		{"directory", []policy.Move{{"/d", "e//"}}, []string{"e/x"}, []string{"e/y"}, map[string]string{"d/x": "e/x", "d/y": "e/y"}},
+		{"unknown over known", []policy.Move{{"u", "c"}}, []string{"a"}, []string{"c"}, map[string]string{"u": "c"}},
+		{"prefix is not a parent", []policy.Move{{"d/x", "dd"}}, []string{"dd"}, []string{"d/y"}, map[string]string{"d/x": "dd"}},
+		{"bad path", []policy.Move{{"../a", "b"}}, []string{"a"}, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorkspace(t, files)
+			s := newSession(t)
+			if err := w.policy.Remember(s, w.fs, []string{"a", "d/x", "c"}); err != nil {
+				t.Fatal(err)
+			}
+			for from, to := range c.renames {
+				w.fs.move(from, to)
+			}
+			w.policy.Moved(s, w.fs, c.moves)
+			for _, p := range c.known {
+				if err := w.policy.CheckPaths(s, w.fs, []string{p}); err != nil {
+					t.Errorf("%s: %v, want allowed", p, err)
+				}
+			}
+			for _, p := range c.unknown {
+				if err := w.policy.CheckPaths(s, w.fs, []string{p}); err == nil || err.Error() != fmt.Sprintf(mustRead, p) {
+					t.Errorf("%s: %v, want the must-read denial", p, err)
+				}
 			}
 		})
 	}

@@ -16,22 +16,27 @@ const (
 	OpWrite EditOp = "write"
 	OpEdit  EditOp = "edit"
 	OpRm    EditOp = "rm"
+	OpMove  EditOp = "move"
 )
 
 // Enum lists the operations, for the schema.
-func (EditOp) Enum() []string { return []string{string(OpWrite), string(OpEdit), string(OpRm)} }
+func (EditOp) Enum() []string {
+	return []string{string(OpWrite), string(OpEdit), string(OpRm), string(OpMove)}
+}
 
 // Edit is one operation of apply_edits: op, and the fields of the tool of
-// that name (write_file, edit_file, rm).
+// that name (write_file, edit_file, rm, move_file).
 type Edit struct {
-	Op         EditOp  `json:"op" jsonschema:"write (as write_file), edit (as edit_file) or rm (as rm)."`
-	FilePath   *string `json:"file_path,omitempty" jsonschema:"write, edit: the file."`
-	Content    *string `json:"content,omitempty" jsonschema:"write: the file's complete new content."`
-	Overwrite  *bool   `json:"overwrite,omitempty" jsonschema:"write: replace an existing file."`
-	OldString  *string `json:"old_string,omitempty" jsonschema:"edit: the exact text to replace."`
-	NewString  *string `json:"new_string,omitempty" jsonschema:"edit: the text to put in its place."`
-	ReplaceAll *bool   `json:"replace_all,omitempty" jsonschema:"edit: replace every occurrence."`
-	Path       *string `json:"path,omitempty" jsonschema:"rm: the file or directory to remove."`
+	Op          EditOp  `json:"op" jsonschema:"write (as write_file), edit (as edit_file), rm (as rm) or move (as move_file)."`
+	FilePath    *string `json:"file_path,omitempty" jsonschema:"write, edit: the file."`
+	Content     *string `json:"content,omitempty" jsonschema:"write: the file's complete new content."`
+	Overwrite   *bool   `json:"overwrite,omitempty" jsonschema:"write, move: replace an existing file."`
+	Source      *string `json:"source,omitempty" jsonschema:"move: the file or directory to move."`
+	Destination *string `json:"destination,omitempty" jsonschema:"move: its new path."`
+	OldString   *string `json:"old_string,omitempty" jsonschema:"edit: the exact text to replace."`
+	NewString   *string `json:"new_string,omitempty" jsonschema:"edit: the text to put in its place."`
+	ReplaceAll  *bool   `json:"replace_all,omitempty" jsonschema:"edit: replace every occurrence."`
+	Path        *string `json:"path,omitempty" jsonschema:"rm: the file or directory to remove."`
 }
 
 // fields returns the operation's fields, without op, as the JSON arguments
@@ -53,7 +58,9 @@ func (e Edit) fields() (json.RawMessage, string) {
 	}
 	put("file_path", e.FilePath != nil, deref(e.FilePath), OpWrite, OpEdit)
 	put("content", e.Content != nil, deref(e.Content), OpWrite)
-	put("overwrite", e.Overwrite != nil, deref(e.Overwrite), OpWrite)
+	put("overwrite", e.Overwrite != nil, deref(e.Overwrite), OpWrite, OpMove)
+	put("source", e.Source != nil, deref(e.Source), OpMove)
+	put("destination", e.Destination != nil, deref(e.Destination), OpMove)
 	put("old_string", e.OldString != nil, deref(e.OldString), OpEdit)
 	put("new_string", e.NewString != nil, deref(e.NewString), OpEdit)
 	put("replace_all", e.ReplaceAll != nil, deref(e.ReplaceAll), OpEdit)
@@ -73,12 +80,24 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// target is the path an operation names, for messages.
+// target is the path an operation names, for messages: a move's source.
 func (e Edit) target() string {
-	if e.Op == OpRm {
+	switch e.Op {
+	case OpRm:
 		return strings.TrimSpace(deref(e.Path))
+	case OpMove:
+		return strings.TrimSpace(deref(e.Source))
 	}
 	return strings.TrimSpace(deref(e.FilePath))
+}
+
+// paths are the paths an operation changes: a move's source and
+// destination, the target of the others.
+func (e Edit) paths() []string {
+	if e.Op == OpMove {
+		return []string{e.target(), strings.TrimSpace(deref(e.Destination))}
+	}
+	return []string{e.target()}
 }
 
 // ApplyEditsParams are the arguments of apply_edits.
@@ -89,7 +108,7 @@ type ApplyEditsParams struct {
 // Applied is the result of apply_edits.
 type Applied struct {
 	Edits []string `json:"edits" jsonschema:"What each operation did, in order."`
-	Files int      `json:"files" jsonschema:"How many distinct paths the operations changed."`
+	Files int      `json:"files" jsonschema:"How many distinct paths the operations changed (a move changes two)."`
 }
 
 // Render lists what each operation did.
@@ -108,10 +127,10 @@ func (a *Applied) Render() string {
 // apply_edits.
 var editHook func(ctx *tools.Context, i int) error
 
-func (s *settings) applyEdits(write, edit, rm *tools.Tool) *tools.Tool {
-	byOp := map[EditOp]*tools.Tool{OpWrite: write, OpEdit: edit, OpRm: rm}
+func (s *settings) applyEdits(write, edit, rm, move *tools.Tool) *tools.Tool {
+	byOp := map[EditOp]*tools.Tool{OpWrite: write, OpEdit: edit, OpRm: rm, OpMove: move}
 	return tools.New("apply_edits",
-		"Apply several write, edit and rm operations to workspace files in order, all or nothing: if one fails, none is applied.",
+		"Apply several write, edit, rm and move operations to workspace files in order, all or nothing: if one fails, none is applied.",
 		tools.Annotations{Title: "Apply edits", Destructive: true},
 		func(ctx *tools.Context, p ApplyEditsParams) (tools.Result[*Applied], error) {
 			if len(p.Edits) == 0 {
@@ -123,9 +142,9 @@ func (s *settings) applyEdits(write, edit, rm *tools.Tool) *tools.Tool {
 			}
 			// Every file the operations name is locked first, in path
 			// order, so that two calls never wait for each other.
-			targets := make([]string, len(p.Edits))
-			for i, e := range p.Edits {
-				targets[i] = e.target()
+			var targets []string
+			for _, e := range p.Edits {
+				targets = append(targets, e.paths()...)
 			}
 			if err := lockFiles(ctx, w, targets...); err != nil {
 				if f := describe(err, "", "", s.maxFile); f != nil {
@@ -171,6 +190,8 @@ func (s *settings) applyEdits(write, edit, rm *tools.Tool) *tools.Tool {
 					r, err = s.doEdit(ctx, w, pp)
 				case RmParams:
 					r, err = s.doRm(ctx, w, pp)
+				case MoveFileParams:
+					r, err = s.doMove(ctx, w, pp)
 				}
 				if err != nil {
 					return tools.Result[*Applied]{}, fmt.Errorf("%s: %w", label, err)
@@ -183,8 +204,10 @@ func (s *settings) applyEdits(write, edit, rm *tools.Tool) *tools.Tool {
 						return tools.Result[*Applied]{}, fmt.Errorf("%s: %w", label, err)
 					}
 				}
-				if n, err := Normalize(e.target()); err == nil {
-					paths[n] = true
+				for _, p := range e.paths() {
+					if n, err := Normalize(p); err == nil {
+						paths[n] = true
+					}
 				}
 				out.Edits = append(out.Edits, r.Message)
 			}

@@ -103,8 +103,9 @@ func (s *diskStore) pathErr(p string, err error) error {
 // but never opens. A *specialError says which.
 var errSpecial = errors.New("not a regular file")
 
-// specialError is errSpecial for a file of a known kind.
-type specialError struct{ kind string }
+// specialError is errSpecial for a file of a known kind; path names it
+// when it is not the path the call named (one inside a tree being moved).
+type specialError struct{ kind, path string }
 
 func (e *specialError) Error() string { return "a " + e.kind + ", not a regular file" }
 func (e *specialError) Unwrap() error { return errSpecial }
@@ -185,6 +186,29 @@ func (s *diskStore) stat(p string) (Info, error) {
 	return Info{Path: p, Size: fi.Size()}, nil
 }
 
+func (s *diskStore) lstat(p string) (Info, error) {
+	fi, err := s.root.Lstat(osName(p))
+	if err != nil {
+		return Info{}, s.pathErr(p, err)
+	}
+	link := fi.Mode()&fs.ModeSymlink != 0
+	if link {
+		if fi, err = s.root.Stat(osName(p)); err != nil {
+			return Info{}, s.pathErr(p, err)
+		}
+	}
+	in := Info{Path: p, Link: link, ModTime: fi.ModTime()}
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		in.Dir = true
+	case m.IsRegular():
+		in.Size = fi.Size()
+	default:
+		in.Special = specialKind(m)
+	}
+	return in, nil
+}
+
 // openRegular opens the regular file at p for reading (see openChecked).
 func (s *diskStore) openRegular(p string) (*os.File, fs.FileInfo, error) {
 	if p == "" {
@@ -253,32 +277,118 @@ func (s *diskStore) writeFile(p string, data []byte) error {
 	return s.withTxn(func(t *txn) error { return s.write(t, p, data) })
 }
 
-func (s *diskStore) write(t *txn, p string, data []byte) error {
-	for _, a := range ancestors(p) {
+// makeDirs makes, in t, each of dirs (outermost first) that is missing,
+// and says whether it made the last one. A file in the way is a
+// *parentError.
+func (s *diskStore) makeDirs(t *txn, dirs []string) (made bool, err error) {
+	for _, a := range dirs {
+		made = false
 		fi, err := s.root.Stat(osName(a))
 		switch {
 		case err == nil && fi.IsDir():
 			continue
 		case err == nil:
-			return &parentError{path: a}
+			return false, &parentError{path: a}
 		case !errors.Is(err, fs.ErrNotExist):
-			return diskErr(err)
+			return false, diskErr(err)
 		}
 		if err := s.change(t, a, state{kind: kindDir}); err != nil {
-			return err
+			return false, err
 		}
+		made = true
 		if err := s.root.Mkdir(osName(a), 0o755); err != nil {
 			if !errors.Is(err, fs.ErrExist) {
-				return s.pathErr(a, err)
+				return false, s.pathErr(a, err)
 			}
 			// Someone else made it meanwhile, or it is a dangling link.
 			if fi, err := s.root.Stat(osName(a)); err != nil || !fi.IsDir() {
-				return &parentError{path: a}
+				return false, &parentError{path: a}
 			}
 			if err := s.untouched(t, a); err != nil {
+				return false, err
+			}
+			made = false
+		}
+	}
+	return made, nil
+}
+
+func (s *diskStore) mkdir(p string) (made bool, err error) {
+	if p == "" {
+		return false, nil
+	}
+	err = s.withTxn(func(t *txn) error {
+		made, err = s.makeDirs(t, append(ancestors(p), p))
+		return err
+	})
+	return made, err
+}
+
+// move journals every path it changes: the source's entries, deepest
+// first, as removed, then the destination's, outermost first, as what they
+// will hold. Undone newest first, that removes the destination's entries
+// before their directories, and remakes the source's directories before
+// their entries. Then one rename moves the whole tree.
+func (s *diskStore) move(src, dst string) error {
+	return s.withTxn(func(t *txn) error {
+		if _, err := s.makeDirs(t, ancestors(dst)); err != nil {
+			return err
+		}
+		var entries []moved
+		if err := s.entriesUnder(src, "", &entries); err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := s.change(t, join(src, e.rel), state{kind: kindAbsent}); err != nil {
 				return err
 			}
 		}
+		for _, e := range slices.Backward(entries) {
+			if err := s.change(t, join(dst, e.rel), e.st); err != nil {
+				return err
+			}
+		}
+		return s.pathErr(dst, s.root.Rename(osName(src), osName(dst)))
+	})
+}
+
+// moved is an entry of a tree being moved: its path below the tree's
+// top, and what it holds.
+type moved struct {
+	rel string
+	st  state
+}
+
+// entriesUnder appends to out the entries of the tree at p (rel below
+// the top being moved), deepest first, the top last, without following
+// symbolic links. A special file in the tree is an error: it is not moved.
+func (s *diskStore) entriesUnder(p, rel string, out *[]moved) error {
+	st, err := s.current(p, false)
+	var special *specialError
+	if errors.As(err, &special) {
+		return &specialError{kind: special.kind, path: p}
+	}
+	if err != nil {
+		return s.pathErr(p, err)
+	}
+	if st.kind == kindDir {
+		kids, err := s.readDir(p)
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if err := s.entriesUnder(join(p, k.Name()), join(rel, k.Name()), out); err != nil {
+				return err
+			}
+		}
+	}
+	*out = append(*out, moved{rel: rel, st: st})
+	return nil
+}
+
+func (s *diskStore) write(t *txn, p string, data []byte) error {
+	if _, err := s.makeDirs(t, ancestors(p)); err != nil {
+		return err
 	}
 	perm := fs.FileMode(0o644)
 	if fi, err := s.root.Lstat(osName(p)); err == nil {
@@ -451,7 +561,8 @@ func (s *diskStore) list(p string) ([]Info, error) {
 	}
 	out := []Info{}
 	for _, e := range entries {
-		if info, _, ok := s.entryInfo(p, e); ok {
+		if info, link, ok := s.entryInfo(p, e); ok {
+			info.Link = link
 			out = append(out, info)
 		}
 	}

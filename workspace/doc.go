@@ -1,12 +1,14 @@
 // Package workspace is the workspace section: a file workspace for the
-// agent with the tools ls, read_file, write_file, edit_file, glob, grep, rm
-// and apply_edits, the read-before-write policy on by default, and every
-// change undone when a call fails.
+// agent with the tools ls, directory_tree, file_info, read_file,
+// read_multiple_files, write_file, edit_file, create_directory, move_file,
+// glob, grep, rm and apply_edits, the read-before-write policy on by
+// default, and every change undone when a call fails.
 //
 // Listings, searches and mounts follow git's ignore rules (ignore.go):
 // they leave out .git and what the .gitignore files on the way ignore,
-// unless Config.IncludeIgnored turns the rules off; ls also hides dot
-// names unless asked. A file named directly is read and written as usual.
+// unless Config.IncludeIgnored turns the rules off; ls and directory_tree
+// also hide dot names unless asked. A file named directly is read and
+// written as usual.
 //
 // # Backends
 //
@@ -56,11 +58,12 @@
 //
 // Workspace.Lock takes locks, and the read-before-write policy takes them
 // through it (policy.Locker) before it compares versions: that is the one
-// place where the check is made, for write_file and edit_file called by
-// the client and for each step of apply_edits alike. write_file, edit_file
-// and rm lock their path before they look at it; apply_edits locks every
-// path its operations name before the first one; rm locks each file it
-// removes. A call takes locks in path order and waits (until its
+// place where the check is made, for write_file, edit_file and move_file
+// called by the client and for each step of apply_edits alike. write_file,
+// edit_file and rm lock their path before they look at it, move_file its
+// source and destination; apply_edits locks every path its operations name
+// before the first one; rm locks each file it removes, and a move each
+// file of the tree it moves. A call takes locks in path order and waits (until its
 // deadline) only for a lock that comes after every one it holds; a lock
 // that comes before one it holds is taken only if it is free, and
 // otherwise the call fails at once ("File 'p' is being changed by another
@@ -123,11 +126,14 @@
 //
 // # Read before write
 //
-// The ReadBeforeWrite policy of package policy governs read_file (reads)
-// and write_file and edit_file (writes). Its version token is a hash of the
-// file's content, so any change by anyone (another session, another
-// process) makes a file unknown again; a file the session wrote itself is
-// known; paths are compared after Normalize. The workspace also tells the
+// The ReadBeforeWrite policy of package policy governs read_file and
+// read_multiple_files (reads), write_file, edit_file and move_file over an
+// existing file (writes). Its version token is a hash of the file's
+// content, so any change by anyone (another session, another process)
+// makes a file unknown again; a file the session wrote itself is known,
+// and so is a file it knew at the path it was moved from (the content is
+// the same); a file it could not read in read_multiple_files is not; paths
+// are compared after Normalize. The workspace also tells the
 // policy which version the call itself read or wrote (policy.Observer), so
 // a change made between a read and the end of that call does not count as
 // seen. Options.NoReadBeforeWrite turns the policy off.
@@ -140,6 +146,16 @@
 // runs once it succeeds, inside the call's transaction. If one fails, the
 // call fails naming it (edits[i]) and the transaction undoes the others;
 // there is no hand-written undo here.
+//
+// # Moves
+//
+// The memory backend moves a subtree by reference. The disk backend
+// renames once, after journaling every path of the tree without
+// following links: each entry of the source as removed (deepest first),
+// then each entry of the destination as what it will hold; undone newest
+// first, that removes the destination's entries before their directories
+// and puts the source back directories first, with its modes and links. A
+// tree that holds a named pipe, socket or device is not moved.
 //
 // # Decisions where the specification is silent
 //
@@ -155,5 +171,22 @@
 //     depth.
 //   - Lines longer than MaxLineBytes are cut in what read_file and grep
 //     show, with a marker; ls, glob and grep stop at Options.MaxMatches
-//     results or PageBytes and give a cursor to go on from.
+//     results or PageBytes and give a cursor to go on from;
+//     directory_tree stops at Options.MaxMatches and says so, walking
+//     breadth first so that the cap leaves the upper levels whole.
+//   - read_file returns a file as an image (PNG, JPEG, GIF, WebP) or an
+//     embedded PDF resource only when its extension and its sniffed
+//     content (net/http.DetectContentType) agree, up to MaxMediaBytes; a
+//     file named like an image that holds text is read as text.
+//   - read_multiple_files shares one page of PageBytes among its files,
+//     each getting at least its first line, and at most MaxMediaBytes of
+//     images and PDFs in all.
+//   - move_file replaces a file only with overwrite, never a directory,
+//     and never moves a directory into itself. create_directory succeeds
+//     on a directory already there.
+//   - file_info gives a modification time on disk only: the memory
+//     backend keeps no times.
+//   - When edit_file's old_string is not found, the error shows the
+//     window of the file's lines that matches it best once whitespace is
+//     normalised, as a unified diff (see nearMiss).
 package workspace

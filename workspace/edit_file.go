@@ -30,6 +30,10 @@ func (s *settings) editFile() *tools.Tool {
 			Description: "Change one line of a file read before.",
 			Input:       `{"file_path":"notes/todo.md","old_string":"- write tests","new_string":"- write more tests"}`,
 			Output:      "Replaced 1 occurrence in notes/todo.md.",
+		}, tools.Example{
+			Description: "An old_string whose indentation is not the file's: the error shows the lines to copy.",
+			Input:       `{"file_path":"main.go","old_string":"    return nil","new_string":"    return err"}`,
+			Output:      "old_string not found in main.go. Line 12 matches it except for whitespace (indentation); copy old_string from the file as it is:\n--- old_string\n+++ main.go\n@@ -1,1 +12,1 @@\n-    return nil\n+→return nil\n(→ is a tab, · a space at the end of a line, ␍ a carriage return)",
 		}),
 	)
 }
@@ -65,7 +69,7 @@ func (s *settings) doEdit(ctx *tools.Context, w *view, p EditFileParams) (tools.
 	n := strings.Count(text, p.OldString)
 	switch {
 	case n == 0:
-		return tools.Fail[any](fmt.Sprintf("old_string not found in %s.", path)), nil
+		return tools.Fail[any](fmt.Sprintf("old_string not found in %s.", path) + nearMiss(text, p.OldString, path)), nil
 	case n > 1 && !p.ReplaceAll:
 		return tools.Fail[any](fmt.Sprintf("old_string matches %d times in %s; add context or set replace_all.", n, path)), nil
 	}

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -50,7 +51,7 @@ func FuzzNormalize(f *testing.F) {
 // no operation returns the secret.
 func FuzzDiskBackend(f *testing.F) {
 	for _, s := range []string{"link_dir/secret.txt", "link_file", "abs_dir/dir/x", "inner/deep/secret.txt", "../outside/secret.txt", "a/b/c", "loop/x", "inside.txt", "/", "dangling/x"} {
-		for op := range byte(6) {
+		for op := range byte(8) {
 			f.Add(s, op, "data")
 		}
 	}
@@ -72,7 +73,7 @@ func FuzzDiskBackend(f *testing.F) {
 				t.Fatalf("op %d on %q returned the secret", op, path)
 			}
 		}
-		switch op % 6 {
+		switch op % 8 {
 		case 0:
 			data, _ := w.ReadFile(path)
 			leak(data)
@@ -97,6 +98,30 @@ func FuzzDiskBackend(f *testing.F) {
 			_, _ = w.Remove(path + "/x")
 			if u != nil {
 				_ = u.Restore()
+			}
+		case 6:
+			// A move of path to content, checked as move_file checks it,
+			// then undone.
+			src, err1 := normalizeFile(path)
+			dst, err2 := normalizeFile(content)
+			if err1 != nil || err2 != nil || src == dst || within(dst, src) {
+				break
+			}
+			from, err := w.st.stat(src)
+			to, errTo := w.st.stat(dst)
+			if err != nil || errTo == nil && (to.Dir || from.Dir) || errTo != nil && !errors.Is(errTo, errNotExist) {
+				break
+			}
+			u, _ := w.Snapshot()
+			_ = w.st.move(src, dst)
+			if u != nil {
+				_ = u.Restore()
+			}
+		case 7:
+			if p, err := Normalize(path); err == nil {
+				_, _ = w.st.mkdir(p)
+				in, _ := w.st.lstat(p)
+				leak([]byte(in.Path))
 			}
 		}
 		if v, ok, _ := w.Version(path); ok {

@@ -238,6 +238,42 @@ func (s *memStore) stat(p string) (Info, error) {
 	return Info{Path: p, Dir: n.dir, Size: n.size}, nil
 }
 
+// lstat is stat: a memory tree has no links, special files nor times.
+func (s *memStore) lstat(p string) (Info, error) { return s.stat(p) }
+
+func (s *memStore) mkdir(p string) (bool, error) {
+	t := s.t.Load()
+	if n, ok := lookup(t, p); ok {
+		if !n.dir {
+			return false, &parentError{path: p}
+		}
+		return false, nil
+	}
+	t, err := with(t, p, emptyDir)
+	if err != nil {
+		return false, err
+	}
+	s.t.Store(t)
+	return true, nil
+}
+
+func (s *memStore) move(src, dst string) error {
+	t := s.t.Load()
+	n, ok := lookup(t, src)
+	if !ok {
+		return missing(t, src)
+	}
+	t, err := with(t, src, nil)
+	if err == nil {
+		t, err = with(t, dst, n)
+	}
+	if err != nil {
+		return err
+	}
+	s.t.Store(t)
+	return nil
+}
+
 func (s *memStore) readFile(p string, max int64) ([]byte, error) {
 	t := s.t.Load()
 	n, ok := lookup(t, p)

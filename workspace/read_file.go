@@ -1,8 +1,11 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/wink-mcp/wink-mcp/tools"
 )
@@ -39,12 +42,17 @@ type FileLines struct {
 	TotalLines int      `json:"total_lines" jsonschema:"The number of lines in the whole file."`
 	Truncated  bool     `json:"truncated" jsonschema:"Whether more lines follow those returned (the limit or the 64 KiB page was reached)."`
 	NextOffset int      `json:"next_offset,omitempty" jsonschema:"The offset that reads on from the last line returned; present when truncated."`
+	MimeType   string   `json:"mime_type,omitempty" jsonschema:"For an image or a PDF, its media type: the file comes as an image or embedded resource block, and lines is empty."`
+	Size       int      `json:"size,omitempty" jsonschema:"For an image or a PDF, its size in bytes."`
 }
 
 // Render numbers the lines from 1, "%4d | text"; overlong lines are cut
 // with a marker.
 func (f *FileLines) Render() string {
-	if len(f.Lines) == 0 {
+	switch {
+	case f.MimeType != "":
+		return ""
+	case len(f.Lines) == 0:
 		return "(no lines)"
 	}
 	var b strings.Builder
@@ -59,7 +67,7 @@ func (f *FileLines) Render() string {
 
 func (s *settings) readFile() *tools.Tool {
 	return tools.New("read_file",
-		"Read a text file of the workspace as numbered lines, at most 2000 lines or 64 KiB at a time; when truncated, call again with next_offset. A negative offset reads the end of the file.",
+		"Read a workspace text file as numbered lines, 2000 lines or 64 KiB at a time (when truncated, call again with next_offset; a negative offset reads the end). Images and PDFs come as content blocks.",
 		tools.Annotations{Title: "Read file", ReadOnly: true, Idempotent: true},
 		func(ctx *tools.Context, p ReadFileParams) (tools.Result[*FileLines], error) {
 			if p.Limit < 1 || p.Limit > DefaultReadLimit {
@@ -73,52 +81,84 @@ func (s *settings) readFile() *tools.Tool {
 			if err != nil {
 				return tools.Result[*FileLines]{}, err
 			}
-			large := int64(0)
-			if info, err := v.st.stat(path); err == nil && info.Size >= largeRead {
-				large = info.Size
-				_ = ctx.Progress(0, float64(large), fmt.Sprintf("Reading %s (%d bytes).", path, large))
-			}
-			data, err := v.ReadFile(path)
-			if large > 0 && err == nil {
-				_ = ctx.Progress(float64(large), float64(large), fmt.Sprintf("Read %s; numbering its lines.", path))
-			}
-			if err != nil {
-				if f := describe(err, path, "File does not exist: "+path, s.maxFile); f != nil {
-					return tools.Fail[*FileLines](f.msg), nil
-				}
+			out, msg, block, err := s.read(ctx, v, path, p.Offset, p.Limit, PageBytes)
+			var f *failure
+			switch {
+			case errors.As(err, &f):
+				return tools.Fail[*FileLines](f.msg), nil
+			case err != nil:
 				return tools.Result[*FileLines]{}, err
 			}
-			if isBinary(data) {
-				return tools.Fail[*FileLines](binaryMessage(path)), nil
+			r := tools.OK(msg, out)
+			if block != nil {
+				r.Content = []mcp.Content{block}
 			}
-			lines := splitLines(string(data))
-			out := page(lines, p.Offset, p.Limit)
-			out.Path = path
-			var msg string
-			switch {
-			case out.Truncated:
-				msg = fmt.Sprintf("Read file %s (lines %d-%d of %d); more follow: call again with offset %d.", path, out.Offset+1, out.Offset+len(out.Lines), len(lines), out.NextOffset)
-			case len(out.Lines) > 0:
-				msg = fmt.Sprintf("Read file %s (lines %d-%d of %d).", path, out.Offset+1, out.Offset+len(out.Lines), len(lines))
-			case len(lines) == 0:
-				msg = fmt.Sprintf("Read file %s (0 lines: the file is empty).", path)
-			default:
-				msg = fmt.Sprintf("Read file %s (0 lines: offset %d is past the end; the file has %s).", path, p.Offset, plural(len(lines), "line", "lines"))
-			}
-			return tools.OK(msg, out), nil
+			return r, nil
 		},
 		tools.WithExamples(tools.Example{
 			Description: "Read the first two lines of a file.",
 			Input:       `{"file_path":"notes/todo.md","limit":2}`,
 			Output:      "Read file notes/todo.md (lines 1-2 of 3).\n\n   1 | # To do\n   2 | - write tests",
+		}, tools.Example{
+			Description: "Look at an image.",
+			Input:       `{"file_path":"docs/diagram.png"}`,
+			Output:      "Read image docs/diagram.png (image/png, 20480 bytes); its content is attached.",
 		}),
 	)
 }
 
+// read reads the file at path (normalised) for read_file and
+// read_multiple_files: a page of its lines from offset, at most limit
+// lines and budget bytes of them, with the message that says which; or,
+// for an image or a PDF, its content block. Errors about the file are a
+// *failure.
+func (s *settings) read(ctx *tools.Context, v *view, path string, offset, limit, budget int) (*FileLines, string, mcp.Content, error) {
+	large := int64(0)
+	if info, err := v.st.stat(path); err == nil && info.Size >= largeRead {
+		large = info.Size
+		_ = ctx.Progress(0, float64(large), fmt.Sprintf("Reading %s (%d bytes).", path, large))
+	}
+	data, err := v.ReadFile(path)
+	if large > 0 && err == nil {
+		_ = ctx.Progress(float64(large), float64(large), fmt.Sprintf("Read %s; numbering its lines.", path))
+	}
+	if err != nil {
+		if f := describe(err, path, "File does not exist: "+path, s.maxFile); f != nil {
+			return nil, "", nil, f
+		}
+		return nil, "", nil, err
+	}
+	if mime := mediaType(path, data); mime != "" {
+		block, f := mediaBlock(path, mime, data)
+		if f != nil {
+			return nil, "", nil, f
+		}
+		return &FileLines{Path: path, Lines: []string{}, MimeType: mime, Size: len(data)}, mediaMessage(path, mime, len(data)), block, nil
+	}
+	if isBinary(data) {
+		return nil, "", nil, &failure{msg: binaryMessage(path)}
+	}
+	lines := splitLines(string(data))
+	out := page(lines, offset, limit, budget)
+	out.Path = path
+	var msg string
+	switch {
+	case out.Truncated:
+		msg = fmt.Sprintf("Read file %s (lines %d-%d of %d); more follow: call again with offset %d.", path, out.Offset+1, out.Offset+len(out.Lines), len(lines), out.NextOffset)
+	case len(out.Lines) > 0:
+		msg = fmt.Sprintf("Read file %s (lines %d-%d of %d).", path, out.Offset+1, out.Offset+len(out.Lines), len(lines))
+	case len(lines) == 0:
+		msg = fmt.Sprintf("Read file %s (0 lines: the file is empty).", path)
+	default:
+		msg = fmt.Sprintf("Read file %s (0 lines: offset %d is past the end; the file has %s).", path, offset, plural(len(lines), "line", "lines"))
+	}
+	return out, msg, nil, nil
+}
+
 // page returns the lines of a read_file result: limit lines from offset
 // (counted back from the end when negative), fewer when they would hold
-// more than PageBytes, at least one.
-func page(lines []string, offset, limit int) *FileLines {
+// more than budget bytes, at least one.
+func page(lines []string, offset, limit, budget int) *FileLines {
 	if offset < 0 {
 		offset = max(0, len(lines)+offset)
 	}
@@ -126,7 +166,7 @@ func page(lines []string, offset, limit int) *FileLines {
 	size := 0
 	for i := offset; i < len(lines) && i < offset+limit; i++ {
 		size += len(lines[i]) + 1
-		if size > PageBytes && i > offset {
+		if size > budget && i > offset {
 			break
 		}
 		out.Lines = append(out.Lines, lines[i])

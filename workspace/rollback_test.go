@@ -130,16 +130,26 @@ func (p *pair) randomCall(r *rand.Rand) (tool, args string, in *interrupt, mustF
 	pick := func(s []string) string { return s[r.IntN(len(s))] }
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	op := func() string {
-		switch r.IntN(3) {
+		switch r.IntN(4) {
 		case 0:
 			return fmt.Sprintf(`{"op":"write","file_path":%s,"content":%s,"overwrite":%v}`, q(pick(paths)), q(pick(contents)), r.IntN(2) == 0)
 		case 1:
 			return fmt.Sprintf(`{"op":"edit","file_path":%s,"old_string":%s,"new_string":%s,"replace_all":%v}`, q(pick(paths)), q(pick(olds)), q(pick(contents)), r.IntN(2) == 0)
+		case 2:
+			return fmt.Sprintf(`{"op":"move","source":%s,"destination":%s,"overwrite":%v}`, q(pick(paths)), q(pick(paths)), r.IntN(2) == 0)
 		}
 		return fmt.Sprintf(`{"op":"rm","path":%s}`, q(pick(paths)))
 	}
 	in = &interrupt{}
-	switch r.IntN(10) {
+	switch r.IntN(14) {
+	case 10:
+		return "move_file", fmt.Sprintf(`{"source":%s,"destination":%s,"overwrite":%v}`, q(pick(paths)), q(pick(paths)), r.IntN(2) == 0), in, false
+	case 11:
+		return "create_directory", fmt.Sprintf(`{"path":%s}`, q(pick(paths))), in, false
+	case 12:
+		return "directory_tree", fmt.Sprintf(`{"path":%s,"depth":%d}`, q(pick([]string{"", "c", "h"})), 1+r.IntN(3)), in, false
+	case 13:
+		return "read_multiple_files", fmt.Sprintf(`{"paths":[%s,%s]}`, q(pick(paths)), q(pick(paths))), in, false
 	case 0, 1:
 		return "read_file", fmt.Sprintf(`{"file_path":%s}`, q(pick(paths))), in, false
 	case 2:

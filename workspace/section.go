@@ -50,7 +50,8 @@ type settings struct {
 var guidance string
 
 // New returns the workspace section over backend b: the tools ls,
-// read_file, write_file, edit_file, glob, grep, rm and apply_edits, the
+// directory_tree, file_info, read_file, read_multiple_files, write_file,
+// edit_file, create_directory, move_file, glob, grep, rm and apply_edits, the
 // ReadBeforeWrite policy (unless turned off), a per-session Workspace that
 // every transaction covers, and the workspace as MCP resources.
 func New(b *Backend, opts Options) *sections.Section {
@@ -61,7 +62,7 @@ func New(b *Backend, opts Options) *sections.Section {
 	if s.maxMatches <= 0 {
 		s.maxMatches = DefaultMaxMatches
 	}
-	write, edit, rm := s.writeFile(), s.editFile(), s.rm()
+	write, edit, rm, move := s.writeFile(), s.editFile(), s.rm(), s.moveFile()
 	sec := &sections.Section{
 		Key:      Key,
 		Title:    "Workspace",
@@ -71,7 +72,11 @@ func New(b *Backend, opts Options) *sections.Section {
 			"ReadBeforeWrite": !opts.NoReadBeforeWrite,
 			"IncludeIgnored":  b.includeIgnored,
 		},
-		Tools: []*tools.Tool{s.ls(), s.readFile(), write, edit, s.glob(), s.grep(), rm, s.applyEdits(write, edit, rm)},
+		Tools: []*tools.Tool{
+			s.ls(), s.directoryTree(), s.fileInfo(), s.readFile(), s.readMultipleFiles(),
+			write, edit, s.createDirectory(), move, s.glob(), s.grep(), rm,
+			s.applyEdits(write, edit, rm, move),
+		},
 		// Files on disk are outside the session: a call that wrote one is
 		// never run twice.
 		Contained: b.Kind() == "memory",
@@ -103,17 +108,21 @@ func New(b *Backend, opts Options) *sections.Section {
 }
 
 // ReadBeforeWrite returns the policy the section attaches by default:
-// write_file (with overwrite: true) and edit_file may change an existing
-// file only when the session has read it with read_file, or written it
-// itself, and nobody changed it since. write_file without overwrite never
-// changes an existing file: the tool itself refuses it, saying how to
-// proceed, so the policy leaves it alone; what it creates, the session
-// knows, as it knows what it reads.
+// write_file (with overwrite: true), edit_file and move_file (over an
+// existing file, with overwrite: true) may change an existing file only
+// when the session has read it with read_file or read_multiple_files, or
+// written it itself, and nobody changed it since. write_file and
+// move_file without overwrite never change an existing file: the tools
+// themselves refuse it, saying how to proceed, so the policy leaves them
+// alone; what write_file creates, the session knows, as it knows what it
+// reads; what it knew of a file it moves, it knows at the new path.
 func ReadBeforeWrite() *policy.ReadBeforeWrite {
 	filePath := func(p any) []string {
 		switch p := p.(type) {
 		case ReadFileParams:
 			return []string{p.FilePath}
+		case ReadMultipleFilesParams:
+			return p.Paths
 		case WriteFileParams:
 			return []string{p.FilePath}
 		case EditFileParams:
@@ -122,14 +131,26 @@ func ReadBeforeWrite() *policy.ReadBeforeWrite {
 		return nil
 	}
 	overwritten := func(p any) []string {
-		if w, ok := p.(WriteFileParams); ok && !w.Overwrite {
-			return nil
+		switch p := p.(type) {
+		case WriteFileParams:
+			if p.Overwrite {
+				return []string{p.FilePath}
+			}
+		case MoveFileParams:
+			if p.Overwrite {
+				return []string{p.Destination}
+			}
 		}
-		return filePath(p)
+		return nil
+	}
+	moved := func(p any) []policy.Move {
+		m := p.(MoveFileParams)
+		return []policy.Move{{From: m.Source, To: m.Destination}}
 	}
 	return policy.NewReadBeforeWrite(
-		map[string]policy.PathsFunc{"read_file": filePath, "write_file": filePath},
-		map[string]policy.PathsFunc{"write_file": overwritten, "edit_file": filePath},
+		map[string]policy.PathsFunc{"read_file": filePath, "read_multiple_files": filePath, "write_file": filePath},
+		map[string]policy.PathsFunc{"write_file": overwritten, "edit_file": filePath, "move_file": overwritten},
+		map[string]policy.MovesFunc{"move_file": moved},
 		func(call *tools.Call) (policy.Files, error) {
 			if call.Tx != nil {
 				return session.CallResource(call.Tx, viewKey)

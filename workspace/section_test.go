@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,13 +81,13 @@ func TestToolsList(t *testing.T) {
 	for _, tl := range list.Tools {
 		names = append(names, tl.Name)
 		ro, destructive := tl.Annotations["readOnlyHint"].(bool), tl.Annotations["destructiveHint"].(bool)
-		wantRO := tl.Name == "ls" || tl.Name == "read_file" || tl.Name == "glob" || tl.Name == "grep"
-		wantDestructive := tl.Name == "rm" || tl.Name == "apply_edits"
+		wantRO := slices.Contains([]string{"ls", "directory_tree", "file_info", "read_file", "read_multiple_files", "glob", "grep"}, tl.Name)
+		wantDestructive := slices.Contains([]string{"rm", "move_file", "apply_edits"}, tl.Name)
 		if ro != wantRO || destructive != wantDestructive || tl.Annotations["openWorldHint"] != false {
 			t.Errorf("%s: annotations %v", tl.Name, tl.Annotations)
 		}
 	}
-	if got := strings.Join(names, " "); got != "ls read_file write_file edit_file glob grep rm apply_edits" {
+	if got := strings.Join(names, " "); got != "ls directory_tree file_info read_file read_multiple_files write_file edit_file create_directory move_file glob grep rm apply_edits" {
 		t.Errorf("tools = %s", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"time"
 	"unicode/utf8"
 )
 
@@ -45,6 +46,12 @@ type Info struct {
 	// directory ("named pipe", "socket", "device"), which the workspace
 	// lists but never opens; empty otherwise.
 	Special string `json:"special,omitempty"`
+	// Link says that the path is a symbolic link inside the root (disk
+	// only, from lstat and list); the other fields describe its target.
+	Link bool `json:"link,omitempty"`
+	// ModTime is when the content last changed (disk only, and only from
+	// lstat); zero in memory, which keeps no times.
+	ModTime time.Time `json:"mod_time,omitzero"`
 }
 
 // store is one session's view of a backend: the operations the tools use,
@@ -54,12 +61,23 @@ type Info struct {
 type store interface {
 	// stat describes the file or directory at p.
 	stat(p string) (Info, error)
+	// lstat describes the entry at p as a listing does: a special file is
+	// described rather than refused, and a symbolic link is said to be
+	// one; it also gives the modification time.
+	lstat(p string) (Info, error)
 	// readFile returns the content of the file at p; a file larger than
 	// max bytes is errTooLarge (max <= 0: no limit).
 	readFile(p string, max int64) ([]byte, error)
 	// writeFile creates or replaces the file at p, creating missing parent
 	// directories.
 	writeFile(p string, data []byte) error
+	// mkdir makes the directory at p and its missing parents, and says
+	// whether it made p; a directory already there is no error.
+	mkdir(p string) (bool, error)
+	// move renames the file or directory at src to dst, making dst's
+	// missing parents and replacing a file at dst. The caller checks that
+	// src exists, that dst is not a directory and not under src.
+	move(src, dst string) error
 	// remove removes the file or directory (recursively) at p and returns
 	// the number of files removed.
 	remove(p string) (int, error)

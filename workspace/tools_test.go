@@ -134,7 +134,7 @@ func TestTools(t *testing.T) {
 			{"apply_edits", `{"edits":[]}`, "Provide at least one edit.", true},
 			{"apply_edits", `{"edits":[{"op":"write","file_path":"a.txt","content":"a"},{"op":"write","file_path":"b.txt","content":"b","old_string":"x"}]}`, "edits[1] (write b.txt) failed: field old_string does not apply to op write. No edit was applied.", true},
 			{"apply_edits", `{"edits":[{"op":"write","file_path":"a.txt"}]}`, "edits[0] (write a.txt) failed: Invalid arguments: /content: required field is missing. No edit was applied.", true},
-			{"apply_edits", `{"edits":[{"op":"move","path":"a"}]}`, "Invalid arguments: /edits/0/op: ...", true},
+			{"apply_edits", `{"edits":[{"op":"copy","path":"a"}]}`, "Invalid arguments: /edits/0/op: ...", true},
 			{"apply_edits", `{"edits":[{"op":"write","file_path":"a.txt","content":"a"},{"op":"write","file_path":"b.txt","content":"b"},{"op":"edit","file_path":"a.txt","old_string":"zzz","new_string":"y"}]}`, "edits[2] (edit a.txt) failed: old_string not found in a.txt. No edit was applied.", true},
 			{"ls", `{}`, "Listed /: 6 entries....", false},
 			{"read_file", `{"file_path":"a.txt"}`, "File does not exist: a.txt", true},

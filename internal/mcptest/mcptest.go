@@ -175,12 +175,23 @@ type Result struct {
 	Meta              map[string]any `json:"_meta"`
 }
 
-// Content is one block of a result's content: text, or a link to a
-// resource.
+// Content is one block of a result's content: text, a link to a
+// resource, an image (data, base64) or an embedded resource.
 type Content struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-	URI  string `json:"uri"`
+	Type     string    `json:"type"`
+	Text     string    `json:"text"`
+	URI      string    `json:"uri"`
+	Data     string    `json:"data"`
+	MIMEType string    `json:"mimeType"`
+	Resource *Resource `json:"resource"`
+}
+
+// Resource is the resource of an embedded resource block; Blob is base64.
+type Resource struct {
+	URI      string `json:"uri"`
+	MIMEType string `json:"mimeType"`
+	Text     string `json:"text"`
+	Blob     string `json:"blob"`
 }
 
 // Text returns the text blocks of the content, joined: what the model
