@@ -98,6 +98,7 @@ func checkSpecial(t *testing.T, p *proc, c caller, dir string, special map[strin
 			{"edit_file", map[string]any{"file_path": name, "old_string": "a", "new_string": "b"}},
 			{"apply_edits", map[string]any{"edits": []map[string]any{{"op": "write", "file_path": name, "content": "x", "overwrite": true}}}},
 			{"rm", map[string]any{"path": name}},
+			{"move_file", map[string]any{"source": name, "destination": name + ".moved"}},
 		} {
 			r := tool(c.tool, c.args)
 			if !r.IsError || !strings.Contains(r.text(), kind) {
