@@ -59,10 +59,18 @@ type Call struct {
 	// handler calls once the step has succeeded, with the step's outcome,
 	// to run the policies' OnResult for it inside this call's transaction.
 	Authorise func(tool string, params any) (done func(*Outcome) error, err error)
+	// History returns the last n calls of the session, at most MaxHistory,
+	// oldest first, as its log keeps them: the arguments as logged
+	// (redacted), how each went and its message. The call itself is not
+	// among them. It is nil when the server keeps no log of the session.
+	History func(ctx context.Context, n int) ([]session.CallSummary, error)
 
 	commitHooks []func(*Outcome) error
 	finalisers  []func(*Outcome)
 }
+
+// MaxHistory is the most calls Call.History returns.
+const MaxHistory = 100
 
 // OnCommit registers fn to run after the handler succeeds, inside the
 // transaction and before it commits. An error from fn fails the call and
