@@ -14,7 +14,7 @@ import (
 // zero: only once it has passed).
 type DeadlineConfig struct {
 	At      time.Time     `json:"at" jsonschema:"A wall-clock deadline, as an RFC 3339 time such as 2026-11-25T17:00:00Z." schema:"format=date-time"`
-	Session time.Duration `json:"session" jsonschema:"A deadline this long after each session began." schema:"format=go-duration"`
+	Session time.Duration `json:"session" jsonschema:"A deadline this long after each session began (in this process: after a restart, after it was resumed)." schema:"format=go-duration"`
 	Within  time.Duration `json:"within" jsonschema:"How near the deadline must be for the reminder to appear." schema:"format=go-duration"`
 }
 

@@ -13,10 +13,10 @@ import (
 
 // Hook is a stage placed in the call pipeline: the slot it runs in, its
 // priority within the slot and the tools it applies to. The built-in
-// stages are hooks too, named as BuiltinHooks lists them; Config.Hooks
-// adds a program's own. The configuration changes the placement of either
-// by name (Config.Stages) and turns them on or off per caller
-// (Config.Flags).
+// stages are hooks too, named as the package documentation lists them;
+// Config.Hooks adds a program's own. The configuration changes the
+// placement of either by name (Config.Stages) and turns them on or off
+// per caller (Config.Flags).
 type Hook struct {
 	// Name names the hook in the configuration; it is required, and no
 	// two hooks, built-in stages included, share one.
@@ -25,8 +25,8 @@ type Hook struct {
 	Slot tools.Slot
 	// Priority orders the hooks of a slot: a higher priority runs first
 	// on the way in, and last on the way out. Hooks of equal priority keep
-	// their order: the built-in stages first, as BuiltinHooks lists them,
-	// then Config.Hooks. The built-in stages have priority 0.
+	// their order: the built-in stages first, as the package documentation
+	// lists them, then Config.Hooks. The built-in stages have priority 0.
 	Priority int
 	// Filter limits the hook to the tools it matches.
 	Filter Filter
@@ -106,15 +106,15 @@ type StageConfig struct {
 	Filter   *Filter `json:"filter" jsonschema:"The tools the stage runs for; it replaces the stage's own filter."`
 }
 
-// BuiltinHooks names the built-in stages, by slot and in their order in
+// builtinNames names the built-in stages, by slot and in their order in
 // it: the names the configuration's stages and flags use.
-var BuiltinHooks = []string{
+var builtinNames = []string{
 	"metrics", "audit", "cap_output", "redact", "validate_output", "deadline_reminder",
 	"authorise", "rate_limit", "concurrency", "cache", "normalise", "retry",
 }
 
 // builtins returns the built-in stages as hooks, those that are off with
-// a nil Stage, in the order of BuiltinHooks.
+// a nil Stage, in the order of builtinNames.
 func (h *Hooks) builtins() []Hook {
 	return []Hook{
 		{Name: "metrics", Slot: tools.SlotMetrics, Stage: h.Metrics()},
@@ -140,7 +140,7 @@ const fixed = "authorise"
 // cfg.Flags use.
 func checkHooks(cfg Config, bad func(key, format string, args ...any)) {
 	names := map[string]bool{}
-	for _, n := range BuiltinHooks {
+	for _, n := range builtinNames {
 		names[n] = true
 	}
 	for i, hk := range cfg.Hooks {

@@ -376,3 +376,20 @@ func TestHistoryBound(t *testing.T) {
 		t.Errorf("got %d calls, want %d", len(seen), tools.MaxHistory)
 	}
 }
+
+// TestBuiltinNames: the names the configuration checks are those of the
+// built-in stages, in their order.
+func TestBuiltinNames(t *testing.T) {
+	h, err := New(Defaults(), probeTools(t).Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var names []string
+	for _, hk := range h.builtins() {
+		names = append(names, hk.Name)
+	}
+	if !slices.Equal(names, builtinNames) {
+		t.Errorf("built-in stages %v, names %v", names, builtinNames)
+	}
+}

@@ -42,7 +42,7 @@ type Config struct {
 	Tools map[string]ToolConfig `json:"tools" jsonschema:"Settings of single tools, by tool name; absent keys take the server-wide values."`
 	// DeadlineReminder configures the deadline_reminder stage.
 	DeadlineReminder DeadlineConfig `json:"deadline_reminder" jsonschema:"A reminder, added to each result as a text block, of the time left to a deadline once it is near. Off unless a deadline is set."`
-	// Stages place the stages by name (see BuiltinHooks and Hooks).
+	// Stages place the stages by name (the built-in ones, see the package documentation, and Hooks).
 	Stages map[string]StageConfig `json:"stages" jsonschema:"The stages by name (metrics, audit, cap_output, redact, validate_output, deadline_reminder, authorise, rate_limit, concurrency, cache, normalise, retry, plan_reminder): whether each runs, its priority within its slot of the pipeline and the tools it runs for."`
 	// Flags turn stages and tools on or off per caller.
 	Flags []FlagConfig `json:"flags" jsonschema:"Stages and tools turned on or off for some principals or sessions. For each stage and tool, the last flag that names it and matches the caller decides."`
