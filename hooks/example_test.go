@@ -68,7 +68,7 @@ func ExampleHook() {
 		return []session.CallSummary{{Tool: "write_note", ErrorClass: "error"}, {Tool: "read_note", Success: true}}, nil
 	}
 	for _, t := range []*tools.Tool{write, read} {
-		out := run(context.Background(), &tools.Call{Tool: t, History: history})
+		out := run(context.Background(), &tools.Call{Tool: t, ReadLog: history})
 		fmt.Print(t.Name(), ": ", out.Text())
 		for _, c := range out.Content {
 			fmt.Print(" | ", c.(mcp.TextContent).Text)

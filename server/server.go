@@ -326,8 +326,8 @@ func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallTool
 	}
 	call := s.newCall(ctx, t, u.sess, req, args)
 	if h := u.handle; h != "" {
-		call.History = func(ctx context.Context, n int) ([]session.CallSummary, error) {
-			return s.sessions.calls.summaries(ctx, h, min(max(n, 0), tools.MaxHistory))
+		call.ReadLog = func(ctx context.Context, n int) ([]session.CallSummary, error) {
+			return s.sessions.calls.summaries(ctx, h, n)
 		}
 	}
 	return call, s.handler(ctx, call)
