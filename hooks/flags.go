@@ -154,7 +154,7 @@ func (fs flags) toolOff(tool string, c caller) string {
 	}
 	who := "everyone"
 	switch {
-	case len(last.principals) > 0:
+	case len(last.principals) > 0 && !last.principal(c.id).anyone:
 		who = last.principal(c.id).String()
 	case len(last.sessions) > 0:
 		who = "session " + c.session

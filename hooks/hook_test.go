@@ -186,6 +186,7 @@ func TestFlags(t *testing.T) {
 			{Principals: []string{"subject:bob"}, Hooks: map[string]bool{"note": false}, Tools: map[string]bool{"p_w*": false}},
 			{Principals: []string{"scope:admin"}, Hooks: map[string]bool{"extra": true}, Tools: map[string]bool{"p_write": true}},
 			{Sessions: []string{"ci-*"}, Hooks: map[string]bool{"note": false}, Tools: map[string]bool{"p_read": false}},
+			{Principals: []string{"*"}, Tools: map[string]bool{"p_big": false}},
 		},
 	}
 	h := newHarness(t, cfg)
@@ -204,6 +205,7 @@ func TestFlags(t *testing.T) {
 		{"a later flag turns both on", as("bob", "admin"), "s4", "p_write", []string{"extra"}, "", true},
 		{"hook on for a scope", as("carol", "admin"), "s5", "p_read", []string{"note", "extra"}, "", true},
 		{"session", server.WithSessionName(as("alice"), "ci-7"), "c7", "p_read2", []string{}, "", true},
+		{"tool off for everyone", as("alice"), "s9", "p_big", nil, "Not authorised to call 'p_big': it is turned off for everyone.", false},
 		{"tool off for a session", server.WithSessionName(as("alice"), "ci-8"), "c8", "p_read", nil, "Not authorised to call 'p_read': it is turned off for session ci-8.", true},
 	}
 	for _, tt := range tests {
