@@ -5,19 +5,25 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/wink-mcp/wink-mcp/config"
 	"github.com/wink-mcp/wink-mcp/hooks"
 	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 // newHooks builds the lifecycle stages of the configuration's hooks
-// section for the tools of tree. Every problem is a config.KeyError naming
-// its key and line.
+// section for the tools of tree, with the planning section's reminder of
+// the plan's pending steps as the hook plan_reminder, off until the
+// configuration turns it on. Every problem is a config.KeyError naming its
+// key and line.
 func newHooks(cfg *config.Config, tree *sections.Tree, logger *slog.Logger) (*hooks.Hooks, error) {
 	hc := cfg.Hooks
 	hc.Logger = logger
+	hc.Hooks = append(slices.Clip(hc.Hooks), hooks.Hook{Name: planning.ReminderHook, Slot: tools.SlotOutput, Off: true, Stage: planning.RemindPending})
 	h, err := hooks.New(hc, tree.Tools())
 	var ce hooks.ConfigErrors
 	if !errors.As(err, &ce) {

@@ -36,6 +36,15 @@ var exampleHooks = hooks.Config{
 			Enabled: ptr(true), MaxAttempts: ptr(2), BaseDelay: ptr(50 * time.Millisecond), MaxDelay: ptr(time.Second),
 		}},
 	},
+	DeadlineReminder: hooks.DeadlineConfig{At: time.Date(2026, 11, 25, 17, 0, 0, 0, time.UTC), Session: 2 * time.Hour, Within: 15 * time.Minute},
+	Stages: map[string]hooks.StageConfig{
+		"plan_reminder": {Enabled: ptr(true), Priority: ptr(1), Filter: &hooks.Filter{Tools: []string{"planning_*"}, Annotations: []hooks.Annotation{hooks.Idempotent}}},
+	},
+	Flags: []hooks.FlagConfig{{
+		Principals: []string{"scope:guest"}, Sessions: []string{"ci-*"},
+		Tools: map[string]bool{"planning_setup_plan": false},
+		Hooks: map[string]bool{"plan_reminder": false, "cache": false},
+	}},
 }
 
 func TestParseHooks(t *testing.T) {
@@ -81,13 +90,21 @@ func TestHooksErrors(t *testing.T) {
 		{"fsync", "hooks:\n  audit: {fsync: sometimes}\n",
 			"c.yaml:2: hooks.audit.fsync: must be one of: always, interval, never"},
 		{"unknown stage", "hooks:\n  cach: {}\n",
-			"c.yaml:2: hooks.cach: unknown key (known keys: audit, authorise, cache, concurrency, metrics, output, rate_limit, retry, secrets, tools)"},
+			"c.yaml:2: hooks.cach: unknown key (known keys: audit, authorise, cache, concurrency, deadline_reminder, flags, metrics, output, rate_limit, retry, secrets, stages, tools)"},
 		{"unknown tool key", "hooks:\n  tools:\n    t:\n      audit: {}\n",
 			"c.yaml:4: hooks.tools.t.audit: unknown key (known keys: authorise, cache, concurrency, input, output, rate_limit, retry)"},
 		{"unknown secret key", "hooks:\n  secrets:\n    k: {environment: X}\n",
 			"c.yaml:3: hooks.secrets.k.environment: unknown key (known keys: env, file)"},
 		{"zero attempts", "hooks:\n  retry: {max_attempts: 0}\n",
 			"c.yaml:2: hooks.retry.max_attempts: must be at least 1, got 0"},
+		{"bad deadline", "hooks:\n  deadline_reminder: {at: tomorrow}\n",
+			`c.yaml:2: hooks.deadline_reminder.at: invalid time "tomorrow" (use RFC 3339, such as 2026-11-25T17:00:00Z)`},
+		{"bad annotation", "hooks:\n  stages:\n    cache:\n      filter: {annotations: [readOnly]}\n",
+			`c.yaml:4: hooks.stages.cache.filter.annotations[0]: must be one of: read_only, destructive, idempotent, open_world`},
+		{"bad flag principal", "hooks:\n  flags:\n    - principals: [bob]\n      hooks: {cache: false}\n",
+			`c.yaml:3: hooks.flags[0].principals[0]: invalid principal "bob" (want "*", "subject:NAME" or "scope:NAME")`},
+		{"bad flag session", "hooks:\n  flags:\n    - sessions: ['[']\n      hooks: {cache: false}\n",
+			`c.yaml:3: hooks.flags[0].sessions[0]: invalid glob pattern "["`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

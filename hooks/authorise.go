@@ -26,21 +26,34 @@ type AuthoriseConfig struct {
 //
 //	Not authorised to call 'deploy': requires scope deploy.
 //
+// It also refuses a tool the flags (Config.Flags) turn off for the caller:
+//
+//	Not authorised to call 'write_file': it is turned off for subject bob.
+//
 // Tools a client may not call are also hidden from its tools/list (see
-// Visible). Nil when no tool has allow or deny entries.
+// Visible). Nil when no tool has allow or deny entries and no flag turns a
+// tool off.
 func (h *Hooks) Authorise() tools.Middleware {
 	if !h.authorise {
 		return nil
 	}
 	return func(next tools.Handler) tools.Handler {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
-			id, _ := identity.From(ctx)
-			if why := h.plan(call.Tool).authorised(id); why != "" {
+			if why := h.refusal(call.Tool, callerOf(ctx, call)); why != "" {
 				return tools.Failure(tools.ClassUnauthorised, fmt.Sprintf("Not authorised to call '%s': %s.", call.Tool.Name(), why))
 			}
 			return next(ctx, call)
 		}
 	}
+}
+
+// refusal returns why c may not call t, or "" when it may: the allow and
+// deny lists first, then the flags.
+func (h *Hooks) refusal(t *tools.Tool, c caller) string {
+	if why := h.plan(t).authorised(c.id); why != "" {
+		return why
+	}
+	return h.flags.toolOff(t.Name(), c)
 }
 
 // authorised returns "" when id may call the plan's tool, or why not.

@@ -2,21 +2,39 @@
 // each a tools.Middleware with one job. Stages returns those the
 // configuration turns on, keyed by the pipeline slot each belongs in
 // (tools.Slot), for server.Options.Stages. Outermost first, with the
-// server's own stages between them:
+// server's own stages between them, each stage by its name:
 //
 //	(server)         finalise: run the finalisers stages registered with call.Finally
-//	SlotMetrics      Metrics: calls, errors, latency, in-flight gauges (Prometheus)
-//	SlotAudit        Audit: every call's ToolInvoked event, redacted, to the log and a JSON-lines file
+//	SlotMetrics      metrics: calls, errors, latency, in-flight gauges (Prometheus)
+//	SlotAudit        audit: every call's ToolInvoked event, redacted, to the log and a JSON-lines file
 //	(server)         record: append ToolInvoked to the session's log
-//	SlotOutput       CapOutput, Redact, ValidateOutput: what the model sees
-//	SlotAuthorise    Authorise: allow and deny lists by identity; hidden tools (Visible)
-//	SlotRateLimit    RateLimit: token buckets per session and tool, quotas
-//	SlotConcurrency  Concurrency: slots per tool and server-wide
-//	SlotCache        Cache: per-session results of read-only, idempotent tools
-//	SlotInput        Normalise: trim argument strings, for the tools that ask
+//	SlotOutput       cap_output, redact, validate_output: what the model sees;
+//	                 deadline_reminder: feedback when a deadline is near
+//	SlotAuthorise    authorise: allow and deny lists by identity, tools turned off by flags; hidden tools (Visible)
+//	SlotRateLimit    rate_limit: token buckets per session and tool, quotas
+//	SlotConcurrency  concurrency: slots per tool and server-wide
+//	SlotCache        cache: per-session results of read-only, idempotent tools
+//	SlotInput        normalise: trim argument strings, for the tools that ask
 //	(server)         validate, deadline, serialise, policies, steps
-//	SlotRetry        Retry: transient errors of idempotent tools, each attempt its own transaction
+//	SlotRetry        retry: transient errors of idempotent tools, each attempt its own transaction
 //	(server)         transaction, the handler
+//
+// # Hooks
+//
+// Each stage is a Hook: a name, a slot, a priority within the slot, a
+// Filter of the tools it runs for (name patterns, annotations) and the
+// middleware. Config.Hooks adds a program's own among the built-in ones
+// (the server adds the planning section's plan_reminder, off by default).
+// Config.Stages changes, by name, whether a stage runs, its priority and
+// its filter; within a slot, a higher priority runs further out, and
+// stages of equal priority keep their order, the built-in ones first.
+// Which tools a stage runs for is decided by New: a call of another tool
+// passes it at the cost of a map lookup. Config.Flags turn stages and tools
+// on or off per caller (principal and session), the last matching flag
+// deciding; the authorise stage refuses a tool turned off, and Visible
+// hides it from the principal's tools/list. A stage reads the session's
+// last calls with call.History and adds feedback for the model with
+// Outcome.AddFeedback.
 //
 // # Control signals
 //

@@ -40,6 +40,16 @@ type Config struct {
 	Secrets map[string]SecretSource `json:"secrets" jsonschema:"Values tools get from the server, never through the model's arguments, by name: each from an environment variable or a file. Their values are redacted from what the model sees and from what is logged."`
 	// Tools holds per-tool settings by tool name.
 	Tools map[string]ToolConfig `json:"tools" jsonschema:"Settings of single tools, by tool name; absent keys take the server-wide values."`
+	// DeadlineReminder configures the deadline_reminder stage.
+	DeadlineReminder DeadlineConfig `json:"deadline_reminder" jsonschema:"A reminder, added to each result as a text block, of the time left to a deadline once it is near. Off unless a deadline is set."`
+	// Stages place the stages by name (the built-in ones, see the package documentation, and Hooks).
+	Stages map[string]StageConfig `json:"stages" jsonschema:"The stages by name (metrics, audit, cap_output, redact, validate_output, deadline_reminder, authorise, rate_limit, concurrency, cache, normalise, retry, plan_reminder): whether each runs, its priority within its slot of the pipeline and the tools it runs for."`
+	// Flags turn stages and tools on or off per caller.
+	Flags []FlagConfig `json:"flags" jsonschema:"Stages and tools turned on or off for some principals or sessions. For each stage and tool, the last flag that names it and matches the caller decides."`
+
+	// Hooks are stages of the program's own, placed among the built-in
+	// ones by slot and priority.
+	Hooks []Hook `json:"-"`
 
 	// Logger receives the audit log and the stages' own logs; nil means
 	// slog.Default().
@@ -85,6 +95,7 @@ const (
 	DefaultMaxAttempts  = 3
 	DefaultBaseDelay    = 100 * time.Millisecond
 	DefaultMaxDelay     = 2 * time.Second
+	DefaultWithin       = 10 * time.Minute
 )
 
 // Defaults returns the server's default configuration: metrics on, audit
@@ -98,6 +109,8 @@ func Defaults() Config {
 		Output:      OutputConfig{MaxTextBytes: DefaultMaxTextBytes},
 		Audit:       AuditConfig{Log: true, Fsync: FsyncInterval},
 		Metrics:     MetricsConfig{Enabled: true},
+
+		DeadlineReminder: DeadlineConfig{Within: DefaultWithin},
 	}
 }
 
@@ -107,6 +120,12 @@ func Defaults() Config {
 // same checks; package config runs these on the file, so that a problem is
 // reported with its line, together with the file's other problems.
 var Formats = map[string]func(string) string{
+	"date-time": func(s string) string {
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			return fmt.Sprintf("invalid time %q (use RFC 3339, such as 2026-11-25T17:00:00Z)", s)
+		}
+		return ""
+	},
 	"principal": func(s string) string {
 		_, why := parsePrincipal(s)
 		return why
@@ -162,6 +181,8 @@ type Hooks struct {
 
 	metrics *metrics
 	audit   *auditor
+	flags   flags
+	hooks   []Hook // placed, in their order in the pipeline
 }
 
 // plan is what the stages do for one tool, resolved once by New.
@@ -206,6 +227,9 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 	}
 	h.cfg.Cache, h.cfg.Retry, h.cfg.Audit = cacheDefaults(cfg.Cache), retryDefaults(cfg.Retry), auditDefaults(cfg.Audit)
 	checkServer(h.cfg, bad)
+	checkHooks(h.cfg, bad)
+	checkDeadline(h.cfg.DeadlineReminder, bad)
+	h.flags = newFlags(cfg.Flags, ts, bad)
 
 	h.allow, h.deny = principals("authorise.allow", cfg.Authorise.Allow, bad), principals("authorise.deny", cfg.Authorise.Deny, bad)
 	h.patterns = compile("output.redact", cfg.Output.Redact, bad)
@@ -237,7 +261,7 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		h.serverSem, h.serverSemN, h.concurrency = semaphore.NewWeighted(int64(n)), n, true
 	}
 	h.sessionQuota = cfg.RateLimit.Quota > 0
-	if cfg.Authorise.Allow != nil || len(cfg.Authorise.Deny) > 0 {
+	if cfg.Authorise.Allow != nil || len(cfg.Authorise.Deny) > 0 || len(h.flags.tools) > 0 {
 		h.authorise = true
 	}
 	if cfg.RateLimit.Rate > 0 || cfg.RateLimit.Quota > 0 {
@@ -262,6 +286,7 @@ func New(cfg Config, ts []*tools.Tool) (*Hooks, error) {
 		return nil, ConfigErrors{{Key: "audit.file", Msg: err.Error()}}
 	}
 	h.audit = a
+	h.hooks = h.placed(ts)
 	return h, nil
 }
 
@@ -477,13 +502,15 @@ func compilePattern(expr string) (*regexp.Regexp, string) {
 }
 
 // Visible reports whether the client of ctx may call t, for hiding the
-// tools it may not from its tools/list (server.Options.ToolFilter).
+// tools it may not from its tools/list (server.Options.ToolFilter): the
+// allow and deny lists, and the flags of the client's principal (not
+// those of a session: a tools/list names none).
 func (h *Hooks) Visible(ctx context.Context, t *tools.Tool) bool {
 	if !h.authorise {
 		return true
 	}
 	id, _ := identity.From(ctx)
-	return h.plan(t).authorised(id) == ""
+	return h.refusal(t, caller{id: id}) == ""
 }
 
 // MetricsHandler serves the metrics in the Prometheus text format, for the
@@ -502,41 +529,4 @@ func (h *Hooks) Close() error {
 		return h.audit.close()
 	}
 	return nil
-}
-
-// Output returns the output stages for the server's output slot, outermost
-// first: the cap (which runs last on the way out, so the marker is never
-// redacted and the cap holds after redaction), redaction, then the output
-// schema check. Stages that are off are left out.
-func (h *Hooks) Output() []tools.Middleware {
-	var out []tools.Middleware
-	for _, mw := range []tools.Middleware{h.CapOutput(), h.Redact(), h.ValidateOutput()} {
-		if mw != nil {
-			out = append(out, mw)
-		}
-	}
-	return out
-}
-
-// Stages returns the stages that are on, by the pipeline slot each
-// belongs in, for server.Options.Stages.
-func (h *Hooks) Stages() map[tools.Slot][]tools.Middleware {
-	out := map[tools.Slot][]tools.Middleware{}
-	add := func(slot tools.Slot, mws ...tools.Middleware) {
-		for _, mw := range mws {
-			if mw != nil {
-				out[slot] = append(out[slot], mw)
-			}
-		}
-	}
-	add(tools.SlotMetrics, h.Metrics())
-	add(tools.SlotAudit, h.Audit())
-	add(tools.SlotOutput, h.Output()...)
-	add(tools.SlotAuthorise, h.Authorise())
-	add(tools.SlotRateLimit, h.RateLimit())
-	add(tools.SlotConcurrency, h.Concurrency())
-	add(tools.SlotCache, h.Cache())
-	add(tools.SlotInput, h.Normalise())
-	add(tools.SlotRetry, h.Retry())
-	return out
 }

@@ -55,7 +55,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mw := range append(h0.Output(), h0.Metrics(), h0.Audit(), h0.Authorise(), h0.RateLimit(), h0.Concurrency(), h0.Cache(), h0.Retry()) {
+	for _, mw := range append([]tools.Middleware{h0.CapOutput(), h0.Redact(), h0.ValidateOutput(), h0.DeadlineReminder()}, h0.Metrics(), h0.Audit(), h0.Authorise(), h0.RateLimit(), h0.Concurrency(), h0.Cache(), h0.Retry()) {
 		if mw != nil {
 			t.Error("a stage is on in the zero Config")
 		}

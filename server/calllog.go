@@ -147,9 +147,9 @@ func (l *callLog) drop(h string) {
 	}
 }
 
-// read returns the records of session h's log that the store retains,
-// oldest first.
-func (l *callLog) read(ctx context.Context, h string) ([][]byte, error) {
+// read returns the last n records of session h's log that the store
+// retains, oldest first.
+func (l *callLog) read(ctx context.Context, h string, n int) ([][]byte, error) {
 	l.mu.Lock()
 	q := l.queues[h]
 	l.mu.Unlock()
@@ -160,17 +160,17 @@ func (l *callLog) read(ctx context.Context, h string) ([][]byte, error) {
 			return nil, ctx.Err()
 		}
 	}
-	recs, err := l.store.ReadLog(ctx, h, math.MaxInt)
+	recs, err := l.store.ReadLog(ctx, h, n)
 	if err != nil {
 		return nil, fmt.Errorf("reading the call log of session %s: %w", h, err)
 	}
 	return recs, nil
 }
 
-// summaries returns the summary of every call in session h's log, oldest
-// first.
-func (l *callLog) summaries(ctx context.Context, h string) ([]session.CallSummary, error) {
-	recs, err := l.read(ctx, h)
+// summaries returns the summaries of the last n calls in session h's log,
+// oldest first.
+func (l *callLog) summaries(ctx context.Context, h string, n int) ([]session.CallSummary, error) {
+	recs, err := l.read(ctx, h, n)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func (l *callLog) summaries(ctx context.Context, h string) ([]session.CallSummar
 // find returns the record of call id in session h's log, indented, or
 // sections.ErrNotFound.
 func (l *callLog) find(ctx context.Context, h, id string) (string, error) {
-	recs, err := l.read(ctx, h)
+	recs, err := l.read(ctx, h, math.MaxInt)
 	if err != nil {
 		return "", err
 	}

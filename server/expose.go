@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -156,7 +157,7 @@ func (s *Server) addResources() {
 			mcp.WithResourceDescription("The tool calls of this session that the store keeps, oldest first: tool, outcome, start, duration and the start of the arguments. "+CallURITemplate+" holds a call's whole record."),
 			mcp.WithMIMEType("application/json")),
 		func(ctx context.Context, sess *session.Session) (string, error) {
-			sums, err := s.sessions.calls.summaries(ctx, sess.ID())
+			sums, err := s.sessions.calls.summaries(ctx, sess.ID(), math.MaxInt)
 			if err != nil {
 				return "", err
 			}

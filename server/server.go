@@ -347,6 +347,11 @@ func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallTool
 		ctx = context.WithValue(ctx, freshKey{}, u.fresh)
 	}
 	call := s.newCall(ctx, t, u.sess, req, args)
+	if h := u.handle; h != "" {
+		call.ReadLog = func(ctx context.Context, n int) ([]session.CallSummary, error) {
+			return s.sessions.calls.summaries(ctx, h, n)
+		}
+	}
 	return call, s.handler(ctx, call)
 }
 

@@ -50,6 +50,8 @@ type CallSummary struct {
 	// Args is the call's arguments as sent, or, when they are longer than
 	// MaxSummaryArgs bytes, as Cut leaves them.
 	Args string `json:"arguments"`
+	// Message is the message the model read, cut like Args.
+	Message string `json:"message,omitempty"`
 }
 
 // Summarize returns the summary of a call.
@@ -62,6 +64,7 @@ func Summarize(ev ToolInvoked) CallSummary {
 		Started:    ev.Started,
 		Duration:   ev.Duration,
 		Args:       Cut(ev.Args, MaxSummaryArgs),
+		Message:    Cut([]byte(ev.Message), MaxSummaryArgs),
 	}
 }
 

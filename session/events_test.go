@@ -55,7 +55,7 @@ func TestSummarizeBoundsArguments(t *testing.T) {
 			started := time.Date(2026, 7, 28, 10, 0, 0, 5, time.UTC)
 			sum := session.Summarize(session.ToolInvoked{
 				CallID: "c1", Tool: "write_file", Args: json.RawMessage(tt.args),
-				Success: false, ErrorClass: "policy", Text: tt.args, Started: started, Duration: time.Millisecond,
+				Success: false, ErrorClass: "policy", Message: tt.args, Text: tt.args, Started: started, Duration: time.Millisecond,
 			})
 			switch {
 			case len(sum.Args) > session.MaxSummaryArgs:
@@ -66,6 +66,8 @@ func TestSummarizeBoundsArguments(t *testing.T) {
 				t.Fatalf("args %q, want %q", sum.Args, tt.want)
 			case tt.want == "" && !strings.HasSuffix(sum.Args, fmt.Sprintf("…[cut: %d bytes]", len(long))):
 				t.Fatalf("args end %q, want the cut marker with the full length", sum.Args[len(sum.Args)-40:])
+			case sum.Message != sum.Args:
+				t.Fatalf("message %q, want it cut as the arguments are: %q", sum.Message, sum.Args)
 			}
 			data, err := json.Marshal(sum)
 			if err != nil {
@@ -76,7 +78,7 @@ func TestSummarizeBoundsArguments(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !back.Started.Equal(sum.Started) || back.Tool != "write_file" || back.ErrorClass != "policy" ||
-				back.Args != sum.Args || back.Duration != time.Millisecond || back.CallID != "c1" || back.Success {
+				back.Args != sum.Args || back.Message != sum.Message || back.Duration != time.Millisecond || back.CallID != "c1" || back.Success {
 				t.Fatalf("round trip: %+v, want %+v", back, sum)
 			}
 		})

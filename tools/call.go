@@ -59,9 +59,28 @@ type Call struct {
 	// handler calls once the step has succeeded, with the step's outcome,
 	// to run the policies' OnResult for it inside this call's transaction.
 	Authorise func(tool string, params any) (done func(*Outcome) error, err error)
+	// ReadLog reads the last n calls of the session's log, oldest first
+	// (set by the server; nil when it keeps no log of the session). Stages
+	// read it through History.
+	ReadLog func(ctx context.Context, n int) ([]session.CallSummary, error)
 
 	commitHooks []func(*Outcome) error
 	finalisers  []func(*Outcome)
+}
+
+// MaxHistory is the most calls Call.History returns.
+const MaxHistory = 100
+
+// History returns the last n calls of the call's session, at most
+// MaxHistory, oldest first, as the session's log keeps them: the tool, the
+// arguments as logged (redacted), how each went and its message. The call
+// itself is not among them. It returns none when the server keeps no log
+// of the session (a request's session of its own).
+func (c *Call) History(ctx context.Context, n int) ([]session.CallSummary, error) {
+	if c.ReadLog == nil || n <= 0 {
+		return nil, nil
+	}
+	return c.ReadLog(ctx, min(n, MaxHistory))
 }
 
 // OnCommit registers fn to run after the handler succeeds, inside the

@@ -169,3 +169,32 @@ func TestContext(t *testing.T) {
 		t.Errorf("a read-only tool's Dispatch reached the reducer: %d, want 1", v)
 	}
 }
+
+func TestCallHistory(t *testing.T) {
+	var asked []int
+	log := func(_ context.Context, n int) ([]session.CallSummary, error) {
+		asked = append(asked, n)
+		return make([]session.CallSummary, n), nil
+	}
+	tests := []struct {
+		name    string
+		readLog func(context.Context, int) ([]session.CallSummary, error)
+		n, want int
+		asked   []int
+	}{
+		{"no log", nil, 5, 0, nil},
+		{"none asked", log, 0, 0, nil},
+		{"negative", log, -3, 0, nil},
+		{"some", log, 5, 5, []int{5}},
+		{"bounded", log, tools.MaxHistory + 1, tools.MaxHistory, []int{tools.MaxHistory}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asked = nil
+			got, err := (&tools.Call{ReadLog: tt.readLog}).History(context.Background(), tt.n)
+			if err != nil || len(got) != tt.want || !slices.Equal(asked, tt.asked) {
+				t.Errorf("got %d calls, %v; asked the log for %v, want %d and %v", len(got), err, asked, tt.want, tt.asked)
+			}
+		})
+	}
+}

@@ -148,6 +148,14 @@ func (o *Outcome) SetText(text string) {
 	o.text, o.rendered = text, true
 }
 
+// AddFeedback appends a text block after the result's text, for a stage
+// that wants the model to know something about the call or the session
+// ("The plan has 2 pending steps."). It never changes the content of an
+// outcome it shares with another (a cached one).
+func (o *Outcome) AddFeedback(text string) {
+	o.Content = append(slices.Clip(o.Content), mcp.NewTextContent(text))
+}
+
 // Clone returns a copy of o that can be changed without changing o; the
 // value itself is shared, as values are immutable.
 func (o *Outcome) Clone() *Outcome {

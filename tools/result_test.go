@@ -1,8 +1,11 @@
 package tools_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/wink-mcp/wink-mcp/tools"
 )
@@ -151,4 +154,23 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("Text() = %q does not end with the rendered value %q", text, val)
 		}
 	})
+}
+
+// TestAddFeedback: feedback goes after the content there is, and never
+// into the array of another outcome that shares it.
+func TestAddFeedback(t *testing.T) {
+	cached := &tools.Outcome{Message: "m", Content: append(make([]mcp.Content, 0, 4), mcp.NewTextContent("image"))}
+	served := *cached
+	served.AddFeedback("The plan has 2 pending steps.")
+	served.AddFeedback("3 minutes to the deadline.")
+	var got []string
+	for _, c := range served.Content {
+		got = append(got, c.(mcp.TextContent).Text)
+	}
+	if want := []string{"image", "The plan has 2 pending steps.", "3 minutes to the deadline."}; !slices.Equal(got, want) {
+		t.Errorf("content %q, want %q", got, want)
+	}
+	if len(cached.Content) != 1 || cached.Content[:2][1] != nil {
+		t.Error("the feedback went into the shared outcome's content")
+	}
 }
