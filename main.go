@@ -34,10 +34,12 @@ import (
 
 	"github.com/wink-mcp/wink-mcp/config"
 	"github.com/wink-mcp/wink-mcp/conformance"
+	"github.com/wink-mcp/wink-mcp/consent"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/store"
 	"github.com/wink-mcp/wink-mcp/transport"
 	"github.com/wink-mcp/wink-mcp/workspace"
@@ -312,7 +314,13 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		b.close()
 		return nil, nil, err
 	}
-	st, err := openStore(cfg, f.session, logger)
+	asks, err := consent.New(cfg.Consent, tree.Tools(), lifecycle.RedactArgs)
+	var st store.Store
+	if ce := (*consent.ConfigError)(nil); errors.As(err, &ce) {
+		err = cfg.Errorf("consent."+ce.Key, "%s", ce.Msg)
+	} else if err == nil {
+		st, err = openStore(cfg, f.session, logger)
+	}
 	if err != nil {
 		if cerr := lifecycle.Close(); cerr != nil {
 			logger.Error("closing the audit file failed", "err", cerr)
@@ -341,7 +349,8 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		Logger:                  logger,
 		Stages:                  lifecycle.Stages(),
 		ToolFilter:              lifecycle.Visible,
-		Setup:                   lifecycle.Setup,
+		Setup:                   func(r *session.Registry) { lifecycle.Setup(r); asks.Setup(r) },
+		Consent:                 asks.Middleware(),
 		Handlers:                hookHandlers(lifecycle),
 	})
 	if err != nil {
