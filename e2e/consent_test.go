@@ -2,13 +2,19 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // consentConfig writes a configuration that turns the consent stage on,
@@ -236,5 +242,64 @@ func TestConsentModernStdio(t *testing.T) {
 	want := []string{"rm:", "rm:declined", "rm:", "rm:accepted"}
 	if got := auditConsent(t, audit); !slices.Equal(got, want) {
 		t.Errorf("audit %q, want %q", got, want)
+	}
+}
+
+// TestConsentGoSDK: the official Go SDK's client in its default mode
+// (2026-07-28), over stdio and HTTP, answers the consent question through
+// its elicitation handler: it gets input_required and retries rm with the
+// user's answer itself. Declined or cancelled, the file stays; accepted,
+// rm runs.
+func TestConsentGoSDK(t *testing.T) {
+	cfg, _ := consentConfig(t)
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			dir := consentWorkspace(t)
+			var action atomic.Value
+			var asked atomic.Int32
+			client := mcp.NewClient(&mcp.Implementation{Name: "wink-e2e-sdk", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					if req.Params.Message != "Allow the tool 'rm' to run with these arguments?\n{\"path\":\"a.txt\"}" {
+						return nil, fmt.Errorf("asked %q", req.Params.Message)
+					}
+					res := &mcp.ElicitResult{Action: action.Load().(string)}
+					if res.Action == "accept" {
+						res.Content = map[string]any{"remember": false}
+					}
+					return res, nil
+				},
+			})
+			var tr mcp.Transport
+			if transport == "stdio" {
+				cmd := exec.Command(binary, "--workspace", dir, "--store", "memory", "--config", cfg)
+				cmd.Dir = t.TempDir()
+				tr = &mcp.CommandTransport{Command: cmd}
+			} else {
+				s := serveHTTP(t, "--workspace", dir, "--store", "memory", "--config", cfg)
+				tr = &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: http.DefaultClient}
+			}
+			cs, err := client.Connect(t.Context(), tr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+				t.Fatalf("protocol %s", v)
+			}
+			c := sdkClient{cs}
+			for _, tc := range []struct{ action, want string }{
+				{"decline", "The user declined 'rm': it did not run, and nothing changed."},
+				{"cancel", "The user cancelled 'rm': it did not run, and nothing changed."},
+				{"accept", ""},
+			} {
+				action.Store(tc.action)
+				before := asked.Load()
+				r := c.call(t, "rm", map[string]any{"path": "a.txt"})
+				if asked.Load() != before+1 || r.IsError != (tc.want != "") || tc.want != "" && r.text() != tc.want || exists(dir, "a.txt") != (tc.want != "") {
+					t.Errorf("%s: %+v, asked %d times", tc.action, r, asked.Load()-before)
+				}
+			}
+		})
 	}
 }
