@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -50,7 +51,22 @@ func askSection() *sections.Section {
 			}
 			n, _ := session.Get(ctx.Session, count)
 			return tools.OK[any](a+" "+b+" count="+strings.Repeat("I", n), nil), nil
-		}))
+		}),
+		tools.New("probe_heedless", "Add 1, ask the model, and succeed whatever it said.", tools.Annotations{Title: "Heedless"},
+			func(ctx *tools.Context, _ noParams) (tools.Result[any], error) {
+				if err := ctx.Dispatch(added{1}); err != nil {
+					return tools.Result[any]{}, err
+				}
+				res, err := ctx.CreateMessage(mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
+					Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hello?")}}, MaxTokens: 10,
+				}})
+				said := "nothing"
+				if err == nil {
+					said = res.Content.(mcp.TextContent).Text
+				}
+				n, _ := session.Get(ctx.Session, count)
+				return tools.OK[any](fmt.Sprintf("The model said %s; count=%d.", said, n), nil), nil
+			}))
 	return sec
 }
 
@@ -87,7 +103,8 @@ func callModern(t *testing.T, c *mcptest.Client, params map[string]any) mrtrResu
 // Only the last run commits: the count is 1. A state that was tampered
 // with, belongs to other arguments, has expired or comes without its
 // answer is refused; a client without the elicitation capability is not
-// asked.
+// asked. A handler that succeeds after its question went unanswered is
+// rolled back all the same.
 func TestInputRequired(t *testing.T) {
 	tree, err := sections.NewTree(askSection())
 	if err != nil {
@@ -154,6 +171,24 @@ func TestInputRequired(t *testing.T) {
 		r := callModern(t, c, retry(r2.RequestState, map[string]any{"wink-2": answer("b")}))
 		if !r.IsError || !strings.HasPrefix(r.Text(), "invalid requestState: it expired at ") {
 			t.Errorf("%+v", r)
+		}
+	})
+	t.Run("sampling, the error ignored", func(t *testing.T) {
+		meta := modern(map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{"sampling": map[string]any{}}})
+		h := r3.Session() // count 1
+		if h == "" {
+			t.Fatalf("no session in %+v", r3)
+		}
+		call := map[string]any{"name": "probe_heedless", "arguments": map[string]any{"session": h}, "_meta": meta}
+		r := callModern(t, c, call)
+		if r.ResultType != "input_required" || r.InputRequests["wink-1"].Method != "sampling/createMessage" || r.IsError {
+			t.Fatalf("first round: %+v", r)
+		}
+		call["requestState"] = r.RequestState
+		call["inputResponses"] = map[string]any{"wink-1": map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "hi"}}}
+		r = callModern(t, c, call)
+		if r.ResultType != "complete" || r.IsError || r.Said() != "The model said hi; count=2." {
+			t.Errorf("retried: %+v %q", r, r.Said())
 		}
 	})
 	t.Run("no capability", func(t *testing.T) {
