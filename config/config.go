@@ -115,6 +115,7 @@ type HTTP struct {
 	SSERetry                time.Duration `json:"sse_retry" jsonschema:"The reconnection delay announced on SSE response streams; greater than zero." schema:"format=positive-go-duration"`
 	BasePath                string        `json:"base_path" jsonschema:"The path prefix under which a reverse proxy serves the server, such as /wink; used in the endpoint the SSE transport announces."`
 	PublicURL               string        `json:"public_url" jsonschema:"The public URL of the /mcp endpoint, named as the resource in the OAuth protected-resource metadata; derived from each request when absent." schema:"minLength=1"`
+	RequestStateKeyFile     string        `json:"request_state_key_file" jsonschema:"A file holding the secret (32 bytes or more; surrounding whitespace is dropped) that signs the requestState of a call that asks a client of the 2026-07-28 era for input (elicitation, sampling), so that the client may retry it on any replica that shares the file. When absent, each process signs with a random key of its own, and a retry must come back to the process, and before it restarts." schema:"minLength=1"`
 	Auth                    HTTPAuth      `json:"auth" jsonschema:"How clients authenticate. With neither key, requests are not authenticated, which a non-loopback address allows only with insecure."`
 }
 

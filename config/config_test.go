@@ -543,6 +543,7 @@ func TestExampleFile(t *testing.T) {
 			SSERetry:                2 * time.Second,
 			BasePath:                "/wink",
 			PublicURL:               "https://mcp.example.com/wink/mcp",
+			RequestStateKeyFile:     "/etc/wink/request-state.key",
 			Auth: HTTPAuth{
 				BearerTokenFile: "/etc/wink/tokens",
 				JWT: &JWT{

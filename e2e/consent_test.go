@@ -303,3 +303,53 @@ func TestConsentGoSDK(t *testing.T) {
 		})
 	}
 }
+
+// TestConsentAcrossReplicas: over HTTP, a client of the 2026-07-28 era
+// asked for consent by one process may retry on another that shares
+// http.request_state_key_file; a process with a key of its own refuses the
+// state.
+func TestConsentAcrossReplicas(t *testing.T) {
+	cfg, _ := consentConfig(t)
+	key := filepath.Join(t.TempDir(), "state.key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 40)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := filepath.Join(t.TempDir(), "shared.yaml")
+	if err := os.WriteFile(shared, append(yaml, "http:\n  request_state_key_file: "+key+"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir, state := consentWorkspace(t), t.TempDir()
+	serve := func(cfg string) *httpClient {
+		return &httpClient{url: serveHTTP(t, "--workspace", dir, "--state-dir", state, "--store", "memory", "--config", cfg).url}
+	}
+	a, b, other := serve(shared), serve(shared), serve(cfg)
+	meta := modernMeta()
+	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"elicitation": map[string]any{}}
+	call := func(c *httpClient, extra map[string]any) mrtr {
+		t.Helper()
+		params := map[string]any{"name": "rm", "arguments": map[string]any{"path": "a.txt"}, "_meta": meta}
+		for k, v := range extra {
+			params[k] = v
+		}
+		var r mrtr
+		if err := json.Unmarshal(c.post(t, "tools/call", "rm", params), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	first := call(a, nil)
+	if first.ResultType != "input_required" {
+		t.Fatalf("first round: %+v", first)
+	}
+	answer := map[string]any{"requestState": first.RequestState, "inputResponses": map[string]any{"wink-1": reply("accept", false)}}
+	if r := call(other, answer); !r.IsError || !strings.HasPrefix(r.text(), "invalid requestState: this server did not issue it") || !exists(dir, "a.txt") {
+		t.Errorf("another key: %+v", r)
+	}
+	if r := call(b, answer); r.IsError || r.ResultType != "complete" || exists(dir, "a.txt") {
+		t.Errorf("the shared key: %+v", r)
+	}
+}
