@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -51,7 +52,11 @@ func (c *client) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.E
 		return nil, fmt.Errorf("elicitation: %w: the client did not declare the elicitation capability", tools.ErrNoClient)
 	}
 	if c.asking == nil {
-		return c.srv.RequestElicitation(ctx, req)
+		res, err := c.srv.RequestElicitation(ctx, req)
+		if errors.Is(err, mcpserver.ErrElicitationNotSupported) || errors.Is(err, mcpserver.ErrNoActiveSession) {
+			err = fmt.Errorf("elicitation: %w: %v", tools.ErrNoClient, err)
+		}
+		return res, err
 	}
 	if err := req.Params.Validate(); err != nil {
 		return nil, err
@@ -70,14 +75,18 @@ func (c *client) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.E
 // declared reports whether the client declared a capability has says it
 // has: in the request's _meta (2026-07-28) or when its session was
 // initialised. A session that does not keep what its client declared is
-// taken to have it.
+// taken to have it; a request without a session has none.
 func (c *client) declared(has func(mcp.ClientCapabilities) bool) bool {
 	if c.asking != nil {
 		info := mcpserver.RequestProtocolInfoFromContext(c.ctx)
 		return info != nil && info.ClientCapabilities != nil && has(*info.ClientCapabilities)
 	}
-	cs, ok := mcpserver.ClientSessionFromContext(c.ctx).(mcpserver.SessionWithClientInfo)
-	return !ok || has(cs.GetClientCapabilities())
+	cs := mcpserver.ClientSessionFromContext(c.ctx)
+	if cs == nil {
+		return false
+	}
+	ci, ok := cs.(mcpserver.SessionWithClientInfo)
+	return !ok || has(ci.GetClientCapabilities())
 }
 
 func (c *client) CloseStream() {

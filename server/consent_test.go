@@ -30,7 +30,8 @@ func (denyError) OnResult(*tools.Call, *tools.Outcome) error { return nil }
 // TestConsentStage: the consent stage runs after the policies (a call they
 // refuse asks nothing) and before the transaction: "allow for this
 // session", given for a call that then fails, is rolled back with it, and
-// the next call asks again; given for one that succeeds, it is kept.
+// the next call asks again; given for one that succeeds, it is kept. A
+// client that cannot ask gets the fallback.
 func TestConsentStage(t *testing.T) {
 	tree, err := sections.NewTree(probeSection())
 	if err != nil {
@@ -89,4 +90,11 @@ func TestConsentStage(t *testing.T) {
 	}
 	// Asked again: the allowance was rolled back with the call.
 	allowed("probe_fail", map[string]any{"by": 1, "session": h})
+
+	// A legacy session that cannot take elicitation requests gets the
+	// fallback.
+	legacy := mcptest.NewClient(t, srv.MCP(), "legacy").Call(t.Context(), "probe_add", map[string]any{"by": 1}, nil)
+	if !legacy.IsError || !strings.Contains(legacy.Text(), "this client cannot ask for it") {
+		t.Errorf("legacy without elicitation: %+v", legacy)
+	}
 }
