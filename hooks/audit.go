@@ -92,7 +92,7 @@ func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Out
 			CallID: call.ID, Tool: call.Tool.Name(), Args: r.JSON(call.Args),
 			Success: out.Success, Message: out.Message, Text: out.Text(), Value: out.Value,
 			Started: call.Started, Duration: time.Since(call.Started),
-			ErrorClass: string(out.Class), Cached: out.Cached, Retries: out.Retries,
+			ErrorClass: string(out.Class), Cached: out.Cached, Retries: out.Retries, Consent: out.Consent,
 		}
 	}
 	if id, ok := identity.From(ctx); ok {

@@ -270,7 +270,7 @@ func TestAuditFileLine(t *testing.T) {
 				CallID: "c1", Tool: "t", Args: json.RawMessage("{\n  \"a\": [1, 2]\n}"), Success: true,
 				Message: tricky, Text: tricky, Value: map[string]any{"k": tricky, "n": 1.5},
 				Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Duration: 1234,
-				ErrorClass: "failure", Cached: true, Retries: 2,
+				ErrorClass: "failure", Cached: true, Retries: 2, Consent: "declined",
 			},
 			Error: tricky,
 		},

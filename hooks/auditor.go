@@ -93,6 +93,9 @@ func logAttrs(rec *AuditRecord) []slog.Attr {
 	if rec.Retries > 0 {
 		attrs = append(attrs, slog.Int("retries", rec.Retries))
 	}
+	if rec.Consent != "" {
+		attrs = append(attrs, slog.String("consent", rec.Consent))
+	}
 	if !rec.Success {
 		attrs = append(attrs, slog.String("class", rec.ErrorClass), slog.String("message", rec.Message))
 	}
@@ -133,6 +136,9 @@ func fileAttrs(rec *AuditRecord) []slog.Attr {
 	}
 	if rec.Retries != 0 {
 		attrs = append(attrs, slog.Int("retries", rec.Retries))
+	}
+	if rec.Consent != "" {
+		attrs = append(attrs, slog.String("consent", rec.Consent))
 	}
 	if rec.Error != "" {
 		attrs = append(attrs, slog.String("error", rec.Error))

@@ -157,6 +157,12 @@ func marshalPlain(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// RedactArgs returns the arguments of a call of t as the session's log and
+// the audit record them: with the matches of the tool's patterns replaced.
+func (h *Hooks) RedactArgs(t *tools.Tool, args json.RawMessage) json.RawMessage {
+	return h.plan(t).redactor.JSON(args)
+}
+
 // Redact returns the output redaction stage: on the way out it replaces the
 // matches of the tool's patterns in the text the model reads, the message,
 // the value (in its JSON form, and so the structured content) and extra

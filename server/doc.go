@@ -77,6 +77,8 @@
 //	policies     the tool's section's policies, then the server-wide ones
 //	steps        lets a handler that acts for other tools (apply_edits) have
 //	             each step checked by that tool's policies (Call.Authorise)
+//	consent      Options.Consent, when set: ask the user before a marked
+//	             tool runs (package consent)
 //	[SlotRetry]
 //	transaction  snapshot (not for a read-only tool), run the handler,
 //	             apply (commit hooks, store), commit or restore
@@ -110,6 +112,15 @@
 // it returned one, so that it can say where it stopped). The session stays
 // locked until then, so nothing it does after the deadline can interleave
 // with another call; the transaction restores whatever it did.
+//
+// A handler asks its client for input with tools.Context's Elicit and
+// CreateMessage. A client of the 2025-11-25 era is sent the request and
+// the call waits for the answer, inside its deadline and holding its
+// session. A client of the 2026-07-28 era is answered input_required (see
+// input.go): the call is rolled back, and runs again from the start when
+// the client retries it with the answer, so a handler asks the same
+// questions in the same order on every run, and only the last run commits.
+// Every stage runs on every run: a rate limit or a quota counts each.
 //
 // A client may shorten a call's deadline with the request's _meta: either
 // "io.github.wink-mcp/timeoutMs" (milliseconds from now) or

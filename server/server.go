@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/session"
@@ -60,6 +61,15 @@ type Options struct {
 	// Middleware are extra stages run just before validate, after those
 	// of Stages[tools.SlotInput]; first outermost.
 	Middleware []tools.Middleware
+	// Consent, when set, is the consent stage: it runs after the
+	// policies, before the retry slot and the transaction (see package
+	// consent).
+	Consent tools.Middleware
+	// RequestStateKey signs the requestState of the calls that ask a
+	// client of the 2026-07-28 era for input (see tools.Client); replicas
+	// that serve one client must share it. Nil means a random key, good
+	// for this process only.
+	RequestStateKey []byte
 	// ToolFilter, when set, hides from a client's tools/list every tool
 	// it reports false for; ctx is the request's (it carries the
 	// client's identity). It refuses no call: a stage in a slot does
@@ -101,6 +111,7 @@ type Server struct {
 	// deprecated holds the former _meta keys already logged (readMeta).
 	deprecated sync.Map
 	overruns   overruns
+	stateKey   []byte // signs requestStates (input.go)
 }
 
 // New builds the server: it sets up the sections' session state, registers
@@ -131,6 +142,10 @@ func New(opts Options) (*Server, error) {
 		rerun:    map[*tools.Tool]bool{},
 		order:    map[string]int{},
 		handlers: maps.Clone(opts.Handlers),
+		stateKey: opts.RequestStateKey,
+	}
+	if s.stateKey == nil {
+		s.stateKey = newStateKey()
 	}
 	if opts.Store == nil {
 		opts.Store = store.NewMemory(store.Options{})
@@ -275,6 +290,11 @@ const maxRuns = 5
 // all. Any other call answers ChangedMessage, and the client calls again.
 // A call that found its session replaced before it ran (errStale) has done
 // nothing yet, and runs again whatever its section.
+//
+// A call of a client of the 2026-07-28 era that asked the client a
+// question it has no answer to is answered input_required, with the
+// question and the signed state that brings the answers back (input.go);
+// a retry that brings an invalid state is refused before it runs.
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 	stateful, changes := s.stateful[t], !t.Annotations().ReadOnly
 	n := needAny
@@ -296,6 +316,12 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			}
 			args = rest
 		}
+		id, _ := identity.From(ctx)
+		bound := bindInput(t.Name(), args, id.Principal())
+		given, err := resume(s.stateKey, bound, req.Params.MultiRoundTripParams, s.now())
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
 		for run := 1; ; run++ {
 			u, err := s.sessions.forRequest(ctx, handle, n)
 			if err != nil {
@@ -306,8 +332,9 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 				}
 				return mcp.NewToolResultError(msg), nil
 			}
-			call, out := s.run(ctx, t, u, req, args)
-			if u.handle != "" && (!u.minted || out.Success) {
+			call, out := s.run(ctx, t, u, req, args, given)
+			asked, state, pending, err := inputPending(call, s.stateKey, bound, s.now())
+			if u.handle != "" && (!u.minted || out.Success) && !pending {
 				s.sessions.calls.add(u.handle, out.Invocation)
 			}
 			if (errors.Is(out.Err, errStale) || errors.Is(out.Err, errChanged) && s.rerun[t]) && !u.minted && run < maxRuns && ctx.Err() == nil {
@@ -321,6 +348,14 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			}
 			if u.minted && !out.Success {
 				s.sessions.discard(u.handle) // with nothing logged: its handle was never shown
+			}
+			if pending {
+				if err != nil {
+					return mcp.NewToolResultError(fmt.Sprintf("Tool '%s' failed: %v", t.Name(), err)), nil
+				}
+				res := &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired}}
+				res.InputRequests, res.RequestState = asked, state
+				return res, nil
 			}
 			if out.Success && changes {
 				s.sessions.notify(u.handle, u.sess)
@@ -338,7 +373,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 
 // run runs one call of tool t through the pipeline in the session u, and
 // ends u's use of the session.
-func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallToolRequest, args json.RawMessage) (*tools.Call, *tools.Outcome) {
+func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallToolRequest, args json.RawMessage, given *answers) (*tools.Call, *tools.Outcome) {
 	defer u.release()
 	if u.commit != nil {
 		ctx = context.WithValue(ctx, committerKey{}, u.commit)
@@ -346,7 +381,7 @@ func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallTool
 	if u.fresh != nil {
 		ctx = context.WithValue(ctx, freshKey{}, u.fresh)
 	}
-	call := s.newCall(ctx, t, u.sess, req, args)
+	call := s.newCall(ctx, t, u.sess, req, args, given)
 	if h := u.handle; h != "" {
 		call.ReadLog = func(ctx context.Context, n int) ([]session.CallSummary, error) {
 			return s.sessions.calls.summaries(ctx, h, n)
@@ -355,7 +390,7 @@ func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallTool
 	return call, s.handler(ctx, call)
 }
 
-func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Session, req mcp.CallToolRequest, args json.RawMessage) *tools.Call {
+func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Session, req mcp.CallToolRequest, args json.RawMessage, given *answers) *tools.Call {
 	call := &tools.Call{
 		ID:      newCallID(),
 		Tool:    t,
@@ -372,7 +407,14 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 		n.token = m.ProgressToken
 	}
 	call.Notifier = n
-	call.Client = client{srv: n.srv, ctx: ctx}
+	cl := &client{srv: n.srv, ctx: ctx}
+	if mcpserver.IsModernRequest(ctx) {
+		cl.asking = &asking{}
+		if given != nil {
+			cl.asking.answers = *given
+		}
+	}
+	call.Client = cl
 	call.Logger = s.logger.With("tool", t.Name(), "call", call.ID, "session", sess.ID())
 	call.Deadline = callDeadline(ctx, call, s.deadline)
 	call.Timeout = call.Deadline.Sub(call.Started).Round(time.Millisecond)

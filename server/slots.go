@@ -50,7 +50,8 @@ func (s *Server) pipeline(opts Options) (tools.Handler, error) {
 		policy.Steps(func(name string) (*tools.Tool, []policy.Policy) {
 			t := s.byName[name]
 			return t, s.policies[t]
-		}))
+		}),
+		opts.Consent)
 	slot(tools.SlotRetry)
 	add(transaction)
 	slot(tools.SlotExecute)

@@ -86,6 +86,7 @@ func record(next tools.Handler) tools.Handler {
 				ErrorClass: string(out.Class),
 				Cached:     out.Cached,
 				Retries:    out.Retries,
+				Consent:    out.Consent,
 			}
 			if out.LoggedArgs != nil {
 				ev.Args = out.LoggedArgs
@@ -329,9 +330,14 @@ func failed(call *tools.Call, class tools.ErrorClass, err error) *tools.Outcome 
 	return o
 }
 
-// invoke is the innermost handler: it runs the tool.
+// invoke is the innermost handler: it runs the tool. A run that asked its
+// client a question it has no answer to fails, whatever the handler
+// returned, so that its transaction is restored (awaitsInput).
 func invoke(ctx context.Context, call *tools.Call) *tools.Outcome {
 	out, err := call.Tool.Invoke(tools.NewContext(ctx, call), call.Params)
+	if o := awaitsInput(call); o != nil {
+		return o
+	}
 	if err != nil {
 		return failed(call, tools.ClassError, err)
 	}

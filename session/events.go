@@ -31,6 +31,12 @@ type ToolInvoked struct {
 	// Retries counts the runs of the tool's handler after the first, when
 	// the call was retried after transient errors.
 	Retries int `json:"retries,omitempty"`
+	// Consent is the decision that let the call run or stopped it, when
+	// the tool needs the user's consent: "accepted", "accepted for the
+	// session", "remembered for the session", "declined", "cancelled",
+	// "allowed by fallback" or "denied by fallback" (the client cannot
+	// ask), or "failed" (asking failed).
+	Consent string `json:"consent,omitempty"`
 }
 
 // MaxSummaryArgs is the most bytes of a call's arguments that a

@@ -168,10 +168,17 @@ type Notifier interface {
 // Client is the client that made a call, as a handler sees it: the
 // requests a server may make of its client while it serves a call, and
 // control of the stream that carries the call's messages. The server
-// implements it over mcp-go's server-initiated requests; they work on
-// transports with a way back to the client (stdio, stateful Streamable
-// HTTP) and fail with an error otherwise, and for clients of the stateless
-// 2026-07-28 era.
+// implements it for both protocol eras. A client of the 2025-11-25 era is
+// sent the request (elicitation/create, sampling/createMessage) over the
+// transport's way back to it, and the call waits for the answer. A client
+// of the 2026-07-28 era cannot be sent requests: the first time a call asks
+// something whose answer it does not have, the request fails with
+// ErrInputRequired, the call is rolled back, and the client is answered
+// input_required (multi round-trip requests); it retries the call with the
+// answer, and the call runs again from the start, this time getting the
+// answer. A handler must therefore ask the same questions in the same order
+// each time it runs with the same arguments, and change nothing outside its
+// transaction before its last question.
 type Client interface {
 	// CreateMessage asks the client's model for a message
 	// (sampling/createMessage) and waits for it.
@@ -187,8 +194,15 @@ type Client interface {
 }
 
 // ErrNoClient is returned by Context's client requests when the transport
-// has no way back to the client.
+// has no way back to the client, or the client did not declare the
+// capability the request needs (elicitation, sampling).
 var ErrNoClient = errors.New("no way to reach the client")
+
+// ErrInputRequired is returned by Context's client requests to a call of a
+// client of the 2026-07-28 era whose answer is not known yet (see Client).
+// The handler should return at once, with any error or result: the call
+// is rolled back whatever it returns, and runs again with the answer.
+var ErrInputRequired = errors.New("the client's answer is needed: the call runs again once the client gives it")
 
 // Context is what a handler receives: the call's context (deadline and
 // cancellation), the call, its session, and a logger.

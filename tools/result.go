@@ -80,6 +80,11 @@ const (
 	// ClassOutput: the tool's result does not match its output schema (a
 	// bug in the tool).
 	ClassOutput ErrorClass = "output"
+	// ClassConsent: the user did not allow the call (the consent stage).
+	ClassConsent ErrorClass = "consent"
+	// ClassInputRequired: the call needs the client's answer, and the
+	// client retries it with the answer (multi round-trip requests).
+	ClassInputRequired ErrorClass = "input_required"
 )
 
 // MetaPrefix begins every _meta key the server reads or writes: the
@@ -112,6 +117,9 @@ type Outcome struct {
 	// Retries counts the runs of the tool's handler after the first, when
 	// the retry stage ran it again after transient errors.
 	Retries int
+	// Consent is the user's decision about the call, when the consent
+	// stage asked for one (see session.ToolInvoked.Consent).
+	Consent string
 	// LoggedArgs, when set, replace the call's arguments in the session's
 	// log and the audit: the arguments with secrets redacted (set by the
 	// redaction stage; the handler ran with the call's own).
