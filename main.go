@@ -34,6 +34,7 @@ import (
 
 	"github.com/wink-mcp/wink-mcp/config"
 	"github.com/wink-mcp/wink-mcp/conformance"
+	"github.com/wink-mcp/wink-mcp/evaluation"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
@@ -527,6 +528,11 @@ func (b *builder) workspace() (*sections.Section, error) {
 	}), nil
 }
 
+// evaluation returns the evaluation section.
+func (b *builder) evaluation() (*sections.Section, error) {
+	return evaluation.New(evaluation.Options{})
+}
+
 // sections returns the sections the configuration turns on, in its order.
 func (b *builder) sections() ([]*sections.Section, error) {
 	cfg := b.cfg
@@ -538,6 +544,7 @@ func (b *builder) sections() ([]*sections.Section, error) {
 		planning.Key:    func() (*sections.Section, error) { return planning.New(b.strategy), nil },
 		workspace.Key:   b.workspace,
 		conformance.Key: func() (*sections.Section, error) { return conformance.New(), nil },
+		evaluation.Key:  b.evaluation,
 	}
 	var out []*sections.Section
 	for i, name := range names {
@@ -551,6 +558,9 @@ func (b *builder) sections() ([]*sections.Section, error) {
 			return nil, err
 		}
 		out = append(out, sec)
+	}
+	if b.backend == nil && slices.Contains(names, evaluation.Key) {
+		return nil, cfg.Errorf("sections", "the evaluation section works on the workspace: add workspace to sections")
 	}
 	if b.backend == nil && (len(cfg.Workspace.Mounts) > 0 || cfg.Workspace.Backend == "disk") {
 		b.logger.Warn("the workspace section is off; its settings (--workspace, --mount, workspace.*) are ignored")

@@ -1,0 +1,87 @@
+// Package evaluation is the evaluation section: it runs code the model
+// writes against the session's workspace, inside the call's transaction,
+// so that a failed run leaves nothing behind.
+//
+// # evaluate: Starlark
+//
+// The tool evaluate runs a Starlark snippet (go.starlark.net). The snippet
+// reaches the workspace only through the fs builtins (fs.read, fs.write,
+// fs.ls, fs.glob, fs.grep), bound to the call and going through the
+// workspace's own API (workspace.Files): the workspace tools' paths,
+// limits, ignore rules and policies apply, read-before-write included, and
+// the writes are changes of the call's transaction, undone when the
+// snippet fails. The json module is there too; there is no other access
+// to the host: no files, no network, no clock. A snippet is bounded by a
+// step budget, by the call's deadline (which cancels the interpreter) and
+// by a cap on what print writes. Its result is the value of its last line
+// when that line is an expression, what it printed, and the files it
+// changed.
+//
+// The interpreter has no cap on memory: it serves trusted callers.
+package evaluation
+
+import (
+	_ "embed"
+	"errors"
+
+	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/tools"
+	"github.com/wink-mcp/wink-mcp/workspace"
+)
+
+// Key is the section's key.
+const Key = "evaluation"
+
+// Defaults of Options.
+const (
+	// DefaultMaxSteps is the step budget of a snippet.
+	DefaultMaxSteps = 10_000_000
+	// DefaultMaxOutputBytes caps what a snippet prints, or what a command
+	// writes to stdout and to stderr, each.
+	DefaultMaxOutputBytes = 64 << 10
+)
+
+// Options tunes the section. The zero value is the default.
+type Options struct {
+	// MaxSteps is a snippet's step budget; DefaultMaxSteps when zero.
+	MaxSteps uint64
+	// MaxOutputBytes caps printed output; DefaultMaxOutputBytes when zero.
+	MaxOutputBytes int
+}
+
+//go:embed guidance.md
+var guidance string
+
+// New returns the section, or an error when run_command is asked for but
+// bubblewrap cannot run here (the error says why). The workspace section
+// must be on too: the tools work on its files.
+func New(opts Options) (*sections.Section, error) {
+	if opts.MaxSteps == 0 {
+		opts.MaxSteps = DefaultMaxSteps
+	}
+	if opts.MaxOutputBytes <= 0 {
+		opts.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	ts := []*tools.Tool{evaluateTool(opts)}
+	return &sections.Section{
+		Key:      Key,
+		Title:    "Evaluation",
+		Guidance: guidance,
+		Data: map[string]any{
+			"MaxSteps": opts.MaxSteps,
+		},
+		Tools: ts,
+	}, nil
+}
+
+// errNoWorkspace is the error of a call in a server without the workspace
+// section.
+var errNoWorkspace = errors.New("the evaluation section needs the workspace section: add workspace to sections")
+
+// filesOf returns the workspace of the call of ctx.
+func filesOf(ctx *tools.Context) (*workspace.Files, error) {
+	if workspace.From(ctx.Session) == nil {
+		return nil, errNoWorkspace
+	}
+	return workspace.CallFiles(ctx)
+}
