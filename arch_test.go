@@ -20,7 +20,7 @@ const module = "github.com/wink-mcp/wink-mcp/"
 var allowedImports = map[string][]string{
 	"session":     {},
 	"schema":      {},
-	"config":      {"hooks", "planning"},
+	"config":      {"hooks", "planning", "evaluation"},
 	"identity":    {},
 	"store":       {},
 	"statetree":   {"session"},

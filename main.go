@@ -49,6 +49,9 @@ import (
 var version = ""
 
 func main() {
+	if evaluation.IsChild() {
+		os.Exit(evaluation.Child(os.Stdin, os.Stdout))
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -528,9 +531,16 @@ func (b *builder) workspace() (*sections.Section, error) {
 	}), nil
 }
 
-// evaluation returns the evaluation section.
+// evaluation returns the evaluation section. Snippets of HTTP clients,
+// which are not trusted, run in child processes.
 func (b *builder) evaluation() (*sections.Section, error) {
-	return evaluation.New(evaluation.Options{})
+	e := b.cfg.Evaluation
+	return evaluation.New(evaluation.Options{
+		Child:          e.Isolate || b.cfg.HTTP.Addr != "",
+		MaxSteps:       uint64(e.MaxSteps),
+		MaxOutputBytes: int(e.MaxOutputBytes),
+		MaxMemoryBytes: e.MaxMemoryBytes,
+	})
 }
 
 // sections returns the sections the configuration turns on, in its order.

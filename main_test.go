@@ -281,3 +281,17 @@ func TestExampleServes(t *testing.T) {
 		t.Fatalf("tools/list: %+v, %v", r, err)
 	}
 }
+
+// TestEvaluationNeedsTheWorkspace: the evaluation section without the
+// workspace section stops the server at startup, saying why.
+func TestEvaluationNeedsTheWorkspace(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "wink.yaml")
+	if err := os.WriteFile(cfg, []byte("sections: [evaluation]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	code := run(context.Background(), []string{"--config", cfg, "--store", "memory"}, strings.NewReader(""), io.Discard, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "the evaluation section works on the workspace: add workspace to sections") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}

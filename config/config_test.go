@@ -95,11 +95,12 @@ func TestParse(t *testing.T) {
 
 func TestDefault(t *testing.T) {
 	want := Config{
-		Policies:  Policies{ReadBeforeWrite: true},
-		Deadline:  30 * time.Second,
-		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
-		NATS:      NATS{Replicas: 1},
-		Hooks:     hooks.Defaults(),
+		Policies:   Policies{ReadBeforeWrite: true},
+		Deadline:   30 * time.Second,
+		Workspace:  Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
+		Evaluation: Evaluation{MaxSteps: 10_000_000, MaxOutputBytes: 64 << 10, MaxMemoryBytes: 256 << 20},
+		NATS:       NATS{Replicas: 1},
+		Hooks:      hooks.Defaults(),
 		HTTP: HTTP{
 			MaxBodyBytes:   4 << 20,
 			SessionTTL:     30 * time.Minute,
@@ -129,7 +130,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: deadline, evaluation, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key:  "deadlne", line: 2,
 		},
 		{
@@ -321,7 +322,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: deadline, evaluation, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -518,7 +519,8 @@ func TestExampleFile(t *testing.T) {
 			AllowedRoots: []string{"/home/me"},
 			MaxFileBytes: 16 << 20,
 		},
-		Hooks: exampleHooks,
+		Evaluation: Evaluation{Isolate: true, MaxSteps: 5_000_000, MaxOutputBytes: 32 << 10, MaxMemoryBytes: 128 << 20},
+		Hooks:      exampleHooks,
 		HTTP: HTTP{
 			Addr:           "127.0.0.1:8080",
 			AllowedOrigins: []string{"https://app.example.com"},

@@ -74,7 +74,14 @@ func evaluateTool(opts Options) *tools.Tool {
 				return tools.Result[*Evaluation]{}, err
 			}
 			rec := &recorder{Files: files}
-			r := evaluate(ctx, p.Code, rec, lim)
+			var r *run
+			if opts.Child {
+				if r, err = evaluateInChild(ctx, p.Code, rec, lim, opts.MaxMemoryBytes); err != nil {
+					return tools.Result[*Evaluation]{}, err
+				}
+			} else {
+				r = evaluate(ctx, p.Code, rec, lim)
+			}
 			if r.Error != "" {
 				msg := r.Error + "\nNo file was changed."
 				if r.Output != "" {

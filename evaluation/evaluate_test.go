@@ -17,6 +17,18 @@ import (
 	"github.com/wink-mcp/wink-mcp/workspace"
 )
 
+// TestMain runs the test binary as an evaluation child when it is started
+// as one, as main does.
+func TestMain(m *testing.M) {
+	if IsChild() {
+		os.Exit(Child(os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+// modes run a test in process and in a child process.
+var modes = map[string]bool{"in process": false, "child": true}
+
 // harness is a server with the workspace and evaluation sections.
 type harness struct {
 	t   testing.TB
@@ -99,30 +111,42 @@ func (h *harness) read(path string) string {
 }
 
 func TestEvaluate(t *testing.T) {
-	h := newHarness(t, "memory", nil, Options{MaxSteps: 100_000, MaxOutputBytes: 64}, 0)
+	for mode, child := range modes {
+		t.Run(mode, func(t *testing.T) { testEvaluate(t, child) })
+	}
+}
+
+func testEvaluate(t *testing.T, child bool) {
+	h := newHarness(t, "memory", nil, Options{Child: child, MaxSteps: 100_000, MaxOutputBytes: 64}, 0)
 	for _, tc := range []struct {
 		name, code string
 		fail       bool
 		want       []string
+		// child runs the case in child mode too (each child of the
+		// race-enabled test binary takes a second to start).
+		child bool
 	}{
-		{"value of the last line", "x = 2\nx * 21", false, []string{"Value: 42", "changed 0 files"}},
-		{"dict value as JSON", `{"a": [1, True, None]}`, false, []string{`Value: {"a":[1,true,null]}`}},
-		{"no value after a statement", "x = 1", false, []string{"(no output, no value, no files changed)"}},
-		{"print is captured", "print('hello')\nprint(1, 2)", false, []string{"Output:\nhello\n1 2"}},
-		{"output is capped", "for i in range(100):\n    print('0123456789')", false, []string{"[output capped]"}},
-		{"json module", `json.decode('{"k": 3}')["k"] + 1`, false, []string{"Value: 4"}},
-		{"function value is its repr", "def f():\n    pass\nf", false, []string{`Value: "\u003cfunction f\u003e"`}},
-		{"syntax error names line and column", "x = 1\ny = (2 +\n", true, []string{"Syntax error at line 3, column 1:", "No file was changed."}},
-		{"undefined name", "x = 1\nprint(y)", true, []string{"Error at line 2, column 7:", "undefined: y"}},
-		{"import is refused with a hint", "import os", true, []string{"line 1, column 1", "Starlark has no import"}},
-		{"class is refused with a hint", "class A:\n    pass", true, []string{"Starlark has no classes"}},
-		{"try is refused with a hint", "try:\n    x = 1\nexcept:\n    pass", true, []string{"Starlark has no try/except"}},
-		{"f-strings are refused with a hint", "n = 1\nprint(f\"{n}\")", true, []string{"Starlark has no f-strings"}},
-		{"load is refused", "load('x.star', 'y')", true, []string{"load is not available"}},
-		{"runtime error with its line", "x = 1\ny = x + 'a'", true, []string{"Error: unknown binary op: int + string", "at line 2, column 7, in <toplevel>"}},
-		{"step budget", "while True:\n    pass", true, []string{"ran out of steps (the limit is 100000)"}},
-		{"output before an error is shown", "print('so far')\nfail('stop')", true, []string{"stop", "Output before the error:\nso far"}},
+		{"value of the last line", "x = 2\nx * 21", false, []string{"Value: 42", "changed 0 files"}, true},
+		{"dict value as JSON", `{"a": [1, True, None]}`, false, []string{`Value: {"a":[1,true,null]}`}, false},
+		{"no value after a statement", "x = 1", false, []string{"(no output, no value, no files changed)"}, false},
+		{"print is captured", "print('hello')\nprint(1, 2)", false, []string{"Output:\nhello\n1 2"}, true},
+		{"output is capped", "for i in range(100):\n    print('0123456789')", false, []string{"[output capped]"}, true},
+		{"json module", `json.decode('{"k": 3}')["k"] + 1`, false, []string{"Value: 4"}, false},
+		{"function value is its repr", "def f():\n    pass\nf", false, []string{`Value: "\u003cfunction f\u003e"`}, false},
+		{"syntax error names line and column", "x = 1\ny = (2 +\n", true, []string{"Syntax error at line 3, column 1:", "No file was changed."}, true},
+		{"undefined name", "x = 1\nprint(y)", true, []string{"Error at line 2, column 7:", "undefined: y"}, false},
+		{"import is refused with a hint", "import os", true, []string{"line 1, column 1", "Starlark has no import"}, false},
+		{"class is refused with a hint", "class A:\n    pass", true, []string{"Starlark has no classes"}, false},
+		{"try is refused with a hint", "try:\n    x = 1\nexcept:\n    pass", true, []string{"Starlark has no try/except"}, false},
+		{"f-strings are refused with a hint", "n = 1\nprint(f\"{n}\")", true, []string{"Starlark has no f-strings"}, false},
+		{"load is refused", "load('x.star', 'y')", true, []string{"load is not available"}, false},
+		{"runtime error with its line", "x = 1\ny = x + 'a'", true, []string{"Error: unknown binary op: int + string", "at line 2, column 7, in <toplevel>"}, true},
+		{"step budget", "while True:\n    pass", true, []string{"ran out of steps (the limit is 100000)"}, true},
+		{"output before an error is shown", "print('so far')\nfail('stop')", true, []string{"stop", "Output before the error:\nso far"}, false},
 	} {
+		if child && !tc.child {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			text, isErr := h.eval(tc.code)
 			if isErr != tc.fail {
@@ -137,8 +161,16 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
-func TestEvaluateDeadlineCancelsTheThread(t *testing.T) {
-	h := newHarness(t, "memory", nil, Options{MaxSteps: 1 << 62}, 300*time.Millisecond)
+func TestEvaluateDeadline(t *testing.T) {
+	for mode, child := range modes {
+		t.Run(mode, func(t *testing.T) { testEvaluateDeadline(t, child) })
+	}
+}
+
+// testEvaluateDeadline: the deadline cancels the interpreter, or kills the
+// child.
+func testEvaluateDeadline(t *testing.T, child bool) {
+	h := newHarness(t, "memory", nil, Options{Child: child, MaxSteps: 1 << 62}, 300*time.Millisecond)
 	start := time.Now()
 	text, isErr := h.eval("fs.write('a.txt', 'x')\nwhile True:\n    pass")
 	if !isErr {
@@ -226,6 +258,53 @@ func TestEvaluateFiles(t *testing.T) {
 				t.Errorf("writing a file read with read_file failed: %s", text)
 			}
 		})
+	}
+}
+
+// TestChildFiles: in a child, the fs builtins reach the workspace through
+// the parent, under the same rules, and a failed snippet's writes are
+// undone. (Few calls: a child of the race-enabled test binary takes a
+// second to start.)
+func TestChildFiles(t *testing.T) {
+	h := newHarness(t, "memory", map[string]string{"a.txt": "alpha\n", "src/main.go": "// TODO\n"}, Options{Child: true}, 0)
+	for _, tc := range []struct {
+		code string
+		fail bool
+		want string
+	}{
+		{"[fs.ls(''), fs.glob('**/*.go'), fs.grep('TODO')[0]['path'], fs.read('a.txt')]", false, `Value: [["src/","a.txt"],["src/main.go"],"src/main.go","alpha\n"]`},
+		{"fs.read('../x')", true, "fs.read: Path segments may not include '.' or '..'."},
+		{"fs.write('src/main.go', 'x')", true, "File 'src/main.go' must be read before overwriting."},
+		{"fs.write('b.txt', 'b')\nfail('no')", true, "no"},
+		{"fs.write('a.txt', fs.read('a.txt') + 'beta\\n')", false, "Changed: a.txt"},
+	} {
+		text, isErr := h.eval(tc.code)
+		if isErr != tc.fail || !strings.Contains(text, tc.want) {
+			t.Errorf("%s: failed = %v (want %v), result:\n%s\nwant it to contain %q", tc.code, isErr, tc.fail, text, tc.want)
+		}
+	}
+	if got := h.read("b.txt"); !strings.Contains(got, "does not exist") {
+		t.Errorf("a failed snippet's write stayed: %s", got)
+	}
+	if got := h.read("a.txt"); !strings.Contains(got, "beta") {
+		t.Errorf("a.txt = %s", got)
+	}
+}
+
+// TestChildMemoryLimit: a child that allocates past its allowance dies,
+// the call fails saying so, its writes are undone, and the server serves
+// on.
+func TestChildMemoryLimit(t *testing.T) {
+	h := newHarness(t, "memory", nil, Options{Child: true, MaxMemoryBytes: 128 << 20}, 0)
+	text, isErr := h.eval("fs.write('a.txt', 'x')\na = 'x' * (1 << 29)\nb = a + a\nlen(b)")
+	if !isErr || !strings.Contains(text, "the snippet ran out of memory: it may use at most 128 MiB") {
+		t.Fatalf("a 1 GiB allocation: failed = %v: %s", isErr, text)
+	}
+	if got := h.read("a.txt"); !strings.Contains(got, "does not exist") {
+		t.Errorf("the write of a killed child stayed: %s", got)
+	}
+	if text, isErr := h.eval("fs.write('a.txt', 'y')\n1 + 1"); isErr || !strings.Contains(text, "Value: 2") {
+		t.Errorf("the next snippet: %s", text)
 	}
 }
 

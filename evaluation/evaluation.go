@@ -17,7 +17,14 @@
 // when that line is an expression, what it printed, and the files it
 // changed.
 //
-// The interpreter has no cap on memory: it serves trusted callers.
+// The interpreter has no cap on memory. With Options.Child, each snippet
+// runs in a child process of the server's own binary (IsChild, Child),
+// whose address space may grow by at most Options.MaxMemoryBytes past
+// what it has mapped when it starts (RLIMIT_AS, set on the child with
+// prlimit before it is given the snippet; Linux only). Its fs builtins ask
+// the parent over a pipe, and the parent does each read and write in the
+// call's transaction, so both modes behave the same; a child that runs out
+// of memory or time is killed, and its writes are undone with the call.
 package evaluation
 
 import (
@@ -39,14 +46,23 @@ const (
 	// DefaultMaxOutputBytes caps what a snippet prints, or what a command
 	// writes to stdout and to stderr, each.
 	DefaultMaxOutputBytes = 64 << 10
+	// DefaultMaxMemoryBytes is how much a child process's address space
+	// may grow past what it has mapped when it starts.
+	DefaultMaxMemoryBytes = 256 << 20
 )
 
 // Options tunes the section. The zero value is the default.
 type Options struct {
+	// Child runs every snippet in a child process under an address-space
+	// limit: for callers that are not trusted.
+	Child bool
 	// MaxSteps is a snippet's step budget; DefaultMaxSteps when zero.
 	MaxSteps uint64
 	// MaxOutputBytes caps printed output; DefaultMaxOutputBytes when zero.
 	MaxOutputBytes int
+	// MaxMemoryBytes is a child's address-space allowance;
+	// DefaultMaxMemoryBytes when zero.
+	MaxMemoryBytes int64
 }
 
 //go:embed guidance.md
@@ -61,6 +77,9 @@ func New(opts Options) (*sections.Section, error) {
 	}
 	if opts.MaxOutputBytes <= 0 {
 		opts.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if opts.MaxMemoryBytes <= 0 {
+		opts.MaxMemoryBytes = DefaultMaxMemoryBytes
 	}
 	ts := []*tools.Tool{evaluateTool(opts)}
 	return &sections.Section{
