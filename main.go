@@ -535,12 +535,16 @@ func (b *builder) workspace() (*sections.Section, error) {
 // which are not trusted, run in child processes.
 func (b *builder) evaluation() (*sections.Section, error) {
 	e := b.cfg.Evaluation
-	return evaluation.New(evaluation.Options{
+	opts := evaluation.Options{
 		Child:          e.Isolate || b.cfg.HTTP.Addr != "",
 		MaxSteps:       uint64(e.MaxSteps),
 		MaxOutputBytes: int(e.MaxOutputBytes),
 		MaxMemoryBytes: e.MaxMemoryBytes,
-	})
+	}
+	if rc := e.RunCommand; rc.Enabled {
+		opts.RunCommand = &evaluation.Sandbox{CPUSeconds: rc.CPUSeconds, MemoryBytes: rc.MemoryBytes, Processes: rc.Processes}
+	}
+	return evaluation.New(opts)
 }
 
 // sections returns the sections the configuration turns on, in its order.

@@ -66,10 +66,19 @@ type Workspace struct {
 
 // Evaluation holds the settings of the evaluation section.
 type Evaluation struct {
-	Isolate        bool  `json:"isolate" jsonschema:"Run every Starlark snippet in a child process under an address-space limit, over stdio too; over HTTP they always run so. In process, a snippet's memory is not capped."`
-	MaxSteps       int64 `json:"max_steps" jsonschema:"The most steps of the Starlark interpreter one snippet may take." schema:"minimum=1"`
-	MaxOutputBytes int64 `json:"max_output_bytes" jsonschema:"The most bytes of printed output a snippet returns; more is cut." schema:"minimum=1"`
-	MaxMemoryBytes int64 `json:"max_memory_bytes" jsonschema:"How many bytes the address space of a snippet's child process may grow past what it maps when it starts." schema:"minimum=1"`
+	Isolate        bool       `json:"isolate" jsonschema:"Run every Starlark snippet in a child process under an address-space limit, over stdio too; over HTTP they always run so. In process, a snippet's memory is not capped."`
+	MaxSteps       int64      `json:"max_steps" jsonschema:"The most steps of the Starlark interpreter one snippet may take." schema:"minimum=1"`
+	MaxOutputBytes int64      `json:"max_output_bytes" jsonschema:"The most bytes of printed output a snippet returns; more is cut." schema:"minimum=1"`
+	MaxMemoryBytes int64      `json:"max_memory_bytes" jsonschema:"How many bytes the address space of a snippet's child process may grow past what it maps when it starts." schema:"minimum=1"`
+	RunCommand     RunCommand `json:"run_command" jsonschema:"The run_command tool: a shell command run under bubblewrap (Linux) on a copy of the workspace. Off by default; when on and bubblewrap cannot run, the server does not start."`
+}
+
+// RunCommand holds the settings of the run_command tool.
+type RunCommand struct {
+	Enabled     bool  `json:"enabled" jsonschema:"Offer run_command."`
+	CPUSeconds  int   `json:"cpu_seconds" jsonschema:"The CPU time each process of a command may use, in seconds." schema:"minimum=1"`
+	MemoryBytes int64 `json:"memory_bytes" jsonschema:"The address space each process of a command may use, in bytes." schema:"minimum=1"`
+	Processes   int   `json:"processes" jsonschema:"How many processes the user a command runs as may have at once (nobody when the server runs as root)." schema:"minimum=1"`
 }
 
 // StoreSync says when the embedded store writes to disk; "" is interval.
@@ -150,6 +159,7 @@ func Default() *Config {
 			MaxSteps:       evaluation.DefaultMaxSteps,
 			MaxOutputBytes: evaluation.DefaultMaxOutputBytes,
 			MaxMemoryBytes: evaluation.DefaultMaxMemoryBytes,
+			RunCommand:     RunCommand{CPUSeconds: evaluation.DefaultCPUSeconds, MemoryBytes: evaluation.DefaultCommandMemoryBytes, Processes: evaluation.DefaultProcesses},
 		},
 		NATS:  NATS{Replicas: 1},
 		Hooks: hooks.Defaults(),

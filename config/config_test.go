@@ -98,7 +98,7 @@ func TestDefault(t *testing.T) {
 		Policies:   Policies{ReadBeforeWrite: true},
 		Deadline:   30 * time.Second,
 		Workspace:  Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20},
-		Evaluation: Evaluation{MaxSteps: 10_000_000, MaxOutputBytes: 64 << 10, MaxMemoryBytes: 256 << 20},
+		Evaluation: Evaluation{MaxSteps: 10_000_000, MaxOutputBytes: 64 << 10, MaxMemoryBytes: 256 << 20, RunCommand: RunCommand{CPUSeconds: 60, MemoryBytes: 1 << 30, Processes: 64}},
 		NATS:       NATS{Replicas: 1},
 		Hooks:      hooks.Defaults(),
 		HTTP: HTTP{
@@ -519,7 +519,7 @@ func TestExampleFile(t *testing.T) {
 			AllowedRoots: []string{"/home/me"},
 			MaxFileBytes: 16 << 20,
 		},
-		Evaluation: Evaluation{Isolate: true, MaxSteps: 5_000_000, MaxOutputBytes: 32 << 10, MaxMemoryBytes: 128 << 20},
+		Evaluation: Evaluation{Isolate: true, MaxSteps: 5_000_000, MaxOutputBytes: 32 << 10, MaxMemoryBytes: 128 << 20, RunCommand: RunCommand{CPUSeconds: 30, MemoryBytes: 512 << 20, Processes: 32}},
 		Hooks:      exampleHooks,
 		HTTP: HTTP{
 			Addr:           "127.0.0.1:8080",

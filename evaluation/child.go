@@ -225,15 +225,18 @@ func outOfMemory(stderr string) bool {
 	return false
 }
 
-// head keeps the first max bytes written to it: where a Go program says
-// why it died.
+// head keeps the first max bytes written to it (where a Go program says
+// why it died), and whether more came.
 type head struct {
 	max int
 	buf []byte
+	cut bool
 }
 
 func (h *head) Write(p []byte) (int, error) {
-	h.buf = append(h.buf, p[:min(len(p), h.max-len(h.buf))]...)
+	n := min(len(p), h.max-len(h.buf))
+	h.buf = append(h.buf, p[:n]...)
+	h.cut = h.cut || n < len(p)
 	return len(p), nil
 }
 

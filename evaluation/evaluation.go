@@ -25,6 +25,19 @@
 // the parent over a pipe, and the parent does each read and write in the
 // call's transaction, so both modes behave the same; a child that runs out
 // of memory or time is killed, and its writes are undone with the call.
+//
+// # run_command: bubblewrap
+//
+// The tool run_command, off unless Options.RunCommand is set, runs a shell
+// command under bubblewrap on Linux (Sandbox says what it isolates). New
+// checks at startup that a sandbox can be made, and fails saying why when
+// it cannot: a command never runs unsandboxed. The files the workspace
+// tools see are copied into a temporary directory, the command's
+// /workspace, whichever the backend; afterwards each file it created,
+// changed or removed there is written or removed through
+// workspace.Files, in the call's transaction and under the same policies
+// (read-before-write included). A command that exits non-zero, times out
+// or is cancelled changes nothing.
 package evaluation
 
 import (
@@ -63,6 +76,9 @@ type Options struct {
 	// MaxMemoryBytes is a child's address-space allowance;
 	// DefaultMaxMemoryBytes when zero.
 	MaxMemoryBytes int64
+	// RunCommand turns run_command on, with these limits; nil leaves it
+	// off.
+	RunCommand *Sandbox
 }
 
 //go:embed guidance.md
@@ -82,12 +98,21 @@ func New(opts Options) (*sections.Section, error) {
 		opts.MaxMemoryBytes = DefaultMaxMemoryBytes
 	}
 	ts := []*tools.Tool{evaluateTool(opts)}
+	if opts.RunCommand != nil {
+		sb := *opts.RunCommand
+		sb.defaults(opts.MaxOutputBytes)
+		if err := sb.Check(); err != nil {
+			return nil, err
+		}
+		ts = append(ts, runCommandTool(&sb))
+	}
 	return &sections.Section{
 		Key:      Key,
 		Title:    "Evaluation",
 		Guidance: guidance,
 		Data: map[string]any{
-			"MaxSteps": opts.MaxSteps,
+			"MaxSteps":   opts.MaxSteps,
+			"RunCommand": opts.RunCommand != nil,
 		},
 		Tools: ts,
 	}, nil

@@ -209,6 +209,9 @@ func (f *Files) Grep(pattern, glob string) (matches []Match, capped bool, err er
 	return matches, capped, nil
 }
 
+// MaxFileBytes is the largest file the workspace writes or reads.
+func (f *Files) MaxFileBytes() int64 { return f.s.maxFile }
+
 // Snapshot returns every file the workspace tools see (the ignore rules
 // apply) with its content, read without counting as read by the session:
 // the tree a sandbox starts from. A file larger than the limit is an
