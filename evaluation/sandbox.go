@@ -19,9 +19,13 @@ import (
 //   - has no network, and its own PID, IPC, UTS and cgroup namespaces
 //     (--unshare-all), so it sees and signals no process outside;
 //   - sees the host's /usr (and the /bin, /lib, /lib64 and /sbin beside
-//     it) read-only, a /proc and /dev of its own, an empty private /tmp,
-//     and the copy of the workspace as /workspace, its working directory;
-//     nothing else of the host: no /etc, no /home, no /root;
+//     it) read-only, a /proc and /dev of its own, an empty private /tmp
+//     (a tmpfs of at most MemoryBytes), and the copy of the workspace as
+//     /workspace, its working directory; nothing else of the host: no
+//     /etc, no /home, no /root. The copy lives in a new directory of the
+//     host's temporary directory ($TMPDIR, else /tmp), which the command
+//     can fill, file by file up to the workspace's largest file: point
+//     TMPDIR at a filesystem of bounded size to bound it;
 //   - starts with an empty environment but for PATH, HOME=/tmp, LANG and
 //     PYTHONDONTWRITEBYTECODE (the workspace holds text files only);
 //   - runs as nobody (65534) when the server runs as root, so that the
@@ -139,7 +143,8 @@ func (s *Sandbox) command(ctx context.Context, dir, line string, maxFile int64) 
 		}
 	}
 	args = append(args,
-		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--proc", "/proc", "--dev", "/dev",
+		"--size", strconv.FormatInt(s.MemoryBytes, 10), "--tmpfs", "/tmp",
 		"--bind", dir, "/workspace", "--chdir", "/workspace",
 		"--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
 		"--", s.prlimit,
