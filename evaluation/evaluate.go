@@ -105,11 +105,11 @@ func evaluateTool(opts Options) *tools.Tool {
 		tools.WithExamples(tools.Example{
 			Description: "Count the lines of every Go file.",
 			Input:       `{"code":"counts = {}\nfor p in fs.glob(\"**/*.go\"):\n    counts[p] = len(fs.read(p).splitlines())\ncounts"}`,
-			Output:      "Evaluated in 41 steps; changed 0 files.\n\nValue: {\"main.go\":12}",
+			Output:      "Evaluated in 32 steps; changed 0 files.\n\nValue: {\"main.go\":12}",
 		}, tools.Example{
-			Description: "Bump a version in a JSON file read first.",
+			Description: "Bump the version in package.json.",
 			Input:       `{"code":"cfg = json.decode(fs.read(\"package.json\"))\ncfg[\"version\"] = \"1.1.0\"\nfs.write(\"package.json\", json.indent(json.encode(cfg)))\nprint(\"now\", cfg[\"version\"])"}`,
-			Output:      "Evaluated in 23 steps; changed 1 file.\n\nOutput:\nnow 1.1.0\nChanged: package.json",
+			Output:      "Evaluated in 35 steps; changed 1 file.\n\nOutput:\nnow 1.1.0\nChanged: package.json",
 		}),
 	)
 }
