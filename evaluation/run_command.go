@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/wink-mcp/wink-mcp/tools"
 	"github.com/wink-mcp/wink-mcp/workspace"
@@ -101,17 +102,23 @@ func runCommandTool(sb *Sandbox) *tools.Tool {
 	)
 }
 
-// describeExit says how a command ended: its status, or the signal that
-// killed it and what that usually means here.
+// describeExit says how a command ended: its status, or, for a process
+// killed by a signal (the shell and bwrap report it as status 128+n), the
+// signal and what it usually means here.
 func describeExit(e *exec.ExitError) string {
-	msg := e.Error()
-	switch {
-	case strings.Contains(msg, "killed"):
-		msg += ": it reached a limit (CPU time or memory), or was killed"
-	case strings.Contains(msg, "CPU time limit"):
-		msg += ": it reached the CPU time limit"
-	case strings.Contains(msg, "file size limit"):
-		msg += ": it wrote a file larger than the limit"
+	code := e.ExitCode()
+	if code <= 128 || code > 128+64 {
+		return e.Error()
+	}
+	sig := syscall.Signal(code - 128)
+	msg := fmt.Sprintf("killed by signal %d, %v", code-128, sig)
+	switch sig {
+	case syscall.SIGKILL:
+		msg += ": it reached a limit, or was killed"
+	case syscall.SIGXCPU:
+		msg += ": it used up its CPU time"
+	case syscall.SIGXFSZ:
+		msg += ": it wrote a file larger than the workspace's largest file"
 	}
 	return msg
 }

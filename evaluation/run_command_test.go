@@ -26,7 +26,7 @@ func TestRunCommand(t *testing.T) {
 	needSandbox(t)
 	for name := range backends {
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, name, map[string]string{"a.txt": "alpha\n", "src/b.txt": "beta\n"}, Options{RunCommand: &Sandbox{Processes: 32}}, 3*time.Second)
+			h := newHarness(t, name, map[string]string{"a.txt": "alpha\n", "src/b.txt": "beta\n"}, Options{RunCommand: &Sandbox{Processes: 32, CPUSeconds: 1}}, 5*time.Second)
 			for _, tc := range []struct {
 				name, command string
 				fail          bool
@@ -41,6 +41,8 @@ func TestRunCommand(t *testing.T) {
 				{"a link out is refused", "ln -s /etc/passwd link", true, []string{"link, which is not a regular file", "No file was changed."}},
 				{"no network", `python3 -c 'import socket; socket.create_connection(("1.1.1.1", 53), 2)'`, true, []string{"Network is unreachable"}},
 				{"memory limit", `python3 -c 'x = bytearray(2 << 30)'`, true, []string{"MemoryError"}},
+				{"CPU limit", "while :; do :; done", true, []string{"killed by signal 24, CPU time limit exceeded: it used up its CPU time"}},
+				{"file size limit", "head -c 40000000 /dev/zero > big", true, []string{"killed by signal 25, file size limit exceeded: it wrote a file larger than the workspace's largest file"}},
 				{"process limit", "for i in $(seq 100); do sleep 1 & done; wait", true, []string{"fork"}},
 				{"deadline", "echo partial > d.txt; sleep 60", true, []string{"the call's deadline passed", "No file was changed."}},
 			} {

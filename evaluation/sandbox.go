@@ -37,8 +37,8 @@ import (
 //     size of a file it writes (the workspace's largest file), and in how
 //     many processes its user may have (prlimit).
 type Sandbox struct {
-	// CPUSeconds caps each process's CPU time; DefaultCPUSeconds when
-	// zero.
+	// CPUSeconds caps each process's CPU time (SIGXCPU then, SIGKILL a
+	// second later); DefaultCPUSeconds when zero.
 	CPUSeconds int
 	// MemoryBytes caps each process's address space;
 	// DefaultCommandMemoryBytes when zero.
@@ -148,7 +148,7 @@ func (s *Sandbox) command(ctx context.Context, dir, line string, maxFile int64) 
 		"--bind", dir, "/workspace", "--chdir", "/workspace",
 		"--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
 		"--", s.prlimit,
-		"--cpu="+strconv.Itoa(s.CPUSeconds),
+		"--cpu="+strconv.Itoa(s.CPUSeconds)+":"+strconv.Itoa(s.CPUSeconds+1),
 		"--as="+strconv.FormatInt(s.MemoryBytes, 10),
 		"--fsize="+strconv.FormatInt(maxFile, 10),
 		"--nproc="+strconv.Itoa(s.Processes),
