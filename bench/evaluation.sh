@@ -15,6 +15,9 @@
 #   CALLS     measured calls per side and round (500; run_command: CALLS/5)
 #   ROUNDS    rounds; each side's median is reported (3)
 #   WARMUP    unmeasured calls on each fresh server (50)
+#   TIMEOUT   bound on each run of bench/load (30m)
+#   TMPDIR    where run_command's copies of the workspace are made (/tmp):
+#             their cost is mostly that of making 1,000 files there
 #
 # Exits non-zero if a build or a run fails (any failed call fails it).
 set -euo pipefail
@@ -60,7 +63,7 @@ load() {
 	echo
 	echo "=== $title"
 	if ! "$tmp/load" --transport stdio --calls "$calls" --rounds "${ROUNDS:-3}" \
-		--inflight 1 --warmup "${WARMUP:-50}" "$@"; then
+		--inflight 1 --warmup "${WARMUP:-50}" --timeout "${TIMEOUT:-30m}" "$@"; then
 		echo "=== FAILED: $title" >&2
 		status=1
 	fi
