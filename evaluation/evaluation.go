@@ -43,6 +43,7 @@ package evaluation
 import (
 	_ "embed"
 	"errors"
+	"runtime"
 
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/tools"
@@ -84,10 +85,13 @@ type Options struct {
 //go:embed guidance.md
 var guidance string
 
-// New returns the section, or an error when run_command is asked for but
-// bubblewrap cannot run here (the error says why). The workspace section
-// must be on too: the tools work on its files.
+// New returns the section, or an error when child processes are asked for
+// off Linux, or run_command where bubblewrap cannot run (the error says
+// why). The workspace section must be on too: the tools work on its files.
 func New(opts Options) (*sections.Section, error) {
+	if opts.Child && runtime.GOOS != "linux" {
+		return nil, errors.New("evaluation: snippets of untrusted callers (HTTP, evaluation.isolate) run in child processes with a memory limit, which needs Linux")
+	}
 	if opts.MaxSteps == 0 {
 		opts.MaxSteps = DefaultMaxSteps
 	}
