@@ -24,7 +24,7 @@ func evaluationConfig(t *testing.T) (string, bool) {
 		t.Fatalf("WINK_REQUIRE_BWRAP is set, but: %v", err)
 	}
 	sandbox := err == nil
-	cfg := "sections: [workspace, evaluation]\ndeadline: 3s\nevaluation:\n  max_steps: 2000000\n"
+	cfg := "sections: [workspace, evaluation]\ndeadline: 3s\nevaluation:\n  max_steps: 200000\n"
 	if sandbox {
 		cfg += "  run_command:\n    enabled: true\n    processes: 64\n"
 	}
@@ -85,7 +85,7 @@ func attacks(t *testing.T, c caller, dir string, list []attack) {
 
 // snippetAttacks are the Starlark attacks of both modes.
 var snippetAttacks = []attack{
-	{"endless loop, stopped by steps", "evaluate", "fs.write('a.txt', fs.read('a.txt') + 'x')\nwhile True:\n    pass", "ran out of steps (the limit is 2000000)"},
+	{"endless loop, stopped by steps", "evaluate", "fs.write('a.txt', fs.read('a.txt') + 'x')\nwhile True:\n    pass", "ran out of steps (the limit is 200000)"},
 	{"endless loop, stopped by the deadline", "evaluate", "fs.write('new.txt', 'x')\nwhile True:\n    s = 'x' * 4000000", "the call's deadline passed"},
 	{"path escape", "evaluate", "fs.read('../../etc/passwd')", "Path segments may not include '.' or '..'."},
 	{"write outside", "evaluate", "fs.write('new.txt', 'x')\nfs.write('../outside.txt', 'x')", "Path segments may not include '.' or '..'."},
