@@ -20,7 +20,7 @@ const module = "github.com/wink-mcp/wink-mcp/"
 var allowedImports = map[string][]string{
 	"session":     {},
 	"schema":      {},
-	"config":      {"hooks", "planning", "consent"},
+	"config":      {"hooks", "planning", "consent", "evaluation"},
 	"identity":    {},
 	"store":       {},
 	"statetree":   {"session"},
@@ -29,6 +29,7 @@ var allowedImports = map[string][]string{
 	"sections":    {"tools", "policy", "session"},
 	"planning":    {"sections", "tools", "policy", "session"},
 	"workspace":   {"sections", "tools", "policy", "session", "statetree"},
+	"evaluation":  {"sections", "tools", "workspace"},
 	"conformance": {"sections", "tools", "policy", "session"},
 	"server":      {"sections", "tools", "policy", "session", "schema", "identity", "store", "statetree"},
 	"transport":   {"server", "identity"},

@@ -36,6 +36,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/config"
 	"github.com/wink-mcp/wink-mcp/conformance"
 	"github.com/wink-mcp/wink-mcp/consent"
+	"github.com/wink-mcp/wink-mcp/evaluation"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
@@ -51,6 +52,9 @@ import (
 var version = ""
 
 func main() {
+	if evaluation.IsChild() {
+		os.Exit(evaluation.Child(os.Stdin, os.Stdout))
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -566,6 +570,22 @@ func (b *builder) workspace() (*sections.Section, error) {
 	}), nil
 }
 
+// evaluation returns the evaluation section. Snippets of HTTP clients,
+// which are not trusted, run in child processes.
+func (b *builder) evaluation() (*sections.Section, error) {
+	e := b.cfg.Evaluation
+	opts := evaluation.Options{
+		Child:          e.Isolate || b.cfg.HTTP.Addr != "",
+		MaxSteps:       uint64(e.MaxSteps),
+		MaxOutputBytes: int(e.MaxOutputBytes),
+		MaxMemoryBytes: e.MaxMemoryBytes,
+	}
+	if rc := e.RunCommand; rc.Enabled {
+		opts.RunCommand = &evaluation.Sandbox{CPUSeconds: rc.CPUSeconds, MemoryBytes: rc.MemoryBytes, Processes: rc.Processes}
+	}
+	return evaluation.New(opts)
+}
+
 // sections returns the sections the configuration turns on, in its order.
 func (b *builder) sections() ([]*sections.Section, error) {
 	cfg := b.cfg
@@ -577,6 +597,7 @@ func (b *builder) sections() ([]*sections.Section, error) {
 		planning.Key:    func() (*sections.Section, error) { return planning.New(b.strategy), nil },
 		workspace.Key:   b.workspace,
 		conformance.Key: func() (*sections.Section, error) { return conformance.New(), nil },
+		evaluation.Key:  b.evaluation,
 	}
 	closed := map[string]bool{planning.Key: !cfg.Planning.Open, workspace.Key: !cfg.Workspace.Open}
 	var out []*sections.Section
@@ -598,6 +619,9 @@ func (b *builder) sections() ([]*sections.Section, error) {
 		if closed[name] {
 			return nil, cfg.Errorf(name+".open", "the %s section is off, so it cannot start closed: add it to sections, or remove %s.open", name, name)
 		}
+	}
+	if b.backend == nil && slices.Contains(names, evaluation.Key) {
+		return nil, cfg.Errorf("sections", "the evaluation section works on the workspace: add workspace to sections")
 	}
 	if b.backend == nil && (len(cfg.Workspace.Mounts) > 0 || cfg.Workspace.Backend == "disk") {
 		b.logger.Warn("the workspace section is off; its settings (--workspace, --mount, workspace.*) are ignored")

@@ -329,3 +329,32 @@ func TestConsentAndStateKeyConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluationNeedsTheWorkspace: the evaluation section without the
+// workspace section stops the server at startup, saying why.
+func TestEvaluationNeedsTheWorkspace(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "wink.yaml")
+	if err := os.WriteFile(cfg, []byte("sections: [evaluation]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	code := run(context.Background(), []string{"--config", cfg, "--store", "memory"}, strings.NewReader(""), io.Discard, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "the evaluation section works on the workspace: add workspace to sections") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}
+
+// TestRunCommandNeedsBubblewrap: run_command turned on where bwrap cannot
+// be found stops the server at startup, saying why.
+func TestRunCommandNeedsBubblewrap(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "wink.yaml")
+	if err := os.WriteFile(cfg, []byte("sections: [workspace, evaluation]\nevaluation:\n  run_command:\n    enabled: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	var stderr strings.Builder
+	code := run(context.Background(), []string{"--config", cfg, "--store", "memory"}, strings.NewReader(""), io.Discard, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "evaluation.run_command needs bubblewrap (bwrap), which is not installed here") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/consent"
+	"github.com/wink-mcp/wink-mcp/evaluation"
 	"github.com/wink-mcp/wink-mcp/hooks"
 	"github.com/wink-mcp/wink-mcp/planning"
 )
@@ -24,18 +25,19 @@ import (
 type Config struct {
 	// Sections is nil when the file does not say, and the caller picks the
 	// default set; an empty list turns every section off.
-	Sections  []string       `json:"sections" jsonschema:"The built-in sections that are on, in the order they are offered. When absent, the server's default set is used; an empty list turns every section off." schema:"uniqueItems,minLength=1"`
-	Planning  Planning       `json:"planning" jsonschema:"Settings of the planning section."`
-	Policies  Policies       `json:"policies" jsonschema:"Server-wide rules about the order and kind of tool calls."`
-	Deadline  time.Duration  `json:"deadline" jsonschema:"The deadline of a single tool call; greater than zero." schema:"format=positive-go-duration"`
-	Workspace Workspace      `json:"workspace" jsonschema:"Where the files the tools work on are kept."`
-	StateDir  string         `json:"state_dir" jsonschema:"The directory of the server's own state: the locks and undo journals of the calls in flight on a disk workspace, shared by every process working on the same directory. Default: the user's state directory, $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp (macOS: ~/Library/Application Support/wink-mcp; Windows: %LocalAppData%\\wink-mcp)." schema:"minLength=1"`
-	Store     string         `json:"store" jsonschema:"Where sessions are kept: embedded (the default: a NATS server in the process that stores under state_dir/store, so that sessions survive a restart), memory (in the process only: nothing survives its exit) or nats://HOST:PORT[,...] or tls://HOST:PORT[,...] (an external NATS cluster with JetStream, for several replicas)." schema:"minLength=1"`
-	StoreSync StoreSync      `json:"store_sync" jsonschema:"When the embedded store writes to disk: interval (every 2 minutes: a killed process loses nothing, a power loss may lose what was acknowledged since the last flush) or always (every commit is on disk before its call is answered, several times slower). An external cluster has its own setting."`
-	NATS      NATS           `json:"nats" jsonschema:"How to connect to an external NATS cluster (store: nats://... or tls://...)."`
-	Hooks     hooks.Config   `json:"hooks" jsonschema:"The lifecycle stages around every tool call. Off by default except metrics, audit to the log, the output cap and the server-wide concurrency limit."`
-	HTTP      HTTP           `json:"http" jsonschema:"Serving remote clients over Streamable HTTP (/mcp) and the legacy SSE transport (/sse and /message). Command-line flags override these keys."`
-	Consent   consent.Config `json:"consent" jsonschema:"Asking the user, through the client, before the calls of some tools run (elicitation). Off by default."`
+	Sections   []string       `json:"sections" jsonschema:"The built-in sections that are on, in the order they are offered. When absent, the server's default set is used; an empty list turns every section off." schema:"uniqueItems,minLength=1"`
+	Planning   Planning       `json:"planning" jsonschema:"Settings of the planning section."`
+	Policies   Policies       `json:"policies" jsonschema:"Server-wide rules about the order and kind of tool calls."`
+	Deadline   time.Duration  `json:"deadline" jsonschema:"The deadline of a single tool call; greater than zero." schema:"format=positive-go-duration"`
+	Workspace  Workspace      `json:"workspace" jsonschema:"Where the files the tools work on are kept."`
+	Evaluation Evaluation     `json:"evaluation" jsonschema:"Settings of the evaluation section: evaluate runs Starlark snippets against the workspace."`
+	StateDir   string         `json:"state_dir" jsonschema:"The directory of the server's own state: the locks and undo journals of the calls in flight on a disk workspace, shared by every process working on the same directory. Default: the user's state directory, $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp (macOS: ~/Library/Application Support/wink-mcp; Windows: %LocalAppData%\\wink-mcp)." schema:"minLength=1"`
+	Store      string         `json:"store" jsonschema:"Where sessions are kept: embedded (the default: a NATS server in the process that stores under state_dir/store, so that sessions survive a restart), memory (in the process only: nothing survives its exit) or nats://HOST:PORT[,...] or tls://HOST:PORT[,...] (an external NATS cluster with JetStream, for several replicas)." schema:"minLength=1"`
+	StoreSync  StoreSync      `json:"store_sync" jsonschema:"When the embedded store writes to disk: interval (every 2 minutes: a killed process loses nothing, a power loss may lose what was acknowledged since the last flush) or always (every commit is on disk before its call is answered, several times slower). An external cluster has its own setting."`
+	NATS       NATS           `json:"nats" jsonschema:"How to connect to an external NATS cluster (store: nats://... or tls://...)."`
+	Hooks      hooks.Config   `json:"hooks" jsonschema:"The lifecycle stages around every tool call. Off by default except metrics, audit to the log, the output cap and the server-wide concurrency limit."`
+	HTTP       HTTP           `json:"http" jsonschema:"Serving remote clients over Streamable HTTP (/mcp) and the legacy SSE transport (/sse and /message). Command-line flags override these keys."`
+	Consent    consent.Config `json:"consent" jsonschema:"Asking the user, through the client, before the calls of some tools run (elicitation). Off by default."`
 
 	name  string         // the file name given to Parse
 	lines map[string]int // key path -> line
@@ -64,6 +66,23 @@ type Workspace struct {
 	MaxFileBytes   int64    `json:"max_file_bytes" jsonschema:"The largest file, in bytes, that the workspace tools write, read or search." schema:"minimum=1"`
 	IncludeIgnored bool     `json:"include_ignored" jsonschema:"Whether mounts, ls, glob and grep see .git and the paths .gitignore files ignore; by default they leave them out."`
 	Open           bool     `json:"open" jsonschema:"Whether the workspace section starts open. When false, the instructions hold only its first paragraph and its tools are listed to a session once it calls open_section."`
+}
+
+// Evaluation holds the settings of the evaluation section.
+type Evaluation struct {
+	Isolate        bool       `json:"isolate" jsonschema:"Run every Starlark snippet in a child process under an address-space limit, over stdio too; over HTTP they always run so. In process, a snippet's memory is not capped."`
+	MaxSteps       int64      `json:"max_steps" jsonschema:"The most steps of the Starlark interpreter one snippet may take." schema:"minimum=1"`
+	MaxOutputBytes int64      `json:"max_output_bytes" jsonschema:"The most bytes of printed output a snippet returns; more is cut." schema:"minimum=1"`
+	MaxMemoryBytes int64      `json:"max_memory_bytes" jsonschema:"How many bytes the address space of a snippet's child process may grow past what it maps when it starts." schema:"minimum=1"`
+	RunCommand     RunCommand `json:"run_command" jsonschema:"The run_command tool: a shell command run under bubblewrap (Linux) on a copy of the workspace. Off by default; when on and bubblewrap cannot run, the server does not start."`
+}
+
+// RunCommand holds the settings of the run_command tool.
+type RunCommand struct {
+	Enabled     bool  `json:"enabled" jsonschema:"Offer run_command."`
+	CPUSeconds  int   `json:"cpu_seconds" jsonschema:"The CPU time each process of a command may use, in seconds." schema:"minimum=1"`
+	MemoryBytes int64 `json:"memory_bytes" jsonschema:"The address space each process of a command may use, in bytes." schema:"minimum=1"`
+	Processes   int   `json:"processes" jsonschema:"How many processes the user a command runs as may have at once (nobody when the server runs as root)." schema:"minimum=1"`
 }
 
 // StoreSync says when the embedded store writes to disk; "" is interval.
@@ -144,9 +163,15 @@ func Default() *Config {
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
 		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20, Open: true},
-		NATS:      NATS{Replicas: 1},
-		Hooks:     hooks.Defaults(),
-		Consent:   consent.Config{Fallback: consent.Deny},
+		Evaluation: Evaluation{
+			MaxSteps:       evaluation.DefaultMaxSteps,
+			MaxOutputBytes: evaluation.DefaultMaxOutputBytes,
+			MaxMemoryBytes: evaluation.DefaultMaxMemoryBytes,
+			RunCommand:     RunCommand{CPUSeconds: evaluation.DefaultCPUSeconds, MemoryBytes: evaluation.DefaultCommandMemoryBytes, Processes: evaluation.DefaultProcesses},
+		},
+		NATS:    NATS{Replicas: 1},
+		Hooks:   hooks.Defaults(),
+		Consent: consent.Config{Fallback: consent.Deny},
 		HTTP: HTTP{
 			MaxBodyBytes:            4 << 20,
 			SessionTTL:              30 * time.Minute,

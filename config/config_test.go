@@ -100,12 +100,13 @@ func TestParse(t *testing.T) {
 
 func TestDefault(t *testing.T) {
 	want := Config{
-		Planning:  Planning{Open: true},
-		Policies:  Policies{ReadBeforeWrite: true},
-		Deadline:  30 * time.Second,
-		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20, Open: true},
-		NATS:      NATS{Replicas: 1},
-		Hooks:     hooks.Defaults(),
+		Planning:   Planning{Open: true},
+		Policies:   Policies{ReadBeforeWrite: true},
+		Deadline:   30 * time.Second,
+		Workspace:  Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20, Open: true},
+		Evaluation: Evaluation{MaxSteps: 10_000_000, MaxOutputBytes: 64 << 10, MaxMemoryBytes: 256 << 20, RunCommand: RunCommand{CPUSeconds: 60, MemoryBytes: 1 << 30, Processes: 64}},
+		NATS:       NATS{Replicas: 1},
+		Hooks:      hooks.Defaults(),
 		HTTP: HTTP{
 			MaxBodyBytes:            4 << 20,
 			SessionTTL:              30 * time.Minute,
@@ -137,7 +138,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: consent, deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: consent, deadline, evaluation, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key:  "deadlne", line: 2,
 		},
 		{
@@ -329,7 +330,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: consent, deadline, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: consent, deadline, evaluation, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -527,8 +528,9 @@ func TestExampleFile(t *testing.T) {
 			MaxFileBytes: 16 << 20,
 			Open:         true,
 		},
-		Hooks:   exampleHooks,
-		Consent: consent.Config{Enabled: true, Tools: []string{"planning_setup_plan", "planning_update_*"}, Fallback: consent.Deny, Remember: true},
+		Evaluation: Evaluation{Isolate: true, MaxSteps: 5_000_000, MaxOutputBytes: 32 << 10, MaxMemoryBytes: 128 << 20, RunCommand: RunCommand{CPUSeconds: 30, MemoryBytes: 512 << 20, Processes: 32}},
+		Hooks:      exampleHooks,
+		Consent:    consent.Config{Enabled: true, Tools: []string{"planning_setup_plan", "planning_update_*"}, Fallback: consent.Deny, Remember: true},
 		HTTP: HTTP{
 			Addr:                    "127.0.0.1:8080",
 			AllowedOrigins:          []string{"https://app.example.com"},
