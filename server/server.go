@@ -48,6 +48,10 @@ type Options struct {
 	// and those it continued: a request that would start one more gets
 	// ErrTooManySessions's answer. Zero means no bound.
 	MaxSessionsPerPrincipal int
+	// History is how many of its last commits, and of its checkpoints,
+	// each session's history keeps, for the history section's tools to
+	// undo and restore (see HistorySection); zero keeps none.
+	History int
 	// Store keeps the sessions' state, so that a session outlives the
 	// process that started it (see Sessions); nil means a store of this
 	// process's memory (store.NewMemory). The caller closes it after the
@@ -135,7 +139,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		opts.Store = store.NewMemory(store.Options{})
 	}
-	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.MaxSessionsPerPrincipal, opts.Now)
+	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.MaxSessionsPerPrincipal, opts.History, opts.Now)
 	policy.Persist(s.registry)
 	sections.Persist(s.registry)
 	for _, sec := range opts.Tree.Sections() {
@@ -346,6 +350,9 @@ func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallTool
 	if u.fresh != nil {
 		ctx = context.WithValue(ctx, freshKey{}, u.fresh)
 	}
+	if u.history != nil {
+		ctx = context.WithValue(ctx, historyKey{}, u.history)
+	}
 	call := s.newCall(ctx, t, u.sess, req, args)
 	return call, s.handler(ctx, call)
 }
@@ -364,6 +371,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	}
 	if m := req.Params.Meta; m != nil {
 		call.Meta = s.readMeta(ctx, m.AdditionalFields)
+		call.DryRun, _ = metaDryRun(call.Meta) // a malformed flag fails validation
 		n.token = m.ProgressToken
 	}
 	call.Notifier = n
