@@ -170,6 +170,9 @@ func diffOf(s *session.Session, tx *session.Tx) (Diff, error) {
 		return d, err
 	}
 	for _, c := range changes {
+		if c.Dir {
+			continue // its files say what changed
+		}
 		f := FileDiff{Path: c.Path, Status: "modified"}
 		from, to := "a/"+c.Path, "b/"+c.Path
 		switch {

@@ -60,14 +60,31 @@ type commitRecord struct {
 	Undone   bool `json:"undone,omitempty"`
 }
 
-// fileRecord is a file a commit changed. A file outside the stored state
-// has the hashes of the blobs of its content before and after ("": no
-// file).
+// fileRecord is a file a commit changed, or with Dir a directory it made
+// or removed. One outside the stored state has what was there before and
+// after: the hash of the blob of a file's content, dirToken for a
+// directory, "" for nothing.
 type fileRecord struct {
 	Path    string `json:"path"`
+	Dir     bool   `json:"dir,omitempty"`
 	Outside bool   `json:"outside,omitempty"`
 	Before  string `json:"before,omitempty"`
 	After   string `json:"after,omitempty"`
+}
+
+// dirToken stands for a directory where a fileRecord holds a blob's hash.
+const dirToken = "dir"
+
+// token is what a fileRecord holds for the content data (exists), a
+// directory (dir) or nothing.
+func token(data []byte, exists, dir bool) string {
+	switch {
+	case dir:
+		return dirToken
+	case exists:
+		return statetree.Hash(data)
+	}
+	return ""
 }
 
 // checkpoint names the state after commit Seq (0: the session's start).
@@ -269,8 +286,11 @@ func changedFiles(call *tools.Call, blobs map[string][]byte) ([]fileRecord, erro
 		return h
 	}
 	for _, c := range changes {
-		f := fileRecord{Path: c.Path, Outside: c.Outside}
-		if c.Outside {
+		f := fileRecord{Path: c.Path, Dir: c.Dir, Outside: c.Outside}
+		switch {
+		case c.Outside && c.Dir:
+			f.Before, f.After = token(nil, false, c.Existed), token(nil, false, c.Exists)
+		case c.Outside:
 			f.Before, f.After = put(c.Before, c.Existed), put(c.After, c.Exists)
 		}
 		out = append(out, f)
@@ -295,7 +315,9 @@ func (m *Sessions) liveHistory(ctx context.Context, h, hash string, live map[str
 	for _, c := range d.Commits {
 		roots[c.Prev], roots[c.Root] = true, true
 		for _, f := range c.Files {
-			live[f.Before], live[f.After] = true, true
+			if !f.Dir {
+				live[f.Before], live[f.After] = true, true
+			}
 		}
 	}
 	for _, c := range d.Checkpoints {
@@ -325,11 +347,13 @@ type target struct {
 }
 
 // restoreTo puts the session of the call back at t: it checks that every
-// file outside the state that the commits since t changed still holds
-// what the last of them left there (refusing, naming the files, when one
-// was changed outside the server since), decodes the state at t into the
-// session, and puts those files back as they were at t. It returns the
-// paths of the files put back. The call's commit records the commits
+// file (and directory) outside the state that the commits since t changed
+// still holds what the last of them left there (refusing, naming the
+// files, when one was changed outside the server since), decodes the
+// state at t into the session, and puts those files back as they were at
+// t: directories made and files written in path order, then files and
+// directories removed, deepest first. It returns the paths put back, a
+// directory's ending with "/". The call's commit records the commits
 // since t that are not restores themselves as undone.
 func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *historyDoc, t target) ([]string, string, error) {
 	if d.Lost > t.seq {
@@ -362,11 +386,11 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 	paths := slices.Sorted(maps.Keys(files))
 	var changedOutside []string
 	for _, p := range paths {
-		data, exists, err := fs[0].File(p)
+		data, exists, dir, err := fs[0].File(p)
 		if err != nil {
 			return nil, "", err
 		}
-		if cur := hashOf(data, exists); cur != files[p].expect {
+		if token(data, exists, dir) != files[p].expect {
 			changedOutside = append(changedOutside, p)
 		}
 	}
@@ -379,23 +403,48 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 		return nil, "", err
 	}
 	var put []string
+	name := func(p, tok string) string {
+		if tok == dirToken {
+			return p + "/"
+		}
+		return p
+	}
 	for _, p := range paths {
 		f := files[p]
-		if f.final == f.expect {
+		var err error
+		switch {
+		case f.final == f.expect || f.final == "":
 			continue
-		}
-		var data []byte
-		if f.final != "" {
-			var err error
-			if data, err = ch.m.store.Blob(ctx, ch.e.handle, f.final); err != nil {
-				return nil, "", fmt.Errorf("reading %s as it was: %w", p, err)
+		case f.final == dirToken:
+			err = fs[0].PutDir(p, true)
+		default:
+			var data []byte
+			if data, err = ch.m.store.Blob(ctx, ch.e.handle, f.final); err == nil {
+				err = fs[0].PutFile(p, data, true)
 			}
 		}
-		if err := fs[0].PutFile(p, data, f.final != ""); err != nil {
+		if err != nil {
 			return nil, "", fmt.Errorf("putting %s back: %w", p, err)
 		}
-		put = append(put, p)
+		put = append(put, name(p, f.final))
 	}
+	for _, p := range slices.Backward(paths) {
+		f := files[p]
+		var err error
+		switch {
+		case f.final != "" || f.expect == "":
+			continue
+		case f.expect == dirToken:
+			err = fs[0].PutDir(p, false)
+		default:
+			err = fs[0].PutFile(p, nil, false)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("putting %s back: %w", p, err)
+		}
+		put = append(put, name(p, f.expect))
+	}
+	slices.Sort(put)
 	for _, c := range since {
 		if !c.Restores && !c.Undone {
 			ch.undone = append(ch.undone, c.Seq)
@@ -403,12 +452,4 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 	}
 	ch.restores = true
 	return put, "", nil
-}
-
-// hashOf is the hash of the blob of a file's content, "" for no file.
-func hashOf(data []byte, exists bool) string {
-	if !exists {
-		return ""
-	}
-	return statetree.Hash(data)
 }

@@ -146,7 +146,11 @@ func (s *Server) addHistoryResource() {
 					cv.State = []string{}
 				}
 				for _, f := range c.Files {
-					cv.Files = append(cv.Files, f.Path)
+					if f.Dir {
+						cv.Files = append(cv.Files, f.Path+"/")
+					} else {
+						cv.Files = append(cv.Files, f.Path)
+					}
 				}
 				v.Commits = append(v.Commits, cv)
 			}

@@ -4,11 +4,14 @@ import "errors"
 
 // FileChange is what a call did to one file of a resource that keeps
 // files, such as a workspace: its content before and after the call (nil
-// with Existed or Exists false when there was, or is, no file).
+// with Existed or Exists false when there was, or is, no file). With Dir,
+// the path is a directory that the call made (Exists) or removed
+// (Existed).
 type FileChange struct {
 	Path            string
 	Before, After   []byte
 	Existed, Exists bool
+	Dir             bool
 	// Outside says that the file lives outside the session's stored state
 	// (a disk workspace): putting the session back to an earlier state
 	// does not put the file back, the caller must (see Files).
@@ -26,11 +29,14 @@ type Changer interface {
 // the current call, which its transaction covers.
 type Files interface {
 	// File returns the current content of the file at path, and whether
-	// it exists.
-	File(path string) (data []byte, exists bool, err error)
+	// it exists; dir reports a directory there instead.
+	File(path string) (data []byte, exists, dir bool, err error)
 	// PutFile makes the file at path hold data, or removes it when exists
 	// is false.
 	PutFile(path string, data []byte, exists bool) error
+	// PutDir makes the directory at path, or removes it, empty, when
+	// exists is false.
+	PutDir(path string, exists bool) error
 }
 
 // Changes returns what the resources of tx's snapshots that implement

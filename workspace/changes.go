@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"maps"
 	"slices"
 
@@ -92,8 +93,9 @@ func diffNodes(p string, a, b *node, out *[]session.FileChange) error {
 }
 
 // changes reads the files the call changed: what each held before, from
-// the journal, and what it holds now. Directories and symbolic links are
-// left out.
+// the journal, and what it holds now; and the directories it made or
+// removed. Symbolic links, and a file that became a directory or the
+// reverse, are left out.
 func (u diskUndo) changes() ([]session.FileChange, error) {
 	t := u.t
 	if t.journal == nil {
@@ -119,6 +121,9 @@ func (u diskUndo) changes() ([]session.FileChange, error) {
 		if err != nil {
 			return nil, err
 		}
+		if isDirOrAbsent(b) && isDirOrAbsent(a) && a.kind != b.kind {
+			out = append(out, session.FileChange{Path: p, Dir: true, Existed: b.kind == kindDir, Exists: a.kind == kindDir, Outside: true})
+		}
 		if !isFileOrAbsent(b) || !isFileOrAbsent(a) || a.kind == b.kind && bytes.Equal(a.data, b.data) {
 			continue
 		}
@@ -132,17 +137,21 @@ func (u diskUndo) changes() ([]session.FileChange, error) {
 
 func isFileOrAbsent(st state) bool { return st.kind == kindFile || st.kind == kindAbsent }
 
+func isDirOrAbsent(st state) bool { return st.kind == kindDir || st.kind == kindAbsent }
+
 // File implements session.Files: the content of the file at path (a
-// normalised path), and whether one is there.
-func (w *Workspace) File(path string) ([]byte, bool, error) {
+// normalised path), whether one is there, or whether a directory is.
+func (w *Workspace) File(path string) ([]byte, bool, bool, error) {
 	data, err := w.st.readFile(path, 0)
 	switch {
-	case errors.Is(err, errNotExist):
-		return nil, false, nil
+	case errors.Is(err, errNotExist), errors.Is(err, errNotDir):
+		return nil, false, false, nil
+	case errors.Is(err, errIsDir):
+		return nil, false, true, nil
 	case err != nil:
-		return nil, false, err
+		return nil, false, false, err
 	}
-	return data, true, nil
+	return data, true, false, nil
 }
 
 // PutFile implements session.Files: the file at path holds data, or is
@@ -156,4 +165,45 @@ func (w *Workspace) PutFile(path string, data []byte, exists bool) error {
 		return nil
 	}
 	return err
+}
+
+// PutDir implements session.Files: the directory at path is made, with
+// its parents, or removed when exists is false and it is empty, as a
+// change of the current call.
+func (w *Workspace) PutDir(path string, exists bool) error {
+	if !exists {
+		if entries, err := w.st.list(path); err != nil || len(entries) > 0 {
+			return err
+		}
+		_, err := w.st.remove(path)
+		return err
+	}
+	d, ok := w.st.(*diskStore)
+	if !ok {
+		return errors.New("the memory workspace is put back with the session's state")
+	}
+	return d.withTxn(func(t *txn) error { return d.makeDirs(t, path) })
+}
+
+// makeDirs makes the directory p and its missing parents, each journaled
+// before it is made.
+func (s *diskStore) makeDirs(t *txn, p string) error {
+	for _, a := range append(ancestors(p), p) {
+		fi, err := s.root.Stat(osName(a))
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			return &parentError{path: a}
+		case !errors.Is(err, fs.ErrNotExist):
+			return diskErr(err)
+		}
+		if err := s.change(t, a, state{kind: kindDir}); err != nil {
+			return err
+		}
+		if err := s.root.Mkdir(osName(a), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return s.pathErr(a, err)
+		}
+	}
+	return nil
 }
