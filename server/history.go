@@ -183,8 +183,9 @@ func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, 
 	} else {
 		maps.Copy(blobs, e.emptyBlobs) // the state to go back to
 	}
-	if changed || ch.pending() && ch.restores {
-		rec := commitRecord{Seq: d.Next, CallID: call.ID, Tool: call.Tool.Name(), Time: m.now(), Prev: prev, Root: st.Root, Restores: ch.pending() && ch.restores}
+	restores := ch != nil && ch.restores
+	if changed || restores {
+		rec := commitRecord{Seq: d.Next, CallID: call.ID, Tool: call.Tool.Name(), Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
 		d.Next++
 		if rec.State, err = changedSlices(call); err != nil {
 			return nil, nil, err

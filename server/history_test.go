@@ -226,3 +226,18 @@ func TestDryRunChangesNoSession(t *testing.T) {
 		t.Errorf("count %d", n)
 	}
 }
+
+// TestDryRunStartsNoSession: a 2026-07-28 client's dry run without a
+// handle, which would start a session, leaves none: its result names no
+// session and the server holds none.
+func TestDryRunStartsNoSession(t *testing.T) {
+	srv, _ := newHandleServer(t)
+	c := mcptest.NewClient(t, srv.MCP(), "") // never registered: no connection
+	r := c.Call(context.Background(), "probe_add", map[string]any{"by": 2}, modern(map[string]any{server.MetaDryRun: true}))
+	if r.IsError || r.Session() != "" || !strings.HasPrefix(r.Text(), "Dry run: nothing was changed. Added 2.") {
+		t.Errorf("dry run: %+v", r)
+	}
+	if n := srv.Sessions().Len(); n != 0 {
+		t.Errorf("%d sessions after a dry run", n)
+	}
+}

@@ -311,7 +311,10 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 				return mcp.NewToolResultError(msg), nil
 			}
 			call, out := s.run(ctx, t, u, req, args)
-			if u.handle != "" && (!u.minted || out.Success) {
+			// A session started by a call that failed, or by a dry run,
+			// holds nothing: it is discarded.
+			kept := !u.minted || out.Success && !call.DryRun
+			if u.handle != "" && kept {
 				s.sessions.calls.add(u.handle, out.Invocation)
 			}
 			if (errors.Is(out.Err, errStale) || errors.Is(out.Err, errChanged) && s.rerun[t]) && !u.minted && run < maxRuns && ctx.Err() == nil {
@@ -323,8 +326,9 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 				}
 				continue
 			}
-			if u.minted && !out.Success {
+			if !kept {
 				s.sessions.discard(u.handle) // with nothing logged: its handle was never shown
+				u.handle = ""
 			}
 			if out.Success && changes {
 				s.sessions.notify(u.handle, u.sess)
