@@ -459,11 +459,12 @@ const (
 )
 
 // commit stores the state of e after call succeeded: nothing when the
-// call changed nothing, otherwise the blobs the change needs and a new
-// head (put), with the call's record in the session's history, if it
-// keeps one and the call's tool is not read-only (such a call changes
-// only the policies' memory). When another writer committed first, it returns errChanged.
-// The caller holds the session's call lock.
+// call changed nothing and asked nothing of the history, otherwise the
+// blobs the change needs and a new head (put), with the call's record in
+// the session's history, if it keeps one and the call's tool is not
+// read-only (such a call changes only the policies' memory). When another
+// writer committed first, it returns errChanged. The caller holds the
+// session's call lock.
 func (m *Sessions) commit(ctx context.Context, e *entry, call *tools.Call) error {
 	st, blobs, err := statetree.Encode(e.sess, e.state)
 	if err != nil {

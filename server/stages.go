@@ -104,10 +104,9 @@ func record(next tools.Handler) tools.Handler {
 	}
 }
 
-// validate checks the deadline the client put in _meta (metaDeadline), its
-// dry-run flag (metaDryRun), and
-// the arguments against the tool's schema, and decodes the arguments into
-// call.Params.
+// validate checks the deadline the client put in _meta (metaDeadline),
+// its dry-run flag (metaDryRun) and the arguments against the tool's
+// schema, and decodes the arguments into call.Params.
 func validate(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 		if _, _, err := metaDeadline(call); err != nil {
