@@ -141,10 +141,14 @@ func (d Diff) Text() string {
 	return b.String()
 }
 
-// diffOf returns what changed in s since tx began.
+// diffOf returns what changed in s since tx began: nothing for a read-only
+// call's transaction.
 func diffOf(s *session.Session, tx *session.Tx) (Diff, error) {
 	d := Diff{State: []SliceDiff{}, Files: []FileDiff{}}
 	before, after := tx.Before(), s.Slices()
+	if before == nil {
+		return d, nil
+	}
 	names := map[string]bool{}
 	for n := range before {
 		names[n] = true

@@ -55,6 +55,7 @@ func TestDryRun(t *testing.T) {
 		said       string   // the first text block starts so
 		diff       []string // the diff block holds these
 		count      int      // the count after
+		added      bool     // the count was 1 before
 		files      string   // the _meta's files, "path status" joined by ", "
 	}{
 		{
@@ -69,7 +70,7 @@ func TestDryRun(t *testing.T) {
 			files: "a.txt modified",
 		},
 		{
-			name: "read only", tool: "probe_get", args: map[string]any{}, dry: true,
+			name: "read only", tool: "probe_get", args: map[string]any{}, dry: true, added: true, count: 1,
 			said: "Dry run: nothing was changed. Count.",
 			diff: []string{"The call would change nothing."},
 		},
@@ -80,6 +81,9 @@ func TestDryRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, c := historyHarness(t, 0)
+			if tc.added {
+				c.Call(ctx, "probe_add", map[string]any{"by": 1}, nil)
+			}
 			r := c.Call(ctx, tc.tool, tc.args, map[string]any{server.MetaDryRun: tc.dry})
 			if r.IsError != tc.isError || len(r.Content) == 0 || !strings.HasPrefix(r.Content[0].Text, tc.said) {
 				t.Fatalf("result: %+v", r)
