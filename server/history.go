@@ -168,10 +168,10 @@ type historyKey struct{}
 func (ch *callHistory) pending() bool { return ch != nil && (ch.checkpoint != nil || ch.restores) }
 
 // nextHistory returns the history of e after the commit of call, which
-// moves the state to st (changed says whether it differs from e's), and
-// the blob of it; it adds to blobs those the records need. The caller
-// holds the session's call lock.
-func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, ch *callHistory, st *statetree.State, changed bool, blobs map[string][]byte) (*historyDoc, []byte, error) {
+// moves the state to st and changed files (changed says whether either
+// changed anything), and the blob of it; it adds to blobs those the
+// records need. The caller holds the session's call lock.
+func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, ch *callHistory, st *statetree.State, changed bool, files []session.FileChange, blobs map[string][]byte) (*historyDoc, []byte, error) {
 	cur, err := m.history(ctx, e)
 	if err != nil {
 		return nil, nil, err
@@ -190,9 +190,7 @@ func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, 
 		if rec.State, err = changedSlices(call); err != nil {
 			return nil, nil, err
 		}
-		if rec.Files, err = changedFiles(call, blobs); err != nil {
-			return nil, nil, err
-		}
+		rec.Files = fileRecords(files, blobs)
 		d.Commits = append(d.Commits, rec)
 		for len(d.Commits) > m.retention {
 			old := d.Commits[0]
@@ -267,16 +265,9 @@ func sameValue(a, b any) (same bool) {
 	return a == b
 }
 
-// changedFiles records the files the call changed, and adds to blobs the
+// fileRecords records the files a call changed, and adds to blobs the
 // content of those outside the stored state, before and after.
-func changedFiles(call *tools.Call, blobs map[string][]byte) ([]fileRecord, error) {
-	if call.Tx == nil {
-		return nil, nil
-	}
-	changes, err := call.Tx.Changes()
-	if err != nil {
-		return nil, err
-	}
+func fileRecords(changes []session.FileChange, blobs map[string][]byte) []fileRecord {
 	out := make([]fileRecord, 0, len(changes))
 	put := func(data []byte, exists bool) string {
 		if !exists {
@@ -296,7 +287,7 @@ func changedFiles(call *tools.Call, blobs map[string][]byte) ([]fileRecord, erro
 		}
 		out = append(out, f)
 	}
-	return out, nil
+	return out
 }
 
 // liveHistory adds to live every blob the history hash of session h uses:

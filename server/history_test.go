@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -243,5 +245,52 @@ func TestDryRunStartsNoSession(t *testing.T) {
 	}
 	if n := srv.Sessions().Len(); n != 0 {
 		t.Errorf("%d sessions after a dry run", n)
+	}
+}
+
+// TestRestoreRefusedPastRetention: a checkpoint older than the commits the
+// history keeps cannot be restored once a commit dropped from it changed
+// files on disk: those files could not be put back.
+func TestRestoreRefusedPastRetention(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b, err := workspace.OpenDisk(dir, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	tree, err := sections.NewTree(probeSection(), workspace.New(b, workspace.Options{NoReadBeforeWrite: true}), server.HistorySection())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, History: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c := mcptest.NewClient(t, srv.MCP(), "c")
+	for _, step := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"session_checkpoint", map[string]any{"name": "start"}},
+		{"write_file", map[string]any{"file_path": "a.txt", "content": "1\n"}},
+		{"probe_add", map[string]any{"by": 1}},
+		{"probe_add", map[string]any{"by": 1}},
+	} {
+		if r := c.Call(ctx, step.tool, step.args, nil); r.IsError {
+			t.Fatalf("%s: %s", step.tool, r.Text())
+		}
+	}
+	r := c.Call(ctx, "session_restore", map[string]any{"name": "start"}, nil)
+	if !r.IsError || r.Text() != "The history no longer holds every call since then (it keeps the last 2), so their files cannot be put back. Nothing was changed." {
+		t.Errorf("restore: %+v", r)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "a.txt")); err != nil || string(data) != "1\n" {
+		t.Errorf("a.txt: %q, %v", data, err)
+	}
+	// The calls the history keeps can still be undone.
+	if r := c.Call(ctx, "session_undo", map[string]any{"steps": 2}, nil); r.IsError {
+		t.Errorf("undo: %+v", r)
 	}
 }

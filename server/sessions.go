@@ -472,7 +472,17 @@ func (m *Sessions) commit(ctx context.Context, e *entry, call *tools.Call) error
 	}
 	ch, _ := ctx.Value(historyKey{}).(*callHistory)
 	changed := !(e.state == nil && st.Root == e.empty) && !(e.state != nil && st.Root == e.state.Root)
-	if !changed && !ch.pending() {
+	recorded := m.retention > 0 && call != nil && !call.Tool.Annotations().ReadOnly
+	var files []session.FileChange
+	if recorded && call.Tx != nil {
+		if files, err = call.Tx.Changes(); err != nil {
+			return err
+		}
+	}
+	// A change of files outside the state (a disk workspace) is recorded
+	// in the history, whatever the state did.
+	outside := slices.ContainsFunc(files, func(c session.FileChange) bool { return c.Outside })
+	if !changed && !outside && !ch.pending() {
 		if e.state != nil {
 			e.state = st // the same state, with the values the next call compares against
 		}
@@ -483,9 +493,9 @@ func (m *Sessions) commit(ctx context.Context, e *entry, call *tools.Call) error
 	}
 	hd := head{Root: st.Root, Owner: e.owner, History: e.histHash}
 	var hist *historyDoc
-	if m.retention > 0 && call != nil && !call.Tool.Annotations().ReadOnly {
+	if recorded {
 		var hb []byte
-		if hist, hb, err = m.nextHistory(ctx, e, call, ch, st, changed, blobs); err != nil {
+		if hist, hb, err = m.nextHistory(ctx, e, call, ch, st, changed || outside, files, blobs); err != nil {
 			return err
 		}
 		hd.History = statetree.Hash(hb)
