@@ -62,14 +62,16 @@ type commitRecord struct {
 
 // fileRecord is a file a commit changed, or with Dir a directory it made
 // or removed. One outside the stored state has what was there before and
-// after: the hash of the blob of a file's content, dirToken for a
-// directory, "" for nothing.
+// after: a file's content as statetree.PutFile stores it (its hash and
+// size), dirToken for a directory, "" for nothing.
 type fileRecord struct {
-	Path    string `json:"path"`
-	Dir     bool   `json:"dir,omitempty"`
-	Outside bool   `json:"outside,omitempty"`
-	Before  string `json:"before,omitempty"`
-	After   string `json:"after,omitempty"`
+	Path       string `json:"path"`
+	Dir        bool   `json:"dir,omitempty"`
+	Outside    bool   `json:"outside,omitempty"`
+	Before     string `json:"before,omitempty"`
+	BeforeSize int64  `json:"before_size,omitempty"`
+	After      string `json:"after,omitempty"`
+	AfterSize  int64  `json:"after_size,omitempty"`
 }
 
 // dirToken stands for a directory where a fileRecord holds a blob's hash.
@@ -82,7 +84,7 @@ func token(data []byte, exists, dir bool) string {
 	case dir:
 		return dirToken
 	case exists:
-		return statetree.Hash(data)
+		return statetree.PutFile(data, nil)
 	}
 	return ""
 }
@@ -273,9 +275,7 @@ func fileRecords(changes []session.FileChange, blobs map[string][]byte) []fileRe
 		if !exists {
 			return ""
 		}
-		h := statetree.Hash(data)
-		blobs[h] = data
-		return h
+		return statetree.PutFile(data, func(h string, b []byte) { blobs[h] = b })
 	}
 	for _, c := range changes {
 		f := fileRecord{Path: c.Path, Dir: c.Dir, Outside: c.Outside}
@@ -284,6 +284,7 @@ func fileRecords(changes []session.FileChange, blobs map[string][]byte) []fileRe
 			f.Before, f.After = token(nil, false, c.Existed), token(nil, false, c.Exists)
 		case c.Outside:
 			f.Before, f.After = put(c.Before, c.Existed), put(c.After, c.Exists)
+			f.BeforeSize, f.AfterSize = int64(len(c.Before)), int64(len(c.After))
 		}
 		out = append(out, f)
 	}
@@ -303,19 +304,31 @@ func (m *Sessions) liveHistory(ctx context.Context, h, hash string, live map[str
 	}
 	live[hash] = true
 	get := func(b string) ([]byte, error) { return m.store.Blob(ctx, h, b) }
+	file := func(hash string, size int64) error {
+		if hash == "" {
+			return nil
+		}
+		hs, err := statetree.FileBlobs(hash, size, get)
+		for _, b := range hs {
+			live[b] = true
+		}
+		return err
+	}
 	roots := map[string]bool{}
 	for _, c := range d.Commits {
 		roots[c.Prev], roots[c.Root] = true, true
 		for _, f := range c.Files {
-			if !f.Dir {
-				live[f.Before], live[f.After] = true, true
+			if f.Dir || !f.Outside {
+				continue
+			}
+			if err := errors.Join(file(f.Before, f.BeforeSize), file(f.After, f.AfterSize)); err != nil {
+				return err
 			}
 		}
 	}
 	for _, c := range d.Checkpoints {
 		roots[c.Root] = true
 	}
-	delete(live, "")
 	for r := range roots {
 		if live[r] {
 			continue
@@ -352,7 +365,8 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 		return nil, "The history no longer holds every call since then (it keeps the last " + fmt.Sprint(ch.m.retention) + "), so their files cannot be put back. Nothing was changed.", nil
 	}
 	type file struct {
-		expect, final string // blob hashes, "" for no file
+		expect, final string // tokens (see fileRecord)
+		size          int64  // of the final content
 	}
 	files := map[string]*file{}
 	var since []commitRecord
@@ -368,7 +382,7 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 			if files[f.Path] == nil {
 				files[f.Path] = &file{expect: f.After}
 			}
-			files[f.Path].final = f.Before
+			files[f.Path].final, files[f.Path].size = f.Before, f.BeforeSize
 		}
 	}
 	fs := session.FilesOf(call.Session)
@@ -411,7 +425,7 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 			err = fs[0].PutDir(p, true)
 		default:
 			var data []byte
-			if data, err = ch.m.store.Blob(ctx, ch.e.handle, f.final); err == nil {
+			if data, err = statetree.GetFile(f.final, f.size, get); err == nil {
 				err = fs[0].PutFile(p, data, true)
 			}
 		}

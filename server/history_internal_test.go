@@ -15,8 +15,30 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
+// disk is a resource whose every snapshot reports that the file big.txt
+// changed outside the state, from content(n-1) to content(n), n counting
+// the snapshots.
+type disk struct{ n int }
+
+func (d *disk) Snapshot() (session.Restorer, error) { d.n++; return d, nil }
+func (d *disk) Restore() error                      { return nil }
+func (d *disk) Release()                            {}
+func (d *disk) Changes() ([]session.FileChange, error) {
+	return []session.FileChange{{Path: "big.txt", Before: bigFile(d.n - 2), After: bigFile(d.n - 1), Existed: d.n > 1, Exists: true, Outside: true}}, nil
+}
+
+// bigFile is the content of big.txt after commit i: two chunks, the
+// first shared by every version.
+func bigFile(i int) []byte {
+	if i < 0 {
+		return nil
+	}
+	return append(make([]byte, statetree.ChunkSize), fmt.Sprintf("version %d", i)...)
+}
+
 // TestSweepKeepsHistoryBlobs: the sweep after sweepEvery commits keeps
-// the states the history's records go back to, and only those.
+// the states the history's records go back to, and the files they
+// changed outside the state, and only those.
 func TestSweepKeepsHistoryBlobs(t *testing.T) {
 	value := func(i int) string { return fmt.Sprintf("v%02d", i) }
 	set := tools.New("set", "Set the value.", tools.Annotations{Title: "Set"},
@@ -35,6 +57,7 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 			r := session.NewRegistry()
 			k := session.NewKey[string]("value")
 			session.Persist(r, k, session.JSON[string]())
+			session.Provide(r, session.NewResourceKey[*disk]("disk"), func(*session.Session) (*disk, error) { return &disk{}, nil })
 			m := newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Minute, 0, tc.retention, time.Now)
 			defer m.close()
 			u, err := m.forRequest(context.Background(), "", needNew)
@@ -66,10 +89,16 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 				}
 			}
 			for i := range sweepEvery {
-				_, err := st.Blob(context.Background(), u.handle, statetree.Hash([]byte(`"`+value(i)+`"`)))
-				if want := i >= sweepEvery-tc.kept; (err == nil) != want || err != nil && !errors.Is(err, store.ErrNotFound) {
-					t.Errorf("value %d: stored %v (%v), want %v", i, err == nil, err, want)
+				want := i >= sweepEvery-tc.kept
+				for what, blob := range map[string][]byte{"value": []byte(`"` + value(i) + `"`), "file's last chunk": bigFile(i)[statetree.ChunkSize:]} {
+					_, err := st.Blob(context.Background(), u.handle, statetree.Hash(blob))
+					if (err == nil) != want || err != nil && !errors.Is(err, store.ErrNotFound) {
+						t.Errorf("%s %d: stored %v (%v), want %v", what, i, err == nil, err, want)
+					}
 				}
+			}
+			if _, err := st.Blob(context.Background(), u.handle, statetree.Hash(bigFile(0)[:statetree.ChunkSize])); err != nil {
+				t.Errorf("the chunk every version shares: %v", err)
 			}
 			d, err := m.storedHistory(context.Background(), u.handle)
 			if err != nil || len(d.Commits) != min(tc.retention, sweepEvery) {

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -292,5 +293,45 @@ func TestRestoreRefusedPastRetention(t *testing.T) {
 	// The calls the history keeps can still be undone.
 	if r := c.Call(ctx, "session_undo", map[string]any{"steps": 2}, nil); r.IsError {
 		t.Errorf("undo: %+v", r)
+	}
+}
+
+// TestUndoLargeFileOnDisk: a file larger than a blob's chunk, kept in the
+// history in chunks, is put back whole, after more commits than start a
+// sweep of the session's blobs.
+func TestUndoLargeFileOnDisk(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b, err := workspace.OpenDisk(dir, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	tree, err := sections.NewTree(workspace.New(b, workspace.Options{NoReadBeforeWrite: true}), server.HistorySection())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, History: 40, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c := mcptest.NewClient(t, srv.MCP(), "c")
+	big := func(n int) string { return strings.Repeat(fmt.Sprintf("line %d of a large file\n", n), 30000) } // about 750 KB
+	write := func(n int) {
+		t.Helper()
+		if r := c.Call(ctx, "write_file", map[string]any{"file_path": "big.txt", "content": big(n), "overwrite": true}, nil); r.IsError {
+			t.Fatalf("write %d: %s", n, r.Text())
+		}
+	}
+	// Enough commits for a sweep of the session's blobs.
+	for n := range 40 {
+		write(n)
+	}
+	if r := c.Call(ctx, "session_undo", map[string]any{"steps": 39}, nil); r.IsError {
+		t.Fatalf("undo: %s", r.Text())
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "big.txt")); err != nil || string(data) != big(0) {
+		t.Errorf("big.txt after the undo: %d bytes, %v", len(data), err)
 	}
 }
