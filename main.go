@@ -355,6 +355,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		Deadline:                cfg.Deadline,
 		SessionTTL:              cfg.HTTP.SessionTTL,
 		MaxSessionsPerPrincipal: cfg.HTTP.MaxSessionsPerPrincipal,
+		History:                 b.history,
 		Logger:                  logger,
 		Stages:                  lifecycle.Stages(),
 		ToolFilter:              lifecycle.Visible,
@@ -527,6 +528,9 @@ type builder struct {
 	strategy planning.Strategy
 	logger   *slog.Logger
 	backend  *workspace.Backend
+	// history is how many commits each session's history keeps: the
+	// configured retention when the history section is on, else 0.
+	history int
 }
 
 func (b *builder) close() {
@@ -598,6 +602,10 @@ func (b *builder) sections() ([]*sections.Section, error) {
 		workspace.Key:   b.workspace,
 		conformance.Key: func() (*sections.Section, error) { return conformance.New(), nil },
 		evaluation.Key:  b.evaluation,
+		server.HistoryKey: func() (*sections.Section, error) {
+			b.history = cfg.History.Retention
+			return server.HistorySection(), nil
+		},
 	}
 	closed := map[string]bool{planning.Key: !cfg.Planning.Open, workspace.Key: !cfg.Workspace.Open}
 	var out []*sections.Section

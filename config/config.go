@@ -27,6 +27,7 @@ type Config struct {
 	// default set; an empty list turns every section off.
 	Sections   []string       `json:"sections" jsonschema:"The built-in sections that are on, in the order they are offered. When absent, the server's default set is used; an empty list turns every section off." schema:"uniqueItems,minLength=1"`
 	Planning   Planning       `json:"planning" jsonschema:"Settings of the planning section."`
+	History    History        `json:"history" jsonschema:"Settings of the history section: undo, checkpoints and the session's history."`
 	Policies   Policies       `json:"policies" jsonschema:"Server-wide rules about the order and kind of tool calls."`
 	Deadline   time.Duration  `json:"deadline" jsonschema:"The deadline of a single tool call; greater than zero." schema:"format=positive-go-duration"`
 	Workspace  Workspace      `json:"workspace" jsonschema:"Where the files the tools work on are kept."`
@@ -48,6 +49,11 @@ type Planning struct {
 	// Strategy is "" when the file does not say.
 	Strategy planning.Strategy `json:"strategy" jsonschema:"The planning strategy the server suggests to the model."`
 	Open     bool              `json:"open" jsonschema:"Whether the planning section starts open. When false, the instructions hold only its first paragraph and its tools are listed to a session once it calls open_section."`
+}
+
+// History holds the settings of the history section.
+type History struct {
+	Retention int `json:"retention" jsonschema:"How many of its last commits, and of its checkpoints, each session keeps for session_undo and session_restore; at least 1." schema:"minimum=1"`
 }
 
 // Policies holds the server-wide tool call policies.
@@ -160,6 +166,7 @@ type JWT struct {
 func Default() *Config {
 	return &Config{
 		Planning:  Planning{Open: true},
+		History:   History{Retention: 20},
 		Policies:  Policies{ReadBeforeWrite: true},
 		Deadline:  30 * time.Second,
 		Workspace: Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20, Open: true},

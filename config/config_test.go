@@ -101,6 +101,7 @@ func TestParse(t *testing.T) {
 func TestDefault(t *testing.T) {
 	want := Config{
 		Planning:   Planning{Open: true},
+		History:    History{Retention: 20},
 		Policies:   Policies{ReadBeforeWrite: true},
 		Deadline:   30 * time.Second,
 		Workspace:  Workspace{Backend: "memory", MaxBytes: 64 << 20, MaxFileBytes: 32 << 20, Open: true},
@@ -138,7 +139,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: consent, deadline, evaluation, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: consent, deadline, evaluation, history, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key:  "deadlne", line: 2,
 		},
 		{
@@ -330,7 +331,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: consent, deadline, evaluation, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: consent, deadline, evaluation, history, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -504,6 +505,7 @@ func TestExampleFile(t *testing.T) {
 	want := Config{
 		Sections: []string{"planning"},
 		Planning: Planning{Strategy: "plan_act_reflect", Open: false},
+		History:  History{Retention: 50},
 		Policies: Policies{
 			SequentialDependency: map[string][]string{
 				"planning_add_step":    {"planning_read_plan"},

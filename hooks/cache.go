@@ -32,13 +32,17 @@ type ToolCacheConfig struct {
 // keys), and a later call with the same arguments is answered from it
 // without running the tool (the outcome is marked Cached, and so is its
 // ToolInvoked event). Any successful call of a tool that is not read-only
-// empties the session's cache. Nil when no tool's cache is on.
+// empties the session's cache. A dry run passes by. Nil when no tool's
+// cache is on.
 func (h *Hooks) Cache() tools.Middleware {
 	if !h.cache {
 		return nil
 	}
 	return func(next tools.Handler) tools.Handler {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			if call.DryRun {
+				return next(ctx, call) // its result is not the tool's
+			}
 			if !h.plan(call.Tool).cacheable {
 				out := next(ctx, call)
 				if out.Success && !call.Tool.Annotations().ReadOnly {

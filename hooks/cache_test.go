@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,3 +145,20 @@ type rawJSON string
 func (r rawJSON) MarshalJSON() ([]byte, error) { return []byte(r), nil }
 
 var _ = fmt.Sprint
+
+// TestCacheSkipsDryRuns: a dry run is neither answered from the cache
+// nor kept in it, and does not empty it.
+func TestCacheSkipsDryRuns(t *testing.T) {
+	h := newHarness(t, Config{Cache: CacheConfig{Enabled: true}})
+	cs := h.client("s1")
+	ctx := context.Background()
+	dry := map[string]any{"io.github.wink-mcp/dryRun": true}
+	cs.Call(ctx, "p_read", jsonArgs(t, `{"key":"a"}`), nil)
+	if r := cs.Call(ctx, "p_read", jsonArgs(t, `{"key":"a"}`), dry); r.IsError || !strings.HasPrefix(r.Text(), "Dry run: nothing was changed.") || h.probe.runs.Load() != 2 {
+		t.Errorf("a dry run of a cached call: %+v after %d runs", r, h.probe.runs.Load())
+	}
+	cs.Call(ctx, "p_write", map[string]any{"by": 5}, dry)
+	if r := cs.Call(ctx, "p_read", jsonArgs(t, `{"key":"a"}`), nil); strings.HasPrefix(r.Text(), "Dry run") || h.probe.runs.Load() != 2 {
+		t.Errorf("after dry runs: %q after %d runs", r.Text(), h.probe.runs.Load())
+	}
+}

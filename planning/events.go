@@ -28,7 +28,14 @@ type StepUpdated struct {
 var errNoPlan = errors.New("no plan")
 
 func setup(r *session.Registry) {
-	session.Persist(r, State, session.JSON[*Plan]())
+	codec := session.JSON[*Plan]()
+	codec.Text = func(p *Plan) string {
+		if p == nil {
+			return ""
+		}
+		return p.Render()
+	}
+	session.Persist(r, State, codec)
 	session.On(r, State, func(_ *Plan, _ bool, ev PlanSetup) (*Plan, error) {
 		p := &Plan{Objective: ev.Objective, Steps: make([]Step, 0, len(ev.Steps))}
 		for i, t := range ev.Steps {

@@ -12,7 +12,8 @@ import (
 
 // Persist declares how the policies' memory is stored: the files the
 // read-before-write policy knows, as a JSON object from path to version,
-// and the tools that have succeeded, as a sorted JSON array.
+// and the tools that have succeeded, as a sorted JSON array. Neither is
+// shown in a dry run's diff nor listed in the session's history.
 func Persist(r *session.Registry) {
 	session.Persist(r, known, session.Codec[*immutable.Map[string, string]]{
 		Marshal: func(m *immutable.Map[string, string]) ([]byte, error) {
@@ -23,6 +24,7 @@ func Persist(r *session.Registry) {
 			}
 			return json.Marshal(out) // map keys are sorted: equal maps, equal bytes
 		},
+		Text: bookkeeping[*immutable.Map[string, string]],
 		Unmarshal: func(b []byte) (*immutable.Map[string, string], error) {
 			var in map[string]string
 			if err := json.Unmarshal(b, &in); err != nil {
@@ -46,5 +48,10 @@ func Persist(r *session.Registry) {
 			err := json.Unmarshal(b, &items)
 			return immutable.NewSet(nil, items...), err
 		},
+		Text: bookkeeping[immutable.Set[string]],
 	})
 }
+
+// bookkeeping is the Text of the policies' memory: a dry run's diff and
+// the session's history leave it out.
+func bookkeeping[T any](T) string { return "" }

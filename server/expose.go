@@ -170,6 +170,9 @@ func (s *Server) addResources() {
 		func(ctx context.Context, sess *session.Session, _ string, args map[string]string) (string, error) {
 			return s.sessions.calls.find(ctx, sess.ID(), args["call_id"])
 		}, false)
+	if s.sessions.retention > 0 {
+		s.addHistoryResource()
+	}
 	for _, sec := range s.tree.Sections() {
 		for _, r := range sec.Resources {
 			s.addResource(mcp.NewResource(r.URI, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType(r.MIMEType)), r.Read, r.Blob)

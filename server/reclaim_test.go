@@ -37,7 +37,7 @@ func reclaimSessions(st store.Store, ttl time.Duration) (*Sessions, session.Key[
 	r := session.NewRegistry()
 	k := session.NewKey[string]("file")
 	session.Persist(r, k, session.JSON[string]())
-	return newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), ttl, 0, time.Now), k
+	return newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), ttl, 0, 0, time.Now), k
 }
 
 // TestSweepKeepsOnlyLiveBlobs: after many commits that each overwrite the
@@ -52,7 +52,7 @@ func TestSweepKeepsOnlyLiveBlobs(t *testing.T) {
 	}
 	for i := range sweepEvery {
 		session.Set(u.sess, file, string(rune('a'+i)))
-		if err := u.commit(ctx); err != nil {
+		if err := u.commit(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

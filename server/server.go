@@ -49,6 +49,10 @@ type Options struct {
 	// and those it continued: a request that would start one more gets
 	// ErrTooManySessions's answer. Zero means no bound.
 	MaxSessionsPerPrincipal int
+	// History is how many of its last commits, and of its checkpoints,
+	// each session's history keeps, for the history section's tools to
+	// undo and restore (see HistorySection); zero keeps none.
+	History int
 	// Store keeps the sessions' state, so that a session outlives the
 	// process that started it (see Sessions); nil means a store of this
 	// process's memory (store.NewMemory). The caller closes it after the
@@ -150,7 +154,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		opts.Store = store.NewMemory(store.Options{})
 	}
-	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.MaxSessionsPerPrincipal, opts.Now)
+	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.MaxSessionsPerPrincipal, opts.History, opts.Now)
 	policy.Persist(s.registry)
 	sections.Persist(s.registry)
 	for _, sec := range opts.Tree.Sections() {
@@ -334,7 +338,10 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			}
 			call, out := s.run(ctx, t, u, req, args, given)
 			asked, state, pending, err := inputPending(call, s.stateKey, bound, s.now())
-			if u.handle != "" && (!u.minted || out.Success) && !pending {
+			// A session started by a call that failed, or by a dry run,
+			// holds nothing: it is discarded.
+			kept := !u.minted || out.Success && !call.DryRun
+			if u.handle != "" && kept && !pending {
 				s.sessions.calls.add(u.handle, out.Invocation)
 			}
 			if (errors.Is(out.Err, errStale) || errors.Is(out.Err, errChanged) && s.rerun[t]) && !u.minted && run < maxRuns && ctx.Err() == nil {
@@ -346,8 +353,9 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 				}
 				continue
 			}
-			if u.minted && !out.Success {
+			if !kept {
 				s.sessions.discard(u.handle) // with nothing logged: its handle was never shown
+				u.handle = ""
 			}
 			if pending {
 				if err != nil {
@@ -381,6 +389,9 @@ func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallTool
 	if u.fresh != nil {
 		ctx = context.WithValue(ctx, freshKey{}, u.fresh)
 	}
+	if u.history != nil {
+		ctx = context.WithValue(ctx, historyKey{}, u.history)
+	}
 	call := s.newCall(ctx, t, u.sess, req, args, given)
 	if h := u.handle; h != "" {
 		call.ReadLog = func(ctx context.Context, n int) ([]session.CallSummary, error) {
@@ -404,6 +415,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	}
 	if m := req.Params.Meta; m != nil {
 		call.Meta = s.readMeta(ctx, m.AdditionalFields)
+		call.DryRun, _ = metaDryRun(call.Meta) // a malformed flag fails validation
 		n.token = m.ProgressToken
 	}
 	call.Notifier = n

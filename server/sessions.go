@@ -18,6 +18,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/statetree"
 	"github.com/wink-mcp/wink-mcp/store"
+	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 // DefaultSessionTTL is how long a session named by a handle alone may be
@@ -143,6 +144,9 @@ type Sessions struct {
 	logger   *slog.Logger
 	ttl      time.Duration
 	now      func() time.Time
+	// retention is how many commits (and checkpoints) each session's
+	// history keeps; 0 keeps no history (history.go).
+	retention int
 	// shared is set when other processes may write to the store (a store
 	// with a Shared method that says so): a call then checks, under the
 	// session's call lock, that its session is at the store's revision
@@ -224,15 +228,23 @@ type entry struct {
 	// the commits since the last sweep of the session's blobs.
 	stored  time.Time
 	commits int
+	// Also under the call lock, with a history (history.go): the hash of
+	// the blob of the history the head names ("" for none), the history
+	// (nil until read), and, until the first commit, the blobs of the
+	// empty state, which the first record goes back to.
+	histHash   string
+	hist       *historyDoc
+	emptyBlobs map[string][]byte
 }
 
 // head is a session's head record in the store.
 type head struct {
-	Root  string `json:"root,omitempty"`
-	Owner string `json:"owner"`
+	Root    string `json:"root,omitempty"`
+	Owner   string `json:"owner"`
+	History string `json:"history,omitempty"`
 }
 
-func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl time.Duration, maxOwned int, now func() time.Time) *Sessions {
+func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl time.Duration, maxOwned, retention int, now func() time.Time) *Sessions {
 	if ttl <= 0 {
 		ttl = DefaultSessionTTL
 	}
@@ -245,6 +257,7 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 		logger:     logger,
 		ttl:        ttl,
 		now:        now,
+		retention:  retention,
 		handles:    map[string]*entry{},
 		owned:      map[string]int{},
 		maxOwned:   maxOwned,
@@ -298,13 +311,17 @@ func (m *Sessions) newEntry(h, owner string) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := statetree.Encode(s, nil)
+	st, blobs, err := statetree.Encode(s, nil)
 	if err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	now := m.now()
-	return &entry{handle: h, sess: s, owner: owner, inUse: 1, used: now, stored: now, empty: st.Root}, nil
+	e := &entry{handle: h, sess: s, owner: owner, inUse: 1, used: now, stored: now, empty: st.Root}
+	if m.retention > 0 {
+		e.emptyBlobs = blobs
+	}
+	return e, nil
 }
 
 // load returns, in use, the stored session h decoded into a fresh session,
@@ -331,8 +348,9 @@ func (m *Sessions) load(ctx context.Context, h, owner string) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.rev, e.stored = sh.Rev, sh.Time
+	e.rev, e.stored, e.histHash = sh.Rev, sh.Time, hd.History
 	if hd.Root != "" {
+		e.emptyBlobs = nil
 		get := func(hash string) ([]byte, error) {
 			// Files of a workspace load on first read, after this request.
 			return m.store.Blob(context.Background(), h, hash)
@@ -440,23 +458,50 @@ const (
 	StoreDownMessage = "Session store unavailable: "
 )
 
-// commit stores the state of e after a call that succeeded: nothing when
-// the call changed nothing, otherwise the blobs the change needs and a new
-// head (put). When another writer committed first, it returns errChanged.
-// The caller holds the session's call lock.
-func (m *Sessions) commit(ctx context.Context, e *entry) error {
+// commit stores the state of e after call succeeded: nothing when the
+// call changed nothing and asked nothing of the history, otherwise the
+// blobs the change needs and a new head (put), with the call's record in
+// the session's history, if it keeps one and the call's tool is not
+// read-only (such a call changes only the policies' memory). When another
+// writer committed first, it returns errChanged. The caller holds the
+// session's call lock.
+func (m *Sessions) commit(ctx context.Context, e *entry, call *tools.Call) error {
 	st, blobs, err := statetree.Encode(e.sess, e.state)
 	if err != nil {
 		return err
 	}
-	if e.state == nil && st.Root == e.empty {
-		return nil // still the empty state the head holds
+	ch, _ := ctx.Value(historyKey{}).(*callHistory)
+	changed := !(e.state == nil && st.Root == e.empty) && !(e.state != nil && st.Root == e.state.Root)
+	recorded := m.retention > 0 && call != nil && !call.Tool.Annotations().ReadOnly
+	var files []session.FileChange
+	if recorded && call.Tx != nil {
+		if files, err = call.Tx.Changes(); err != nil {
+			return err
+		}
 	}
-	if e.state != nil && st.Root == e.state.Root {
-		e.state = st // the same state, with the values the next call compares against
-		return nil
+	// A change of files outside the state (a disk workspace) is recorded
+	// in the history, whatever the state did.
+	outside := slices.ContainsFunc(files, func(c session.FileChange) bool { return c.Outside })
+	if !changed && !outside && !ch.pending() {
+		if e.state != nil {
+			e.state = st // the same state, with the values the next call compares against
+		}
+		return nil // still the state the head holds
 	}
-	b, err := json.Marshal(head{Root: st.Root, Owner: e.owner})
+	if blobs == nil {
+		blobs = map[string][]byte{}
+	}
+	hd := head{Root: st.Root, Owner: e.owner, History: e.histHash}
+	var hist *historyDoc
+	if recorded {
+		var hb []byte
+		if hist, hb, err = m.nextHistory(ctx, e, call, ch, st, changed || outside, files, blobs); err != nil {
+			return err
+		}
+		hd.History = statetree.Hash(hb)
+		blobs[hd.History] = hb
+	}
+	b, err := json.Marshal(hd)
 	if err != nil {
 		return err
 	}
@@ -469,7 +514,11 @@ func (m *Sessions) commit(ctx context.Context, e *entry) error {
 		return storeError{err}
 	}
 	e.state, e.stored = st, m.now()
-	if e.commits++; e.commits >= sweepEvery && m.startSweep(e.handle, e.rev, st.Root) {
+	e.emptyBlobs = nil
+	if hist != nil {
+		e.hist, e.histHash = hist, hd.History
+	}
+	if e.commits++; e.commits >= sweepEvery && m.startSweep(e.handle, e.rev, hd) {
 		e.commits = 0
 	}
 	return nil
@@ -501,10 +550,10 @@ func (m *Sessions) put(ctx context.Context, e *entry, head []byte, blobs map[str
 	return err
 }
 
-// startSweep starts sweeping the blobs of session h that the head at rev,
-// whose state's root is root, does not use, unless a sweep of h is running
-// or the sessions are closed, and reports whether it started.
-func (m *Sessions) startSweep(h string, rev uint64, root string) bool {
+// startSweep starts sweeping the blobs of session h that hd, the head at
+// rev, does not use, unless a sweep of h is running or the sessions are
+// closed, and reports whether it started.
+func (m *Sessions) startSweep(h string, rev uint64, hd head) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed || m.sweeping[h] {
@@ -512,21 +561,24 @@ func (m *Sessions) startSweep(h string, rev uint64, root string) bool {
 	}
 	m.sweeping[h] = true
 	m.wg.Add(1)
-	go m.sweepBlobs(h, rev, root)
+	go m.sweepBlobs(h, rev, hd)
 	return true
 }
 
-// sweepBlobs removes the blobs of session h written before rev that the
-// state whose root is root does not use. Its failure fails no call: the
-// blobs stay until the next sweep.
-func (m *Sessions) sweepBlobs(h string, rev uint64, root string) {
+// sweepBlobs removes the blobs of session h written before rev that hd
+// does not use: its state, and its history with what that keeps. Its
+// failure fails no call: the blobs stay until the next sweep.
+func (m *Sessions) sweepBlobs(h string, rev uint64, hd head) {
 	defer m.wg.Done()
 	defer func() {
 		m.mu.Lock()
 		delete(m.sweeping, h)
 		m.mu.Unlock()
 	}()
-	live, err := statetree.Live(root, func(hash string) ([]byte, error) { return m.store.Blob(m.ctx, h, hash) })
+	live, err := statetree.Live(hd.Root, func(hash string) ([]byte, error) { return m.store.Blob(m.ctx, h, hash) })
+	if err == nil {
+		err = m.liveHistory(m.ctx, h, hd.History, live)
+	}
 	n := 0
 	if err == nil {
 		n, err = m.store.Sweep(m.ctx, h, rev, func(hash string) bool { return live[hash] })
@@ -606,7 +658,7 @@ func (m *Sessions) touch(ctx context.Context, e *entry) {
 	if e.state != nil {
 		root = e.state.Root
 	}
-	b, err := json.Marshal(head{Root: root, Owner: e.owner})
+	b, err := json.Marshal(head{Root: root, Owner: e.owner, History: e.histHash})
 	if err != nil {
 		return
 	}
@@ -850,7 +902,10 @@ type use struct {
 	release func()
 	// commit stores the session's state after a call that succeeded; nil
 	// for a session of the request's own.
-	commit func(context.Context) error
+	commit func(context.Context, *tools.Call) error
+	// history is the call's part in the session's history; nil when the
+	// sessions keep none, and for a session of the request's own.
+	history *callHistory
 	// fresh checks, before the call runs, that no other process changed
 	// the session since this one loaded or last committed it; nil when
 	// the store is this process's alone.
@@ -900,7 +955,10 @@ func (m *Sessions) forRequest(ctx context.Context, handle string, n need) (use, 
 	u := use{
 		sess: e.sess, handle: e.handle, minted: minted,
 		release: func() { m.release(e) },
-		commit:  func(ctx context.Context) error { return m.commit(ctx, e) },
+		commit:  func(ctx context.Context, call *tools.Call) error { return m.commit(ctx, e, call) },
+	}
+	if m.retention > 0 {
+		u.history = &callHistory{m: m, e: e}
 	}
 	if m.shared && !minted {
 		u.fresh = func(ctx context.Context) error { return m.fresh(ctx, e) }

@@ -19,7 +19,7 @@ func TestSweep(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
-	m := newSessions(session.NewRegistry(), store.NewMemory(store.Options{}), slog.Default(), time.Minute, 0, clock)
+	m := newSessions(session.NewRegistry(), store.NewMemory(store.Options{}), slog.Default(), time.Minute, 0, 0, clock)
 	ctx := context.Background()
 	start := func() use {
 		u, err := m.forRequest(ctx, "", needNew)
@@ -60,7 +60,7 @@ func TestSweep(t *testing.T) {
 // TestForgetInUse: a session forgotten while a request uses it is closed
 // when the request is done, not before.
 func TestForgetInUse(t *testing.T) {
-	m := newSessions(session.NewRegistry(), store.NewMemory(store.Options{}), slog.Default(), time.Minute, 0, time.Now)
+	m := newSessions(session.NewRegistry(), store.NewMemory(store.Options{}), slog.Default(), time.Minute, 0, 0, time.Now)
 	ctx := context.Background()
 	e, err := m.connection(ctx, "c1", "", "")
 	if err != nil {

@@ -105,12 +105,15 @@ func record(next tools.Handler) tools.Handler {
 	}
 }
 
-// validate checks the deadline the client put in _meta (metaDeadline) and
-// the arguments against the tool's schema, and decodes the arguments into
-// call.Params.
+// validate checks the deadline the client put in _meta (metaDeadline),
+// its dry-run flag (metaDryRun) and the arguments against the tool's
+// schema, and decodes the arguments into call.Params.
 func validate(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 		if _, _, err := metaDeadline(call); err != nil {
+			return tools.Failure(tools.ClassValidation, "Invalid _meta: "+err.Error())
+		}
+		if _, err := metaDryRun(call.Meta); err != nil {
 			return tools.Failure(tools.ClassValidation, "Invalid _meta: "+err.Error())
 		}
 		params, err := call.Tool.Parse(call.Args)
@@ -242,9 +245,12 @@ func (o *overruns) serialise(next tools.Handler) tools.Handler {
 // when it succeeded (after the commit hooks, then the store's commit,
 // applied together, either of which may still fail the call) or restores
 // otherwise: after a failure result, a Go error, a panic, an expired
-// deadline or a cancellation alike.
+// deadline or a cancellation alike. A dry run is always restored (dryRun).
 func transaction(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
+		if call.DryRun {
+			return dryRun(ctx, call, next)
+		}
 		begin := call.Session.Begin
 		if call.Tool.Annotations().ReadOnly {
 			begin = call.Session.BeginRead
@@ -283,8 +289,8 @@ func transaction(next tools.Handler) tools.Handler {
 					out = failed(call, tools.ClassOf(err, tools.ClassError), err)
 					return err
 				}
-				if commit, ok := ctx.Value(committerKey{}).(func(context.Context) error); ok {
-					if err := commit(ctx); err != nil {
+				if commit, ok := ctx.Value(committerKey{}).(func(context.Context, *tools.Call) error); ok {
+					if err := commit(ctx, call); err != nil {
 						out = storeFailed(call, err)
 						return err
 					}

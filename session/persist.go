@@ -1,10 +1,12 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"iter"
 	"maps"
+	"strings"
 )
 
 // Codec turns the values of a STATE slice into bytes and back, so that a
@@ -14,6 +16,12 @@ import (
 type Codec[T any] struct {
 	Marshal   func(T) ([]byte, error)
 	Unmarshal func([]byte) (T, error)
+	// Text, when set, is how a person reads a value of the slice: a dry
+	// run shows a change of the slice as a line diff of it, and the
+	// session's history lists the slice when it differs. A Text that is
+	// "" for every value marks the slice as bookkeeping, never shown.
+	// Without it, the value's indented JSON is shown.
+	Text func(T) string
 }
 
 // JSON returns the codec of encoding/json, for values that marshal to JSON
@@ -33,6 +41,7 @@ func JSON[T any]() Codec[T] {
 type codec struct {
 	marshal   func(any) ([]byte, error)
 	unmarshal func([]byte) (any, error)
+	text      func(any) string // nil: indented JSON
 }
 
 // Persist declares how the STATE slice k is stored. Every STATE slice that
@@ -42,10 +51,14 @@ func Persist[T any](r *Registry, k Key[T], c Codec[T]) {
 	if _, ok := r.codecs[k.name]; ok {
 		panic(fmt.Sprintf("session: slice %q is declared twice", k.name))
 	}
-	r.codecs[k.name] = codec{
+	cd := codec{
 		marshal:   func(v any) ([]byte, error) { return c.Marshal(v.(T)) },
 		unmarshal: func(b []byte) (any, error) { return c.Unmarshal(b) },
 	}
+	if c.Text != nil {
+		cd.text = func(v any) string { return c.Text(v.(T)) }
+	}
+	r.codecs[k.name] = cd
 }
 
 // Slices returns the values of the session's STATE slices by name. The map
@@ -68,6 +81,32 @@ func (s *Session) MarshalSlice(name string, v any) ([]byte, error) {
 		return nil, fmt.Errorf("session: slice %q: %w", name, err)
 	}
 	return b, nil
+}
+
+// SliceText returns how a person reads the value of the STATE slice name
+// in values (see Codec.Text), ending with a newline; "" when values has
+// none.
+func (s *Session) SliceText(name string, values map[string]any) (string, error) {
+	v, ok := values[name]
+	if !ok {
+		return "", nil
+	}
+	c, ok := s.registry.codecs[name]
+	if ok && c.text != nil {
+		if t := c.text(v); t != "" {
+			return strings.TrimSuffix(t, "\n") + "\n", nil
+		}
+		return "", nil
+	}
+	b, err := s.MarshalSlice(name, v)
+	if err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return "", fmt.Errorf("session: slice %q: %w", name, err)
+	}
+	return out.String() + "\n", nil
 }
 
 // UnmarshalSlice sets the STATE slice called name to the value its codec

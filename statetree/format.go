@@ -162,6 +162,16 @@ func GetFile(h string, size int64, get Getter) ([]byte, error) {
 	return data, nil
 }
 
+// FileBlobs returns the hashes of the blobs of the file of size bytes
+// stored under h (see PutFile): h, and its chunks if it has some.
+func FileBlobs(h string, size int64, get Getter) ([]string, error) {
+	if size <= ChunkSize {
+		return []string{h}, nil
+	}
+	chunks, err := readChunks(h, size, get)
+	return append(chunks, h), err
+}
+
 // readChunks returns the hashes of the chunks of a file of size bytes
 // whose chunk list is h.
 func readChunks(h string, size int64, get Getter) ([]string, error) {

@@ -108,6 +108,15 @@ func TestFilesRoundTrip(t *testing.T) {
 		if err != nil || !bytes.Equal(back, data) {
 			t.Fatalf("%d bytes: got %d bytes, %v", size, len(back), err)
 		}
+		hs, err := statetree.FileBlobs(h, int64(size), get)
+		if err != nil || len(hs) != len(blobs) {
+			t.Fatalf("%d bytes: FileBlobs %d hashes, %v; want the %d blobs", size, len(hs), err, len(blobs))
+		}
+		for _, b := range hs {
+			if blobs[b] == nil && size > 0 {
+				t.Fatalf("%d bytes: FileBlobs names %s, not a blob of the file", size, b)
+			}
+		}
 		if size > statetree.ChunkSize {
 			if _, err := statetree.GetFile(h, int64(size+statetree.ChunkSize), get); err == nil {
 				t.Fatalf("%d bytes: read with a wrong size", size)

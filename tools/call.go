@@ -42,6 +42,11 @@ type Call struct {
 	Logger *slog.Logger
 	// Started is when the call entered the pipeline.
 	Started time.Time
+	// DryRun says that the call must change nothing: its transaction is
+	// always restored, and its result tells what it would have changed.
+	// Stages that act on the world outside the session (asking the user
+	// for consent) skip a dry run.
+	DryRun bool
 
 	// Params are the decoded arguments (set by validation).
 	Params any

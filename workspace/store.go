@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"time"
 	"unicode/utf8"
+
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // Errors a store returns for paths that cannot be used as asked. Tools turn
@@ -102,6 +104,8 @@ type store interface {
 type undo interface {
 	restore() error
 	release()
+	// changes returns the files that differ from the snapshot.
+	changes() ([]session.FileChange, error)
 }
 
 // hashVersion is the version token of content: a hash of it.

@@ -1,0 +1,461 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/statetree"
+	"github.com/wink-mcp/wink-mcp/store"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// A session's history: with Options.History above zero, every commit of a
+// session appends a record of the call that made it to a history kept in
+// the store beside the session's state, one blob that the session's head
+// names. A record holds the roots of the state before and after the call
+// (so that the state can be put back as it was), the STATE slices and the
+// files it changed, and, for a file outside the stored state (a disk
+// workspace), the blobs of its content before and after the call (so that
+// it can be put back, and a change made outside the server since be seen).
+// The history keeps the last Options.History records and as many named
+// checkpoints; the blob sweep keeps every blob they use. The history
+// section's tools (historySection) undo calls and restore checkpoints, as
+// calls of their own: they put the state and the files back inside their
+// transaction, which commits or restores like any other.
+
+// historyDoc is a session's history, as stored.
+type historyDoc struct {
+	// Next is the number of the next commit; the first is 1.
+	Next    uint64         `json:"next"`
+	Commits []commitRecord `json:"commits,omitempty"` // oldest first
+	// Checkpoints are the named points of the session, oldest first.
+	Checkpoints []checkpoint `json:"checkpoints,omitempty"`
+	// Lost is the number of the newest commit no longer kept that changed
+	// files outside the state: the files cannot be put back to a point
+	// before it.
+	Lost uint64 `json:"lost,omitempty"`
+}
+
+// commitRecord is one commit of a session.
+type commitRecord struct {
+	Seq    uint64    `json:"seq"`
+	CallID string    `json:"call_id"`
+	Tool   string    `json:"tool"`
+	Time   time.Time `json:"time"`
+	// Prev and Root are the roots of the state before and after.
+	Prev  string       `json:"prev"`
+	Root  string       `json:"root"`
+	State []string     `json:"state,omitempty"`
+	Files []fileRecord `json:"files,omitempty"`
+	// Restores marks an undo or a restore, which undo skips; Undone a
+	// call that one of those undid.
+	Restores bool `json:"restores,omitempty"`
+	Undone   bool `json:"undone,omitempty"`
+}
+
+// fileRecord is a file a commit changed, or with Dir a directory it made
+// or removed. One outside the stored state has what was there before and
+// after: a file's content as statetree.PutFile stores it (its hash and
+// size), dirToken for a directory, "" for nothing.
+type fileRecord struct {
+	Path       string `json:"path"`
+	Dir        bool   `json:"dir,omitempty"`
+	Outside    bool   `json:"outside,omitempty"`
+	Before     string `json:"before,omitempty"`
+	BeforeSize int64  `json:"before_size,omitempty"`
+	After      string `json:"after,omitempty"`
+	AfterSize  int64  `json:"after_size,omitempty"`
+}
+
+// dirToken stands for a directory where a fileRecord holds a blob's hash.
+const dirToken = "dir"
+
+// token is what a fileRecord holds for the content data (exists), a
+// directory (dir) or nothing.
+func token(data []byte, exists, dir bool) string {
+	switch {
+	case dir:
+		return dirToken
+	case exists:
+		return statetree.PutFile(data, nil)
+	}
+	return ""
+}
+
+// checkpoint names the state after commit Seq (0: the session's start).
+type checkpoint struct {
+	Name string    `json:"name"`
+	Seq  uint64    `json:"seq"`
+	Root string    `json:"root"`
+	Time time.Time `json:"time"`
+}
+
+// clone returns a copy of d that can be changed without changing d.
+func (d *historyDoc) clone() *historyDoc {
+	c := *d
+	c.Commits = slices.Clone(d.Commits)
+	c.Checkpoints = slices.Clone(d.Checkpoints)
+	return &c
+}
+
+// history returns the history of e, reading it from the store the first
+// time. The caller holds the session's call lock.
+func (m *Sessions) history(ctx context.Context, e *entry) (*historyDoc, error) {
+	if e.hist != nil {
+		return e.hist, nil
+	}
+	d, err := m.readHistory(ctx, e.handle, e.histHash)
+	if err == nil {
+		e.hist = d
+	}
+	return d, err
+}
+
+// readHistory reads the history blob hash of session h ("": none yet).
+func (m *Sessions) readHistory(ctx context.Context, h, hash string) (*historyDoc, error) {
+	d := &historyDoc{Next: 1}
+	if hash == "" {
+		return d, nil
+	}
+	b, err := m.store.Blob(ctx, h, hash)
+	if err != nil {
+		return nil, fmt.Errorf("reading the session's history: %w", err)
+	}
+	if err := json.Unmarshal(b, d); err != nil {
+		return nil, fmt.Errorf("reading the session's history: %w", err)
+	}
+	return d, nil
+}
+
+// storedHistory reads the history of session h as the store holds it.
+func (m *Sessions) storedHistory(ctx context.Context, h string) (*historyDoc, error) {
+	sh, err := m.store.Load(ctx, h)
+	if errors.Is(err, store.ErrNotFound) {
+		return &historyDoc{Next: 1}, nil // a session that never committed
+	}
+	if err != nil {
+		return nil, err
+	}
+	var hd head
+	if err := json.Unmarshal(sh.Data, &hd); err != nil {
+		return nil, fmt.Errorf("session %s: reading its head: %w", h, err)
+	}
+	return m.readHistory(ctx, h, hd.History)
+}
+
+// callHistory is what one call does to its session's history: the
+// commit's record, and what the history tools ask the commit to record
+// besides. It travels in the call's context (historyKey).
+type callHistory struct {
+	m *Sessions
+	e *entry
+	// checkpoint is to be added (session_checkpoint); undone lists the
+	// commits an undo or restore undid (restores is set).
+	checkpoint *checkpoint
+	undone     []uint64
+	restores   bool
+}
+
+type historyKey struct{}
+
+// pending reports whether the call asked for a change of the history
+// whatever its state.
+func (ch *callHistory) pending() bool { return ch != nil && (ch.checkpoint != nil || ch.restores) }
+
+// nextHistory returns the history of e after the commit of call, which
+// moves the state to st and changed files (changed says whether either
+// changed anything), and the blob of it; it adds to blobs those the
+// records need. The caller holds the session's call lock.
+func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, ch *callHistory, st *statetree.State, changed bool, files []session.FileChange, blobs map[string][]byte) (*historyDoc, []byte, error) {
+	cur, err := m.history(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := cur.clone()
+	prev := e.empty
+	if e.state != nil {
+		prev = e.state.Root
+	} else {
+		maps.Copy(blobs, e.emptyBlobs) // the state to go back to
+	}
+	restores := ch != nil && ch.restores
+	if changed || restores {
+		rec := commitRecord{Seq: d.Next, CallID: call.ID, Tool: call.Tool.Name(), Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
+		d.Next++
+		if rec.State, err = changedSlices(call); err != nil {
+			return nil, nil, err
+		}
+		rec.Files = fileRecords(files, blobs)
+		d.Commits = append(d.Commits, rec)
+		for len(d.Commits) > m.retention {
+			old := d.Commits[0]
+			d.Commits = d.Commits[1:]
+			if slices.ContainsFunc(old.Files, func(f fileRecord) bool { return f.Outside }) {
+				d.Lost = old.Seq
+			}
+		}
+	}
+	if ch != nil {
+		for i := range d.Commits {
+			if slices.Contains(ch.undone, d.Commits[i].Seq) {
+				d.Commits[i].Undone = true
+			}
+		}
+		if cp := ch.checkpoint; cp != nil {
+			cp.Seq, cp.Root = d.Next-1, st.Root
+			d.Checkpoints = append(slices.DeleteFunc(d.Checkpoints, func(c checkpoint) bool { return c.Name == cp.Name }), *cp)
+			if len(d.Checkpoints) > m.retention {
+				d.Checkpoints = d.Checkpoints[len(d.Checkpoints)-m.retention:]
+			}
+		}
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, b, nil
+}
+
+// changedSlices names the STATE slices whose value the call changed.
+func changedSlices(call *tools.Call) ([]string, error) {
+	if call.Tx == nil {
+		return nil, nil
+	}
+	before, after := call.Tx.Before(), call.Session.Slices()
+	names := map[string]bool{}
+	for n := range before {
+		names[n] = true
+	}
+	for n := range after {
+		names[n] = true
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		if b, a := before[name], after[name]; b != nil && a != nil && sameValue(b, a) {
+			continue
+		}
+		x, err := call.Session.SliceText(name, before)
+		if err != nil {
+			return nil, err
+		}
+		y, err := call.Session.SliceText(name, after)
+		if err != nil {
+			return nil, err
+		}
+		if x != y {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// sameValue reports whether a and b are the same comparable value (the
+// same pointer, say): a value of a slice never changes.
+func sameValue(a, b any) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false // not comparable
+		}
+	}()
+	return a == b
+}
+
+// fileRecords records the files a call changed, and adds to blobs the
+// content of those outside the stored state, before and after.
+func fileRecords(changes []session.FileChange, blobs map[string][]byte) []fileRecord {
+	out := make([]fileRecord, 0, len(changes))
+	put := func(data []byte, exists bool) string {
+		if !exists {
+			return ""
+		}
+		return statetree.PutFile(data, func(h string, b []byte) { blobs[h] = b })
+	}
+	for _, c := range changes {
+		f := fileRecord{Path: c.Path, Dir: c.Dir, Outside: c.Outside}
+		switch {
+		case c.Outside && c.Dir:
+			f.Before, f.After = token(nil, false, c.Existed), token(nil, false, c.Exists)
+		case c.Outside:
+			f.Before, f.After = put(c.Before, c.Existed), put(c.After, c.Exists)
+			f.BeforeSize, f.AfterSize = int64(len(c.Before)), int64(len(c.After))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// liveHistory adds to live every blob the history hash of session h uses:
+// itself, the states its records and checkpoints name, and the content of
+// their files.
+func (m *Sessions) liveHistory(ctx context.Context, h, hash string, live map[string]bool) error {
+	if hash == "" {
+		return nil
+	}
+	d, err := m.readHistory(ctx, h, hash)
+	if err != nil {
+		return err
+	}
+	live[hash] = true
+	get := func(b string) ([]byte, error) { return m.store.Blob(ctx, h, b) }
+	file := func(hash string, size int64) error {
+		if hash == "" {
+			return nil
+		}
+		hs, err := statetree.FileBlobs(hash, size, get)
+		for _, b := range hs {
+			live[b] = true
+		}
+		return err
+	}
+	roots := map[string]bool{}
+	for _, c := range d.Commits {
+		roots[c.Prev], roots[c.Root] = true, true
+		for _, f := range c.Files {
+			if f.Dir || !f.Outside {
+				continue
+			}
+			if err := errors.Join(file(f.Before, f.BeforeSize), file(f.After, f.AfterSize)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range d.Checkpoints {
+		roots[c.Root] = true
+	}
+	for r := range roots {
+		if live[r] {
+			continue
+		}
+		l, err := statetree.Live(r, get)
+		if err != nil {
+			return err
+		}
+		maps.Copy(live, l)
+	}
+	return nil
+}
+
+// A restore: the point of the history to go back to, and what was done
+// since.
+
+// target is a point of a session's history: the state after commit seq.
+type target struct {
+	seq  uint64
+	root string
+}
+
+// restoreTo puts the session of the call back at t: it checks that every
+// file (and directory) outside the state that the commits since t changed
+// still holds what the last of them left there (refusing, naming the
+// files, when one was changed outside the server since), decodes the
+// state at t into the session, and puts those files back as they were at
+// t: directories made and files written in path order, then files and
+// directories removed, deepest first. It returns the paths put back, a
+// directory's ending with "/". The call's commit records the commits
+// since t that are not restores themselves as undone.
+func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *historyDoc, t target) ([]string, string, error) {
+	if d.Lost > t.seq {
+		return nil, "The history no longer holds every call since then (it keeps the last " + fmt.Sprint(ch.m.retention) + "), so their files cannot be put back. Nothing was changed.", nil
+	}
+	type file struct {
+		expect, final string // tokens (see fileRecord)
+		size          int64  // of the final content
+	}
+	files := map[string]*file{}
+	var since []commitRecord
+	for _, c := range slices.Backward(d.Commits) {
+		if c.Seq <= t.seq {
+			break
+		}
+		since = append(since, c)
+		for _, f := range c.Files {
+			if !f.Outside {
+				continue
+			}
+			if files[f.Path] == nil {
+				files[f.Path] = &file{expect: f.After}
+			}
+			files[f.Path].final, files[f.Path].size = f.Before, f.BeforeSize
+		}
+	}
+	fs := session.FilesOf(call.Session)
+	if len(files) > 0 && len(fs) != 1 {
+		return nil, "", fmt.Errorf("the session has %d resources of files, want 1", len(fs))
+	}
+	paths := slices.Sorted(maps.Keys(files))
+	var changedOutside []string
+	for _, p := range paths {
+		data, exists, dir, err := fs[0].File(p)
+		if err != nil {
+			return nil, "", err
+		}
+		if token(data, exists, dir) != files[p].expect {
+			changedOutside = append(changedOutside, p)
+		}
+	}
+	if len(changedOutside) > 0 {
+		return nil, fmt.Sprintf("Cannot go back: these files were changed outside the server since the server last wrote them: %s. Nothing was changed; put them back as the server left them, or keep working from here.", strings.Join(changedOutside, ", ")), nil
+	}
+	get := func(h string) ([]byte, error) { return ch.m.store.Blob(context.Background(), ch.e.handle, h) }
+	call.Session.ReplaceSlices(nil)
+	if _, err := statetree.Decode(call.Session, t.root, get); err != nil {
+		return nil, "", err
+	}
+	var put []string
+	name := func(p, tok string) string {
+		if tok == dirToken {
+			return p + "/"
+		}
+		return p
+	}
+	for _, p := range paths {
+		f := files[p]
+		var err error
+		switch {
+		case f.final == f.expect || f.final == "":
+			continue
+		case f.final == dirToken:
+			err = fs[0].PutDir(p, true)
+		default:
+			var data []byte
+			if data, err = statetree.GetFile(f.final, f.size, get); err == nil {
+				err = fs[0].PutFile(p, data, true)
+			}
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("putting %s back: %w", p, err)
+		}
+		put = append(put, name(p, f.final))
+	}
+	for _, p := range slices.Backward(paths) {
+		f := files[p]
+		var err error
+		switch {
+		case f.final != "" || f.expect == "":
+			continue
+		case f.expect == dirToken:
+			err = fs[0].PutDir(p, false)
+		default:
+			err = fs[0].PutFile(p, nil, false)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("putting %s back: %w", p, err)
+		}
+		put = append(put, name(p, f.expect))
+	}
+	slices.Sort(put)
+	for _, c := range since {
+		if !c.Restores && !c.Undone {
+			ch.undone = append(ch.undone, c.Seq)
+		}
+	}
+	ch.restores = true
+	return put, "", nil
+}
