@@ -146,7 +146,7 @@ func (s *Stage) Middleware() tools.Middleware {
 	return func(next tools.Handler) tools.Handler {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 			name := call.Tool.Name()
-			if !s.asks[name] {
+			if !s.asks[name] || call.DryRun { // a dry run changes nothing
 				return next(ctx, call)
 			}
 			if s.cfg.Remember && AllowedFor(call.Session, name) {

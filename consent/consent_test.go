@@ -55,7 +55,7 @@ func (*user) CloseStream() {}
 // run passes a call of t with args through the stage of cfg, with client
 // (none when nil) and the session s, and runs its commit hooks when it
 // succeeded. It returns the outcome and whether the tool ran.
-func run(t *testing.T, cfg consent.Config, s *session.Session, tl *tools.Tool, client *user, args string) (*tools.Outcome, bool) {
+func run(t *testing.T, cfg consent.Config, s *session.Session, tl *tools.Tool, client *user, args string, dry bool) (*tools.Outcome, bool) {
 	t.Helper()
 	st, err := consent.New(cfg, all, func(_ *tools.Tool, raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(strings.ReplaceAll(string(raw), "hunter2", "[REDACTED]"))
@@ -63,7 +63,7 @@ func run(t *testing.T, cfg consent.Config, s *session.Session, tl *tools.Tool, c
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := &tools.Call{Tool: tl, Args: json.RawMessage(args), Session: s}
+	call := &tools.Call{Tool: tl, Args: json.RawMessage(args), Session: s, DryRun: dry}
 	if client != nil {
 		call.Client = client
 	}
@@ -98,7 +98,8 @@ func newSession(t *testing.T) *session.Session {
 
 // TestStage: a marked tool runs only when the user accepts, or the client
 // cannot ask and the fallback allows; each decision is on the outcome,
-// and a refusal says why. Unmarked tools run without a question.
+// and a refusal says why. Unmarked tools, and dry runs, run without a
+// question.
 func TestStage(t *testing.T) {
 	on := consent.Config{Enabled: true}
 	for _, tc := range []struct {
@@ -106,30 +107,32 @@ func TestStage(t *testing.T) {
 		cfg      consent.Config
 		tool     *tools.Tool
 		client   *user
+		dry      bool
 		ran      bool
 		decision string
 		class    tools.ErrorClass
 		message  string
 	}{
-		{"accepted", on, rm, &user{action: mcp.ElicitationResponseActionAccept}, true, consent.Accepted, "", ""},
-		{"declined", on, rm, &user{action: mcp.ElicitationResponseActionDecline}, false, consent.Declined, tools.ClassConsent,
+		{"accepted", on, rm, &user{action: mcp.ElicitationResponseActionAccept}, false, true, consent.Accepted, "", ""},
+		{"declined", on, rm, &user{action: mcp.ElicitationResponseActionDecline}, false, false, consent.Declined, tools.ClassConsent,
 			"The user declined 'rm': it did not run, and nothing changed."},
-		{"cancelled", on, rm, &user{action: mcp.ElicitationResponseActionCancel}, false, consent.Cancelled, tools.ClassConsent,
+		{"cancelled", on, rm, &user{action: mcp.ElicitationResponseActionCancel}, false, false, consent.Cancelled, tools.ClassConsent,
 			"The user cancelled 'rm': it did not run, and nothing changed."},
-		{"no client, deny", on, rm, nil, false, consent.DeniedByFallback, tools.ClassConsent,
+		{"no client, deny", on, rm, nil, false, false, consent.DeniedByFallback, tools.ClassConsent,
 			"Tool 'rm' needs the user's consent, and this client cannot ask for it: it did not run, and nothing changed."},
-		{"no capability, deny", on, rm, &user{err: tools.ErrNoClient}, false, consent.DeniedByFallback, tools.ClassConsent, ""},
-		{"no client, allow", consent.Config{Enabled: true, Fallback: consent.Allow}, rm, nil, true, consent.AllowedByFallback, "", ""},
-		{"asking failed", consent.Config{Enabled: true, Fallback: consent.Allow}, rm, &user{err: errors.New("gone")}, false, consent.Failed, tools.ClassConsent,
+		{"no capability, deny", on, rm, &user{err: tools.ErrNoClient}, false, false, consent.DeniedByFallback, tools.ClassConsent, ""},
+		{"no client, allow", consent.Config{Enabled: true, Fallback: consent.Allow}, rm, nil, false, true, consent.AllowedByFallback, "", ""},
+		{"asking failed", consent.Config{Enabled: true, Fallback: consent.Allow}, rm, &user{err: errors.New("gone")}, false, false, consent.Failed, tools.ClassConsent,
 			"Tool 'rm' needs the user's consent, and asking for it failed: it did not run, and nothing changed."},
-		{"input required", on, rm, &user{err: tools.ErrInputRequired}, false, "", tools.ClassInputRequired, "Tool 'rm' waits for the user's consent."},
-		{"not destructive", on, edit, &user{action: mcp.ElicitationResponseActionDecline}, true, "", "", ""},
-		{"read-only", on, read, &user{action: mcp.ElicitationResponseActionDecline}, true, "", "", ""},
-		{"named", consent.Config{Enabled: true, Tools: []string{"ed*"}}, edit, &user{action: mcp.ElicitationResponseActionDecline}, false, consent.Declined, tools.ClassConsent, ""},
-		{"not named", consent.Config{Enabled: true, Tools: []string{"edit"}}, rm, &user{action: mcp.ElicitationResponseActionDecline}, true, "", "", ""},
+		{"input required", on, rm, &user{err: tools.ErrInputRequired}, false, false, "", tools.ClassInputRequired, "Tool 'rm' waits for the user's consent."},
+		{"dry run", on, rm, &user{action: mcp.ElicitationResponseActionDecline}, true, true, "", "", ""},
+		{"not destructive", on, edit, &user{action: mcp.ElicitationResponseActionDecline}, false, true, "", "", ""},
+		{"read-only", on, read, &user{action: mcp.ElicitationResponseActionDecline}, false, true, "", "", ""},
+		{"named", consent.Config{Enabled: true, Tools: []string{"ed*"}}, edit, &user{action: mcp.ElicitationResponseActionDecline}, false, false, consent.Declined, tools.ClassConsent, ""},
+		{"not named", consent.Config{Enabled: true, Tools: []string{"edit"}}, rm, &user{action: mcp.ElicitationResponseActionDecline}, false, true, "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, ran := run(t, tc.cfg, newSession(t), tc.tool, tc.client, `{"password":"hunter2"}`)
+			out, ran := run(t, tc.cfg, newSession(t), tc.tool, tc.client, `{"password":"hunter2"}`, tc.dry)
 			if ran != tc.ran || out.Consent != tc.decision || out.Class != tc.class || tc.message != "" && out.Message != tc.message {
 				t.Errorf("ran %v, decision %q, class %q, message %q", ran, out.Consent, out.Class, out.Message)
 			}
@@ -150,20 +153,20 @@ func TestRemember(t *testing.T) {
 	cfg := consent.Config{Enabled: true, Remember: true}
 	s := newSession(t)
 	u := &user{action: mcp.ElicitationResponseActionAccept, content: map[string]any{consent.RememberField: true}}
-	out, ran := run(t, cfg, s, rm, u, `{}`)
+	out, ran := run(t, cfg, s, rm, u, `{}`, false)
 	if !ran || out.Consent != consent.AcceptedForSession || !consent.AllowedFor(s, "rm") {
 		t.Fatalf("ran %v, decision %q, allowed %v", ran, out.Consent, consent.AllowedFor(s, "rm"))
 	}
 	if props := u.asked[0].RequestedSchema.(map[string]any)["properties"].(map[string]any); props[consent.RememberField] == nil {
 		t.Errorf("the form does not offer to remember: %v", props)
 	}
-	out, ran = run(t, cfg, s, rm, u, `{}`)
+	out, ran = run(t, cfg, s, rm, u, `{}`, false)
 	if !ran || out.Consent != consent.Remembered || len(u.asked) != 1 {
 		t.Errorf("second call: ran %v, decision %q, %d questions", ran, out.Consent, len(u.asked))
 	}
 
 	other := newSession(t)
-	out, _ = run(t, consent.Config{Enabled: true}, other, rm, u, `{}`)
+	out, _ = run(t, consent.Config{Enabled: true}, other, rm, u, `{}`, false)
 	if out.Consent != consent.Accepted || consent.AllowedFor(other, "rm") {
 		t.Errorf("not offered: decision %q, allowed %v", out.Consent, consent.AllowedFor(other, "rm"))
 	}
