@@ -101,6 +101,7 @@ type Server struct {
 	// deprecated holds the former _meta keys already logged (readMeta).
 	deprecated sync.Map
 	overruns   overruns
+	tasks      *tasks
 }
 
 // New builds the server: it sets up the sections' session state, registers
@@ -136,6 +137,7 @@ func New(opts Options) (*Server, error) {
 		opts.Store = store.NewMemory(store.Options{})
 	}
 	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.MaxSessionsPerPrincipal, opts.Now)
+	s.tasks = newTasks(opts.Store, opts.Logger, opts.Now)
 	policy.Persist(s.registry)
 	sections.Persist(s.registry)
 	for _, sec := range opts.Tree.Sections() {
@@ -183,15 +185,14 @@ func New(opts Options) (*Server, error) {
 			}
 		})
 	}
-	mcpOpts := []mcpserver.ServerOption{
+	mcpOpts := append(s.taskSupport(hooks), 
 		mcpserver.WithToolCapabilities(disclosing),
 		mcpserver.WithResourceCapabilities(true, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
 		mcpserver.WithInstructions(opts.Tree.Guidance()),
 		mcpserver.WithHooks(hooks),
-		mcpserver.WithToolFilter(s.declarationOrder),
-	}
+		mcpserver.WithToolFilter(s.declarationOrder))
 	if comp := newCompletions(opts.Tree); !comp.empty() {
 		mcpOpts = append(mcpOpts,
 			mcpserver.WithCompletions(),
@@ -199,6 +200,7 @@ func New(opts Options) (*Server, error) {
 			mcpserver.WithResourceCompletionProvider(comp))
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
+	servers.Store(s.mcp, s)
 	s.sessions.mcp = s.mcp
 	s.sessions.content = s.content
 
@@ -239,7 +241,11 @@ func (s *Server) Handlers() map[string]http.Handler { return maps.Clone(s.handle
 // it, sweeping sessions' unused blobs, expiring idle sessions) and waits
 // for it and for the records of the calls made to reach the sessions'
 // logs. Call it before closing the store.
-func (s *Server) Close() { s.sessions.close() }
+func (s *Server) Close() {
+	s.tasks.close()
+	servers.Delete(s.mcp)
+	s.sessions.close()
+}
 
 // Sessions returns the server's sessions.
 func (s *Server) Sessions() *Sessions { return s.sessions }
@@ -296,15 +302,13 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			}
 			args = rest
 		}
+		if res, ok := s.startTask(ctx, t, taskOf(ctx), req, args, handle, n); ok {
+			return res, nil
+		}
 		for run := 1; ; run++ {
 			u, err := s.sessions.forRequest(ctx, handle, n)
 			if err != nil {
-				msg := sessionMessage(err)
-				if msg == "" {
-					s.logger.Error("creating a session failed", "err", err)
-					msg = fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())
-				}
-				return mcp.NewToolResultError(msg), nil
+				return s.sessionFailed(t, err), nil
 			}
 			call, out := s.run(ctx, t, u, req, args)
 			if u.handle != "" && (!u.minted || out.Success) {
