@@ -185,7 +185,7 @@ func New(opts Options) (*Server, error) {
 			}
 		})
 	}
-	mcpOpts := append(s.taskSupport(hooks), 
+	mcpOpts := append(s.taskSupport(hooks),
 		mcpserver.WithToolCapabilities(disclosing),
 		mcpserver.WithResourceCapabilities(true, false),
 		mcpserver.WithPromptCapabilities(false),

@@ -24,22 +24,49 @@ func taskSection(contained bool, hold func()) *sections.Section {
 	return sec
 }
 
-// gate holds the runs of a tool until it is opened: entered receives one
-// value per run that reached it.
+// gate holds the runs of a tool until they are let go: entered receives
+// one value per run that reached it. Runs are numbered from 0 in the
+// order they reach it.
 type gate struct {
 	entered chan struct{}
-	open    chan struct{}
+	mu      sync.Mutex
+	runs    []chan struct{}
+	n       int // the runs that reached it
+	all     chan struct{}
 	once    sync.Once
 }
 
-func newGate() *gate { return &gate{entered: make(chan struct{}, 16), open: make(chan struct{})} }
+func newGate() *gate { return &gate{entered: make(chan struct{}, 16), all: make(chan struct{})} }
 
 func (g *gate) hold() {
+	g.mu.Lock()
+	ch := g.run(g.n)
+	g.n++
+	g.mu.Unlock()
 	g.entered <- struct{}{}
-	<-g.open
+	select {
+	case <-ch:
+	case <-g.all:
+	}
 }
 
-func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
+// run returns the channel that lets run i go. The caller holds g.mu.
+func (g *gate) run(i int) chan struct{} {
+	for len(g.runs) <= i {
+		g.runs = append(g.runs, make(chan struct{}))
+	}
+	return g.runs[i]
+}
+
+// let lets run i go.
+func (g *gate) let(i int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.run(i))
+}
+
+// release lets every run go, now and later.
+func (g *gate) release() { g.once.Do(func() { close(g.all) }) }
 
 // wait waits for a run to reach the gate.
 func (g *gate) wait(t *testing.T) {
@@ -268,11 +295,12 @@ func TestTaskConcurrent(t *testing.T) {
 				c.must("tools/call", map[string]any{"name": "tally_add", "arguments": map[string]any{"by": 1}}, &r)
 				done <- r
 			}()
-			g.wait(t) // the other call runs meanwhile
-			g.release()
+			g.wait(t) // the other call runs meanwhile, and commits first
+			g.let(1)
 			if r := <-done; r.IsError {
 				t.Fatalf("the other call: %+v", r)
 			}
+			g.release()
 			res := c.result(task.TaskID)
 			switch {
 			case tc.contained && res.IsError:
