@@ -295,6 +295,28 @@ func serveTasks(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessa
 	return handle(ctx, srv, msg)
 }
 
+// TaskMessage reports whether msg is a request that HandleMessage alone
+// answers as tasks require: a task method, or a tools/call whose client
+// declares the 2026-07-28 tasks extension. A transport that hands
+// 2026-07-28 requests to mcp-go's own handler (its stateless Streamable
+// HTTP) hands these to HandleMessage instead.
+func TaskMessage(msg json.RawMessage) bool {
+	var req struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(msg, &req) != nil {
+		return false
+	}
+	switch req.Method {
+	case string(mcp.MethodTasksGet), string(mcp.MethodTasksResult), string(mcp.MethodTasksList), string(mcp.MethodTasksCancel), "tasks/update":
+		return true
+	case string(mcp.MethodToolsCall):
+		return readTaskRequest(req.Params).offered
+	}
+	return false
+}
+
 // taskOf returns what the request in ctx asked of tasks, or nil.
 func taskOf(ctx context.Context) *taskRequest {
 	tr, _ := ctx.Value(taskRequestKey{}).(*taskRequest)
