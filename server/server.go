@@ -240,7 +240,8 @@ func (s *Server) Handlers() map[string]http.Handler { return maps.Clone(s.handle
 // Close stops the server's work in the background on its store (watching
 // it, sweeping sessions' unused blobs, expiring idle sessions) and waits
 // for it and for the records of the calls made to reach the sessions'
-// logs. Call it before closing the store.
+// logs. The tasks still running are stopped first, keeping nothing, and
+// their records say so. Call it before closing the store.
 func (s *Server) Close() {
 	s.tasks.close()
 	servers.Delete(s.mcp)
@@ -281,6 +282,10 @@ const maxRuns = 5
 // all. Any other call answers ChangedMessage, and the client calls again.
 // A call that found its session replaced before it ran (errStale) has done
 // nothing yet, and runs again whatever its section.
+//
+// A call that asks to run as a task, or that a 2026-07-28 client lets the
+// server make one, is answered with the task once it is started
+// (startTask, tasks.go).
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 	stateful, changes := s.stateful[t], !t.Annotations().ReadOnly
 	n := needAny

@@ -22,41 +22,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
-// Tasks: a call of a tool whose section allows it (sections.Section.Tasks)
-// may run as a task. A client of protocol revision 2025-11-25 or earlier
-// asks for one with "task": {"ttl": ms} in the call's params, and is
-// answered a CreateTaskResult at once; a 2026-07-28 client that declares
-// the io.modelcontextprotocol/tasks extension in its request's client
-// capabilities gets a task for every call of such a tool (the server
-// decides, as the extension says). The client then reads the task with
-// tasks/get, waits for its result with tasks/result (2025-11-25; a
-// 2026-07-28 client finds it in tasks/get), lists its tasks with
-// tasks/list (2025-11-25) and cancels one with tasks/cancel; a
-// 2025-11-25 client is also sent notifications/tasks/status when its task
-// ends, on the connection it asked on, while it is open.
-//
-// A task is a call like any other, run in the background: it passes every
-// stage, and its changes commit when it succeeds and are restored when it
-// fails, is cancelled or outlives its time to live. It runs on a snapshot
-// of its session, the session decoded from the revision the store held
-// when the task was created, so that the session's other calls run
-// meanwhile; it commits by compare-and-swap on that revision. When another
-// call committed first, a task that touched nothing outside the session's
-// state (of a Contained section, or of a read-only tool, which changes
-// only what the policies remember) runs again on the latest revision, up
-// to maxRuns runs in all within its deadline; any other task fails with
-// TaskChangedMessage, its changes restored.
-//
-// A task's context is detached from the request's: the client may go
-// away. It ends at the call deadline (Options.Deadline, or the shorter one
-// the call's _meta asks for) or at the end of the task's time to live,
-// whichever is first. Its record (status, result once it ended, owner,
-// session) is kept in the store (store.Store.PutTask) for its time to
-// live, so that any process sharing the store answers for it, and only to
-// the principal that created it. A task that is cancelled through another
-// process is marked so in the store; the process that runs it reads its
-// record every taskPoll and stops it, and checks the record once more
-// before it commits.
+// What tasks say and how long they live.
 const (
 	// TaskChangedMessage is the result of a task whose session another
 	// call changed while it ran, when its tool may not run again.
@@ -104,6 +70,51 @@ type taskRecord struct {
 
 // tasks holds the tasks this process runs, and reads and writes the
 // records of every task in the store.
+//
+// A call of a tool whose section allows it (sections.Section.Tasks)
+// may run as a task. A client of protocol revision 2025-11-25 or earlier
+// asks for one with "task": {"ttl": ms} in the call's params, and is
+// answered a CreateTaskResult at once; a 2026-07-28 client that declares
+// the io.modelcontextprotocol/tasks extension in its request's client
+// capabilities gets a task for every call of such a tool (the server
+// decides, as the extension says). The client then reads the task with
+// tasks/get, waits for its result with tasks/result (2025-11-25; a
+// 2026-07-28 client finds it in tasks/get), lists its tasks with
+// tasks/list (2025-11-25) and cancels one with tasks/cancel; a
+// 2025-11-25 client is also sent notifications/tasks/status when its task
+// ends, on the connection it asked on, while it is open.
+//
+// A task is a call like any other, run in the background: it passes every
+// stage, and its changes commit when it succeeds and are restored when it
+// fails, is cancelled or outlives its time to live. It runs on a snapshot
+// of its session, the session decoded from the revision the store held
+// when the task was created, so that the session's other calls run
+// meanwhile; it commits by compare-and-swap on that revision. When another
+// call committed first, a task that touched nothing outside the session's
+// state (of a Contained section, or of a read-only tool, which changes
+// only what the policies remember) runs again on the latest revision, up
+// to maxRuns runs in all within its deadline; any other task fails with
+// TaskChangedMessage, its changes restored.
+//
+// A task's context is detached from the request's: the client may go
+// away. It ends at the call deadline (Options.Deadline, or the shorter one
+// the call's _meta asks for) or at the end of the task's time to live,
+// whichever is first. Its record (status, result once it ended, owner,
+// session) is kept in the store (store.Store.PutTask) for its time to
+// live, so that any process sharing the store answers for it, and only to
+// the principal that created it. A task that is cancelled through another
+// process is marked so in the store; the process that runs it reads its
+// record every taskPoll and stops it, and checks the record once more
+// before it commits. A principal's tasks are read by their ids by anyone
+// of that principal; an anonymous client's by anyone who knows the id (as
+// hard to guess as a handle), and tasks/list shows it those of its
+// connection only.
+//
+// A task of the disk workspace changes files on disk as it runs, under the
+// workspace's per-file locks and undo journal, as a call does: the
+// session's other calls see its writes on disk before it commits, and a
+// call that changes a file the task holds waits for the task to end (up
+// to its own deadline, then it is told the file is being changed).
 type tasks struct {
 	store  store.Store
 	logger *slog.Logger
@@ -491,6 +502,8 @@ func (s *Server) runTask(ctx context.Context, rt *runningTask, t *tools.Tool, re
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errTaskCancelled) || errors.Is(out.Err, errTaskCancelled):
 		r.Status, r.Message = mcp.TaskStatusCancelled, "The task was cancelled; nothing was kept."
+	case errors.Is(cause, errServerStopped):
+		r.Status, r.Message = mcp.TaskStatusFailed, "The server stopped before the task finished; nothing was kept."
 	case !out.Success:
 		r.Status, r.Message = mcp.TaskStatusFailed, out.Message
 	}

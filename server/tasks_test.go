@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -453,5 +454,40 @@ func TestTaskExpires(t *testing.T) {
 	}
 	if n := c.tallyHere(); n != "0" {
 		t.Errorf("tally after an expired task: %s, want 0", n)
+	}
+}
+
+// TestTaskServerStopped: a server that closes stops its running tasks,
+// which keep nothing and say why.
+func TestTaskServerStopped(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	g := newGate()
+	tree, err := sections.NewTree(taskSection(false, g.hold))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTaskClient(t, a, "conn-1", "alice")
+	task := c.startTask(6, 0)
+	g.wait(t)
+	closed := make(chan struct{})
+	go func() {
+		a.Close()
+		close(closed)
+	}()
+	time.Sleep(200 * time.Millisecond) // Close has stopped the task
+	g.release()
+	<-closed
+	b := newTaskClient(t, newReplica(t, st, taskSection(false, nil), nil), "conn-2", "alice")
+	var got legacyTask
+	b.must("tasks/get", map[string]any{"taskId": task.TaskID}, &got)
+	if got.Status != "failed" || !strings.Contains(got.StatusMessage, "server stopped") {
+		t.Errorf("tasks/get of a task its server stopped: %+v", got)
+	}
+	if res := b.result(task.TaskID); !res.IsError {
+		t.Errorf("tasks/result: %+v", res)
 	}
 }
