@@ -27,6 +27,9 @@ const (
 	// TaskChangedMessage is the result of a task whose session another
 	// call changed while it ran, when its tool may not run again.
 	TaskChangedMessage = "The session changed while the task ran; nothing was kept."
+	// tasksSince is the first protocol revision with tasks, 2025-11-25
+	// (revisions, dates, compare as strings).
+	tasksSince = "2025-11-25"
 	// tasksExtension names the 2026-07-28 tasks extension.
 	tasksExtension = "io.modelcontextprotocol/tasks"
 	// defaultTaskTTL is a task's time to live when the client asks for
@@ -596,7 +599,7 @@ func (s *Server) sessionFailed(t *tools.Tool, err error) *mcp.CallToolResult {
 // tasks, and returns the options that declare task support: the tasks
 // capability in the answer to initialize (2025-11-25), the tasks extension
 // in the answer to server/discover (2026-07-28), each left out of the
-// other. A server none of whose tools may run as a task declares neither.
+// other, and neither for a revision before tasksSince. A server none of whose tools may run as a task declares neither.
 // A legacy client's tools/list marks each such tool
 // execution.taskSupport "optional"; a 2026-07-28 client's shows none, as
 // that revision has no such field.
@@ -605,7 +608,7 @@ func (s *Server) taskSupport(hooks *mcpserver.Hooks) []mcpserver.ServerOption {
 		return nil
 	}
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
-		if mcpserver.IsModernRequest(ctx) {
+		if v := mcpserver.RequestProtocolVersion(ctx); mcpserver.IsModernRequest(ctx) || v != "" && v < tasksSince {
 			return
 		}
 		for i, mt := range res.Tools {
@@ -615,6 +618,9 @@ func (s *Server) taskSupport(hooks *mcpserver.Hooks) []mcpserver.ServerOption {
 		}
 	})
 	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if res.ProtocolVersion < tasksSince {
+			res.Capabilities.Tasks = nil
+		}
 		ext := maps.Clone(res.Capabilities.Extensions) // the server's own map
 		delete(ext, tasksExtension)
 		if len(ext) == 0 {
