@@ -491,3 +491,24 @@ func TestTaskServerStopped(t *testing.T) {
 		t.Errorf("tasks/result: %+v", res)
 	}
 }
+
+// TestTaskAnonymous: an anonymous client's tasks are read by their ids
+// from any connection, and tasks/list shows each connection its own.
+func TestTaskAnonymous(t *testing.T) {
+	srv := newReplica(t, store.NewMemory(store.Options{}), taskSection(false, nil), nil)
+	one, two := newTaskClient(t, srv, "conn-1", ""), newTaskClient(t, srv, "conn-2", "")
+	task := one.startTask(1, 0)
+	if res := two.result(task.TaskID); res.IsError {
+		t.Errorf("tasks/result from another connection: %+v", res)
+	}
+	for _, tc := range []struct {
+		c    *taskClient
+		want int
+	}{{one, 1}, {two, 0}} {
+		var tasks struct{ Tasks []legacyTask }
+		tc.c.must("tasks/list", map[string]any{}, &tasks)
+		if len(tasks.Tasks) != tc.want {
+			t.Errorf("tasks/list on %s: %+v, want %d", tc.c.c.SessionID(), tasks.Tasks, tc.want)
+		}
+	}
+}
