@@ -74,6 +74,9 @@ type Section struct {
 	// failing (see package server); a call of any other tool is never run
 	// twice.
 	Contained bool
+	// Tasks says the section's tools may run long, and a client may run
+	// a call of one of them as a task (see package server).
+	Tasks bool
 }
 
 // Resource is a fixed-URI view of session state.

@@ -28,7 +28,17 @@ import (
 // answers as an internal error (-32603): it is answered as mcp-go answers
 // a URI that no handler matches, "resource not found" (-32002; -32602 from
 // protocol revision 2026-07-28).
+//
+// The task methods (tasks/get, tasks/result, tasks/list, tasks/cancel,
+// tasks/update) are answered by the server's tasks, and a tools/call run
+// as a task is answered with the task (see tasks.go): mcp-go's own tasks
+// are not used.
 func HandleMessage(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessage) mcp.JSONRPCMessage {
+	return serveTasks(ctx, srv, msg, handle)
+}
+
+// handle is HandleMessage for everything but tasks.
+func handle(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessage) mcp.JSONRPCMessage {
 	var missing atomic.Int64
 	resp := srv.HandleMessage(context.WithValue(ctx, notFoundKey{}, &missing), msg)
 	e, ok := resp.(mcp.JSONRPCError)

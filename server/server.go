@@ -116,6 +116,7 @@ type Server struct {
 	deprecated sync.Map
 	overruns   overruns
 	stateKey   []byte // signs requestStates (input.go)
+	tasks      *tasks
 }
 
 // New builds the server: it sets up the sections' session state, registers
@@ -155,6 +156,7 @@ func New(opts Options) (*Server, error) {
 		opts.Store = store.NewMemory(store.Options{})
 	}
 	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.MaxSessionsPerPrincipal, opts.History, opts.Now)
+	s.tasks = newTasks(opts.Store, opts.Logger, opts.Now)
 	policy.Persist(s.registry)
 	sections.Persist(s.registry)
 	for _, sec := range opts.Tree.Sections() {
@@ -202,15 +204,14 @@ func New(opts Options) (*Server, error) {
 			}
 		})
 	}
-	mcpOpts := []mcpserver.ServerOption{
+	mcpOpts := append(s.taskSupport(hooks),
 		mcpserver.WithToolCapabilities(disclosing),
 		mcpserver.WithResourceCapabilities(true, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
 		mcpserver.WithInstructions(opts.Tree.Guidance()),
 		mcpserver.WithHooks(hooks),
-		mcpserver.WithToolFilter(s.declarationOrder),
-	}
+		mcpserver.WithToolFilter(s.declarationOrder))
 	if comp := newCompletions(opts.Tree); !comp.empty() {
 		mcpOpts = append(mcpOpts,
 			mcpserver.WithCompletions(),
@@ -218,6 +219,7 @@ func New(opts Options) (*Server, error) {
 			mcpserver.WithResourceCompletionProvider(comp))
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
+	servers.Store(s.mcp, s)
 	s.sessions.mcp = s.mcp
 	s.sessions.content = s.content
 
@@ -257,8 +259,13 @@ func (s *Server) Handlers() map[string]http.Handler { return maps.Clone(s.handle
 // Close stops the server's work in the background on its store (watching
 // it, sweeping sessions' unused blobs, expiring idle sessions) and waits
 // for it and for the records of the calls made to reach the sessions'
-// logs. Call it before closing the store.
-func (s *Server) Close() { s.sessions.close() }
+// logs. The tasks still running are stopped first, keeping nothing, and
+// their records say so. Call it before closing the store.
+func (s *Server) Close() {
+	s.tasks.close()
+	servers.Delete(s.mcp)
+	s.sessions.close()
+}
 
 // Sessions returns the server's sessions.
 func (s *Server) Sessions() *Sessions { return s.sessions }
@@ -299,6 +306,10 @@ const maxRuns = 5
 // question it has no answer to is answered input_required, with the
 // question and the signed state that brings the answers back (input.go);
 // a retry that brings an invalid state is refused before it runs.
+//
+// A call that brings no answers and asks to run as a task, or that a 2026-07-28 client lets the
+// server make one, is answered with the task once it is started
+// (startTask, tasks.go).
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 	stateful, changes := s.stateful[t], !t.Annotations().ReadOnly
 	n := needAny
@@ -326,15 +337,15 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
+		if given == nil {
+			if res, ok := s.startTask(ctx, t, taskOf(ctx), req, args, handle, n); ok {
+				return res, nil
+			}
+		}
 		for run := 1; ; run++ {
 			u, err := s.sessions.forRequest(ctx, handle, n)
 			if err != nil {
-				msg := sessionMessage(err)
-				if msg == "" {
-					s.logger.Error("creating a session failed", "err", err)
-					msg = fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())
-				}
-				return mcp.NewToolResultError(msg), nil
+				return s.sessionFailed(t, err), nil
 			}
 			call, out := s.run(ctx, t, u, req, args, given)
 			asked, state, pending, err := inputPending(call, s.stateKey, bound, s.now())

@@ -329,6 +329,17 @@ func (m *Sessions) newEntry(h, owner string) (*entry, error) {
 // idle for longer than the TTL (it is then deleted). The caller holds
 // m.mu.
 func (m *Sessions) load(ctx context.Context, h, owner string) (*entry, error) {
+	e, err := m.decode(ctx, h, owner)
+	if err != nil {
+		return nil, err
+	}
+	m.hold(e)
+	return e, nil
+}
+
+// decode is load without making the session live: the entry it returns is
+// the caller's alone.
+func (m *Sessions) decode(ctx context.Context, h, owner string) (*entry, error) {
 	sh, err := m.store.Load(ctx, h)
 	if err != nil {
 		return nil, err
@@ -360,7 +371,6 @@ func (m *Sessions) load(ctx context.Context, h, owner string) (*entry, error) {
 			return nil, fmt.Errorf("session %s: %w", h, err)
 		}
 	}
-	m.hold(e)
 	return e, nil
 }
 

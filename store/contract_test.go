@@ -36,6 +36,8 @@ func contract(t *testing.T, open func(t *testing.T) Store) {
 		{"Watch", testWatch},
 		{"Invalid", testInvalid},
 		{"Closed", testClosed},
+		{"Tasks", testTasks},
+		{"TaskExpires", testTaskExpires},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
@@ -551,5 +553,62 @@ func testClosed(t *testing.T, s Store) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("calls on a closed store took %v", d)
+	}
+}
+
+// testTasks checks that task records are written by compare-and-swap, read
+// back by owner and id, and listed by owner in the order last written.
+func testTasks(t *testing.T, s Store) {
+	ctx := ctxT(t)
+	if _, _, err := s.Task(ctx, "alice", "t1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Task of none: got %v, want ErrNotFound", err)
+	}
+	r1 := must[uint64](t)(s.PutTask(ctx, "alice", "t1", 0, []byte("working"), time.Minute))
+	_, err := s.PutTask(ctx, "alice", "t1", 0, []byte("again"), time.Minute)
+	wantErr(t, err, ErrConflict)
+	r2 := must[uint64](t)(s.PutTask(ctx, "alice", "t2", 0, []byte("other"), time.Minute))
+	r3 := must[uint64](t)(s.PutTask(ctx, "alice", "t1", r1, []byte("completed"), time.Minute))
+	_, err = s.PutTask(ctx, "alice", "t1", r1, []byte("cancelled"), time.Minute)
+	wantErr(t, err, ErrConflict)
+	if r2 <= r1 || r3 <= r2 {
+		t.Errorf("revisions %d, %d, %d: want increasing", r1, r2, r3)
+	}
+	rec, rev, err := s.Task(ctx, "alice", "t1")
+	if err != nil || string(rec) != "completed" || rev != r3 {
+		t.Fatalf("Task = %q, %d, %v; want completed, %d", rec, rev, err, r3)
+	}
+	if _, _, err := s.Task(ctx, "bob", "t1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another owner's task: got %v, want ErrNotFound", err)
+	}
+	list := must[[][]byte](t)(s.Tasks(ctx, "alice"))
+	if got := fmt.Sprintf("%s", list); got != "[other completed]" {
+		t.Errorf("Tasks = %s, want [other completed]", got)
+	}
+	if list := must[[][]byte](t)(s.Tasks(ctx, "bob")); len(list) != 0 {
+		t.Errorf("Tasks of an owner without any = %s", list)
+	}
+	_, err = s.PutTask(ctx, "a.b", "t1", 0, nil, time.Minute)
+	wantErr(t, err, ErrInvalid)
+}
+
+// testTaskExpires checks that a task's record is deleted once kept as long
+// as its last write asked.
+func testTaskExpires(t *testing.T, s Store) {
+	ctx := ctxT(t)
+	must[uint64](t)(s.PutTask(ctx, "alice", "short", 0, []byte("x"), time.Second))
+	must[uint64](t)(s.PutTask(ctx, "alice", "long", 0, []byte("y"), time.Hour))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, _, err := s.Task(ctx, "alice", "short")
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("a record kept for a second: still there after 10s (%v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if list := must[[][]byte](t)(s.Tasks(ctx, "alice")); len(list) != 1 || string(list[0]) != "y" {
+		t.Errorf("Tasks after one expired = %s, want [y]", list)
 	}
 }

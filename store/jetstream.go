@@ -18,12 +18,14 @@ import (
 // JetStream is a Store on NATS JetStream, reached in process (OpenEmbedded)
 // or over the network (Connect).
 //
-// It keeps two streams. The state stream holds heads under
+// It keeps three streams. The state stream holds heads under
 // NAME.head.SESSION and blobs under NAME.blob.SESSION.HASH, one message per
 // subject, so a message's stream sequence is the revision of a head or blob
 // and heads and blobs share one sequence. The log stream holds each
 // session's call log under NAME.log.SESSION, as many messages per subject
-// as Options.LogRetention.
+// as Options.LogRetention. The task stream holds each task's record under
+// NAME.task.OWNER.ID, one message per subject, which the server removes
+// when its time to live (the keep of PutTask) has passed.
 //
 // A head is replaced by publishing with an expected last sequence for its
 // subject (the same compare-and-swap a KV bucket's Update makes); a plain KV
@@ -39,6 +41,7 @@ type JetStream struct {
 	js        jetstream.JetStream
 	state     jetstream.Stream
 	log       jetstream.Stream
+	tasks     jetstream.Stream
 	name      string
 	timeout   time.Duration
 	retention int
@@ -117,6 +120,20 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 	if err != nil {
 		return nil, err
 	}
+	s.tasks, err = createStream(ctx, js, jetstream.StreamConfig{
+		Name:              prefix + "_TASKS",
+		Subjects:          []string{s.name + ".task.*.*"},
+		Storage:           jetstream.FileStorage,
+		Replicas:          opts.Replicas,
+		MaxMsgsPerSubject: 1,
+		Discard:           jetstream.DiscardOld,
+		Duplicates:        dedup,
+		AllowDirect:       single,
+		AllowMsgTTL:       true,
+	})
+	if err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -150,6 +167,9 @@ func (s *JetStream) blobSubject(session, hash string) string {
 	return s.name + ".blob." + session + "." + hash
 }
 func (s *JetStream) logSubject(session string) string { return s.name + ".log." + session }
+func (s *JetStream) taskSubject(owner, id string) string {
+	return s.name + ".task." + owner + "." + id
+}
 
 // Attempts of a call that gets no answer are repeated with a pause, each
 // with a deadline of its own, until the call's context ends.

@@ -2,8 +2,10 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -20,7 +22,14 @@ type Memory struct {
 	heads    map[string]memHead
 	blobs    map[string]map[string]memBlob
 	logs     map[string][][]byte
+	tasks    map[string]map[string]memTask // by owner, then id
 	watchers map[*memWatcher]struct{}
+}
+
+type memTask struct {
+	data    []byte
+	rev     uint64
+	expires time.Time
 }
 
 type memHead struct {
@@ -43,6 +52,7 @@ func NewMemory(opts Options) *Memory {
 		heads:     map[string]memHead{},
 		blobs:     map[string]map[string]memBlob{},
 		logs:      map[string][][]byte{},
+		tasks:     map[string]map[string]memTask{},
 		watchers:  map[*memWatcher]struct{}{},
 	}
 }
@@ -330,6 +340,83 @@ func (w *memWatcher) take() []Change {
 	q := w.queue
 	w.queue = nil
 	return q
+}
+
+// PutTask implements Store.
+func (m *Memory) PutTask(ctx context.Context, owner, id string, rev uint64, record []byte, keep time.Duration) (uint64, error) {
+	if err := checkTask(owner, id); err != nil {
+		return 0, err
+	}
+	if err := checkValue("task record", record); err != nil {
+		return 0, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	for other := range m.tasks[owner] {
+		m.task(owner, other) // deletes the expired
+	}
+	cur, _ := m.task(owner, id)
+	if cur.rev != rev {
+		return 0, fmt.Errorf("store: task %s at %d, record at %d: %w", id, rev, cur.rev, ErrConflict)
+	}
+	if m.tasks[owner] == nil {
+		m.tasks[owner] = map[string]memTask{}
+	}
+	m.seq++
+	m.tasks[owner][id] = memTask{data: bytes.Clone(record), rev: m.seq, expires: time.Now().Add(max(keep, minKeep))}
+	return m.seq, nil
+}
+
+// task returns the record of a task unless it has expired, which it
+// deletes. The store is locked.
+func (m *Memory) task(owner, id string) (memTask, bool) {
+	t, ok := m.tasks[owner][id]
+	if ok && !time.Now().Before(t.expires) {
+		delete(m.tasks[owner], id)
+		return memTask{}, false
+	}
+	return t, ok
+}
+
+// Task implements Store.
+func (m *Memory) Task(ctx context.Context, owner, id string) ([]byte, uint64, error) {
+	if err := checkTask(owner, id); err != nil {
+		return nil, 0, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return nil, 0, err
+	}
+	defer m.mu.Unlock()
+	t, ok := m.task(owner, id)
+	if !ok {
+		return nil, 0, fmt.Errorf("store: task %s: %w", id, ErrNotFound)
+	}
+	return bytes.Clone(t.data), t.rev, nil
+}
+
+// Tasks implements Store.
+func (m *Memory) Tasks(ctx context.Context, owner string) ([][]byte, error) {
+	if err := checkTask(owner, "_"); err != nil {
+		return nil, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var live []memTask
+	for id := range m.tasks[owner] {
+		if t, ok := m.task(owner, id); ok {
+			live = append(live, t)
+		}
+	}
+	slices.SortFunc(live, func(a, b memTask) int { return cmp.Compare(a.rev, b.rev) })
+	out := make([][]byte, len(live))
+	for i, t := range live {
+		out[i] = bytes.Clone(t.data)
+	}
+	return out, nil
 }
 
 // Close implements Store.

@@ -39,6 +39,16 @@
 // The call log is append-only, per session, and keeps the last
 // Options.LogRetention entries.
 //
+// # Tasks
+//
+// A task's record is opaque bytes to the store, kept under its owner and
+// its id (both named like sessions), with a revision: PutTask writes it by
+// compare-and-swap on the revision the caller read (0 for a task not yet
+// stored), and the store deletes it once it has been kept as long as its
+// last write asked. Records belong to no session: deleting or expiring a
+// session leaves its tasks' records, which end on their own. Task reads
+// one record from the stream's leader, Tasks every record of an owner.
+//
 // # Time and expiry
 //
 // Head.Time is when the head was last committed, by the store's clock.
@@ -133,6 +143,21 @@ type Store interface {
 	// ReadLog returns the last n entries of the session's call log, oldest
 	// first.
 	ReadLog(ctx context.Context, session string, n int) ([][]byte, error)
+
+	// PutTask stores record as the record of the task id of owner, in
+	// place of the one at revision rev (0: the task is not stored yet), and
+	// returns the record's new revision. It returns ErrConflict if the
+	// record is not at rev. The record is kept for keep after this write
+	// (at least a second), then deleted.
+	PutTask(ctx context.Context, owner, id string, rev uint64, record []byte, keep time.Duration) (uint64, error)
+
+	// Task returns the record of the task id of owner and its revision, or
+	// ErrNotFound.
+	Task(ctx context.Context, owner, id string) ([]byte, uint64, error)
+
+	// Tasks returns the records of every task of owner, in the order they
+	// were last written.
+	Tasks(ctx context.Context, owner string) ([][]byte, error)
 
 	// Close releases the store. Calls made after it return ErrUnavailable.
 	Close() error
@@ -258,6 +283,18 @@ func checkSession(name string) error {
 	}
 	return nil
 }
+
+// checkTask validates the owner and id of a task.
+func checkTask(owner, id string) error {
+	if !ValidSession(owner) || !ValidSession(id) {
+		return fmt.Errorf("store: task %q of %q: %w", id, owner, ErrInvalid)
+	}
+	return nil
+}
+
+// minKeep is the shortest time a task's record is kept: the least per-message
+// TTL of a NATS server.
+const minKeep = time.Second
 
 // checkValue returns an ErrInvalid error if a value is larger than
 // MaxValue.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	winkserver "github.com/wink-mcp/wink-mcp/server"
 )
 
 // serveMCP is the Streamable HTTP endpoint.
@@ -71,6 +73,11 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 	// A client of the stateless era names it in MCP-Protocol-Version on
 	// every request (and in _meta, which must match; mcp-go checks that).
 	if modernHeader(r) {
+		if env.hasID() && winkserver.TaskMessage(body) {
+			// mcp-go's handler knows nothing of the server's tasks.
+			writeJSON(w, http.StatusOK, h.dispatch(r.Context(), env.ID, body))
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.modern.ServeHTTP(w, r)
 		return

@@ -80,6 +80,8 @@ func New(b *Backend, opts Options) *sections.Section {
 		// Files on disk are outside the session: a call that wrote one is
 		// never run twice.
 		Contained: b.Kind() == "memory",
+		// Searches and edits of a large tree may run long.
+		Tasks: true,
 		Setup: func(r *session.Registry) {
 			session.Provide(r, resourceKey, func(*session.Session) (*Workspace, error) {
 				return newWorkspace(b, s.maxFile)
