@@ -360,7 +360,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		Stages:                  lifecycle.Stages(),
 		ToolFilter:              lifecycle.Visible,
 		Setup:                   func(r *session.Registry) { lifecycle.Setup(r); asks.Setup(r) },
-		Consent:                 asks.Middleware(),
+		Consent:                 asks,
 		RequestStateKey:         stateKey,
 		Handlers:                hookHandlers(lifecycle),
 	})

@@ -138,6 +138,10 @@ func (s *Stage) Setup(r *session.Registry) {
 	}
 }
 
+// Asks reports whether the stage asks the user before a call of the tool
+// named tool runs; false for a nil stage.
+func (s *Stage) Asks(tool string) bool { return s != nil && s.asks[tool] }
+
 // Middleware returns the stage; nil for a nil stage.
 func (s *Stage) Middleware() tools.Middleware {
 	if s == nil {

@@ -42,7 +42,7 @@ func TestConsentStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Options{Name: "t", Version: "1", Tree: tree,
-		Policies: []policy.Policy{denyError{}}, Consent: st.Middleware(), Setup: st.Setup,
+		Policies: []policy.Policy{denyError{}}, Consent: st, Setup: st.Setup,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ type Options struct {
 	// Consent, when set, is the consent stage: it runs after the
 	// policies, before the retry slot and the transaction (see package
 	// consent).
-	Consent tools.Middleware
+	Consent Consent
 	// RequestStateKey signs the requestState of the calls that ask a
 	// client of the 2026-07-28 era for input (see tools.Client); replicas
 	// that serve one client must share it. Nil means a random key, good
@@ -117,6 +117,16 @@ type Server struct {
 	overruns   overruns
 	stateKey   []byte // signs requestStates (input.go)
 	tasks      *tasks
+	consent    Consent // or nil
+}
+
+// Consent is a consent stage (package consent): its middleware, and
+// whether it asks the user before a call of the named tool. A call it asks
+// about does not become a task the server chose for a 2026-07-28 client,
+// which answers the question by calling again (input_required).
+type Consent interface {
+	Middleware() tools.Middleware
+	Asks(tool string) bool
 }
 
 // New builds the server: it sets up the sections' session state, registers
@@ -136,6 +146,7 @@ func New(opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	s := &Server{
+		consent:  opts.Consent,
 		tree:     opts.Tree,
 		registry: session.NewRegistry(),
 		logger:   opts.Logger,

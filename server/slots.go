@@ -51,7 +51,7 @@ func (s *Server) pipeline(opts Options) (tools.Handler, error) {
 			t := s.byName[name]
 			return t, s.policies[t]
 		}),
-		opts.Consent)
+		consentStage(opts.Consent))
 	slot(tools.SlotRetry)
 	add(transaction)
 	slot(tools.SlotExecute)
@@ -74,4 +74,12 @@ func contained(mw tools.Middleware) tools.Middleware {
 			return h(ctx, call)
 		}
 	}
+}
+
+// consentStage is c's middleware, or nil without c.
+func consentStage(c Consent) tools.Middleware {
+	if c == nil {
+		return nil
+	}
+	return c.Middleware()
 }

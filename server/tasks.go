@@ -350,7 +350,9 @@ func (s *Server) startTask(ctx context.Context, t *tools.Tool, tr *taskRequest, 
 	case !s.tree.Owner(t).Tasks && tr.asked:
 		tr.refused = &mcp.JSONRPCErrorDetails{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf("Tool '%s' does not run as a task.", t.Name())}
 		return &mcp.CallToolResult{}, true
-	case !s.tree.Owner(t).Tasks:
+	case !s.tree.Owner(t).Tasks, !tr.asked && s.consent != nil && s.consent.Asks(t.Name()):
+		// A call the consent stage asks about is not made a task unasked:
+		// a 2026-07-28 client answers the question by calling again.
 		return nil, false
 	}
 	u, err := s.sessions.forRequest(ctx, handle, n)

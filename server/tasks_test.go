@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/wink-mcp/wink-mcp/consent"
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/sections"
@@ -510,5 +511,37 @@ func TestTaskAnonymous(t *testing.T) {
 		if len(tasks.Tasks) != tc.want {
 			t.Errorf("tasks/list on %s: %+v, want %d", tc.c.c.SessionID(), tasks.Tasks, tc.want)
 		}
+	}
+}
+
+// TestTaskNotForConsent: a call the consent stage asks about is not made a
+// task for a 2026-07-28 client that declares the extension: it is answered
+// input_required, so that the client can bring the user's answer.
+func TestTaskNotForConsent(t *testing.T) {
+	tree, err := sections.NewTree(taskSection(false, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := consent.New(consent.Config{Enabled: true, Tools: []string{"tally_add"}}, tree.Tools(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, Store: store.NewMemory(store.Options{}),
+		Consent: st, Setup: st.Setup, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c := newTaskClient(t, srv, "", "alice")
+	meta := modern(map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
+		"extensions":  map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+		"elicitation": map[string]any{},
+	}})
+	var got struct {
+		ResultType string `json:"resultType"`
+	}
+	c.must("tools/call", map[string]any{"name": "tally_add", "arguments": map[string]any{"by": 3}, "_meta": meta}, &got)
+	if got.ResultType != "input_required" {
+		t.Errorf("resultType %q, want input_required", got.ResultType)
 	}
 }
