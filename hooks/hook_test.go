@@ -174,7 +174,8 @@ func TestBuiltinFilter(t *testing.T) {
 
 // TestFlags: flags turn stages and tools on or off by principal and by
 // session, the last matching flag deciding; a tool turned off is hidden
-// from the principal's tools/list and refused with the reason.
+// from the tools/list of the principal, or of the session, and refused
+// with the reason.
 func TestFlags(t *testing.T) {
 	var r recorder
 	cfg := Config{
@@ -206,7 +207,7 @@ func TestFlags(t *testing.T) {
 		{"hook on for a scope", as("carol", "admin"), "s5", "p_read", []string{"note", "extra"}, "", true},
 		{"session", server.WithSessionName(as("alice"), "ci-7"), "c7", "p_read2", []string{}, "", true},
 		{"tool off for everyone", as("alice"), "s9", "p_big", nil, "Not authorised to call 'p_big': it is turned off for everyone.", false},
-		{"tool off for a session", server.WithSessionName(as("alice"), "ci-8"), "c8", "p_read", nil, "Not authorised to call 'p_read': it is turned off for session ci-8.", true},
+		{"tool off for a session", server.WithSessionName(as("alice"), "ci-8"), "c8", "p_read", nil, "Not authorised to call 'p_read': it is turned off for session ci-8.", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -501,16 +501,16 @@ func compilePattern(expr string) (*regexp.Regexp, string) {
 	return re, ""
 }
 
-// Visible reports whether the client of ctx may call t, for hiding the
-// tools it may not from its tools/list (server.Options.ToolFilter): the
-// allow and deny lists, and the flags of the client's principal (not
-// those of a session: a tools/list names none).
-func (h *Hooks) Visible(ctx context.Context, t *tools.Tool) bool {
+// Visible reports whether the client of ctx may call t in the session
+// named session ("" for none yet), for hiding the tools it may not from
+// its tools/list (server.Options.ToolFilter): the allow and deny lists,
+// and the flags of the client's principal and of the session.
+func (h *Hooks) Visible(ctx context.Context, t *tools.Tool, session string) bool {
 	if !h.authorise {
 		return true
 	}
 	id, _ := identity.From(ctx)
-	return h.refusal(t, caller{id: id}) == ""
+	return h.refusal(t, caller{id: id, session: session}) == ""
 }
 
 // MetricsHandler serves the metrics in the Prometheus text format, for the

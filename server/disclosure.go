@@ -16,7 +16,7 @@ import (
 // are registered like any other, so that a call of one reaches the
 // pipeline, where disclose answers it with sections.ClosedMessage until its
 // session has opened the section; tools/list leaves them out for such a
-// session (hideClosed). A successful open_section tells the session's
+// session (listed). A successful open_section tells the session's
 // clients that the list changed (toolsChanged): notifications/tools/list_changed
 // to each connection whose session it is, and to each 2026-07-28 client
 // listening (subscriptions/listen, for toolsListChanged) with the session's
@@ -44,14 +44,19 @@ func (s *Server) disclose(next tools.Handler) tools.Handler {
 	}
 }
 
-// hideClosed removes from a tools/list result the tools that closed
-// sections hide from the request's session (Sessions.peek).
-func (s *Server) hideClosed(ctx context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+// listed removes from a tools/list result the tools hidden from the
+// request's session (Sessions.peek): those of the sections it has not
+// opened, and those Options.ToolFilter reports false for.
+func (s *Server) listed(ctx context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 	sess, release := s.sessions.peek(ctx, metaSession(req.Params.Meta))
 	defer release()
+	var h string
+	if sess != nil {
+		h = sess.ID()
+	}
 	res.Tools = slices.DeleteFunc(res.Tools, func(mt mcp.Tool) bool {
 		t := s.byName[mt.Name]
-		return t != nil && s.tree.Hides(t, sess) != nil
+		return t != nil && (s.tree.Hides(t, sess) != nil || s.toolFilter != nil && !s.toolFilter(ctx, t, h))
 	})
 }
 

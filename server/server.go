@@ -76,9 +76,11 @@ type Options struct {
 	RequestStateKey []byte
 	// ToolFilter, when set, hides from a client's tools/list every tool
 	// it reports false for; ctx is the request's (it carries the
-	// client's identity). It refuses no call: a stage in a slot does
-	// that, with an error result (see package hooks, Authorise).
-	ToolFilter func(ctx context.Context, t *tools.Tool) bool
+	// client's identity), and session the handle of the session the list
+	// is for ("" before the client has one). It refuses no call: a stage
+	// in a slot does that, with an error result (see package hooks,
+	// Authorise).
+	ToolFilter func(ctx context.Context, t *tools.Tool, session string) bool
 	// Handlers are HTTP handlers by path that components of the server
 	// offer besides MCP, such as "/metrics"; an HTTP transport mounts
 	// Server.Handlers. Over stdio they are unused.
@@ -117,7 +119,8 @@ type Server struct {
 	overruns   overruns
 	stateKey   []byte // signs requestStates (input.go)
 	tasks      *tasks
-	consent    Consent // or nil
+	consent    Consent                                                       // or nil
+	toolFilter func(ctx context.Context, t *tools.Tool, session string) bool // or nil
 }
 
 // Consent is a consent stage (package consent): its middleware, and
@@ -190,21 +193,16 @@ func New(opts Options) (*Server, error) {
 		final, _ := ctx.Value(endedKey{}).(bool)
 		s.sessions.End(cs.SessionID(), final)
 	})
-	if opts.ToolFilter != nil {
-		// Not mcp-go's WithToolFilter: it also refuses hidden tools at call
-		// time, as an unknown tool (JSON-RPC -32602), before the pipeline
-		// runs; a refusal must be an error result that says why, and be
-		// recorded and audited like any other failed call.
-		hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
-			res.Tools = slices.DeleteFunc(res.Tools, func(mt mcp.Tool) bool {
-				t := s.byName[mt.Name]
-				return t != nil && !opts.ToolFilter(ctx, t)
-			})
-		})
-	}
+	// Not mcp-go's WithToolFilter: it also refuses hidden tools at call
+	// time, as an unknown tool (JSON-RPC -32602), before the pipeline
+	// runs; a refusal must be an error result that says why, and be
+	// recorded and audited like any other failed call.
+	s.toolFilter = opts.ToolFilter
 	disclosing := opts.Tree.Opener() != nil
+	if disclosing || opts.ToolFilter != nil {
+		hooks.AddAfterListTools(s.listed)
+	}
 	if disclosing {
-		hooks.AddAfterListTools(s.hideClosed)
 		hooks.AddBeforeSubscriptionsListen(s.sessions.listen)
 		hooks.AddAfterSubscriptionsListen(func(ctx context.Context, _ any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
 			s.sessions.unlisten(ctx)

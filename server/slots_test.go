@@ -137,7 +137,7 @@ func TestStageControlSignals(t *testing.T) {
 
 func TestToolFilterHidesFromList(t *testing.T) {
 	type key struct{}
-	h := newSlotHarness(t, server.Options{ToolFilter: func(ctx context.Context, tl *tools.Tool) bool {
+	h := newSlotHarness(t, server.Options{ToolFilter: func(ctx context.Context, tl *tools.Tool, _ string) bool {
 		return ctx.Value(key{}) != nil || tl.Name() != "probe_add"
 	}})
 	cs := h.client("s")

@@ -37,7 +37,7 @@ func TestBearerIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := winkserver.New(winkserver.Options{Name: "t", Version: "1", Tree: tree, Logger: slog.New(slog.DiscardHandler),
-		ToolFilter: func(ctx context.Context, tl *tools.Tool) bool {
+		ToolFilter: func(ctx context.Context, tl *tools.Tool, _ string) bool {
 			who, _ := identity.From(ctx)
 			return tl.Name() != "secret" || who.HasScope("admin")
 		}})
