@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -102,12 +103,11 @@ func OpenDisk(dir, stateDir string, logger *slog.Logger) (*Backend, error) {
 }
 
 // checkStateDir makes dir if it is missing and checks that files can be
-// made in it.
+// made in it. It makes its probe as the locks and journals are made
+// (createInStateDir), which make dir again when another process, closing,
+// removed it empty meanwhile.
 func checkStateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "probe-*")
+	f, err := createInStateDir(filepath.Join(dir, "probe-"+rand.Text()), os.O_RDWR|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return err
 	}
