@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -42,37 +41,13 @@ func metaDryRun(meta map[string]any) (bool, error) {
 // errDryRun makes Tx.Apply undo what the commit hooks of a dry run did.
 var errDryRun = errors.New("dry run")
 
-// dryRun runs the rest of the pipeline in a transaction that is always
-// restored, never committed: the handler, then the policies' OnResult
-// (which may still refuse the call). A successful outcome says that it was
-// a dry run and carries what the call would have changed, the Diff of the
-// session's state slices and files, as an extra text block and in its
-// _meta under MetaDryRun.
-func dryRun(ctx context.Context, call *tools.Call, next tools.Handler) (out *tools.Outcome) {
-	begin := call.Session.Begin
-	if call.Tool.Annotations().ReadOnly {
-		begin = call.Session.BeginRead
-	}
-	tx, err := begin()
-	if err != nil {
-		return failed(call, tools.ClassError, err)
-	}
-	call.Tx = tx
-	defer func() {
-		if p := recover(); p != nil {
-			out = tools.Panicked(call, p)
-		}
-		if err := tx.Rollback(); err != nil {
-			call.Logger.Error("restoring the session after a dry run failed", "err", err)
-		}
-	}()
-	out = next(ctx, call)
-	if err := ctx.Err(); err != nil {
-		return interrupted(call, err)
-	}
-	if !out.Success {
-		return out
-	}
+// dryRun returns the outcome of a dry run that succeeded, out, in the
+// transaction tx that the transaction stage restores: the policies'
+// OnResult run (and may still refuse the call), and undone with the rest,
+// and the outcome says that it was a dry run and carries what the call
+// would have changed, the Diff of the session's state slices and files,
+// as an extra text block and in its _meta under MetaDryRun.
+func dryRun(call *tools.Call, tx *session.Tx, out *tools.Outcome) *tools.Outcome {
 	d, err := diffOf(call.Session, tx)
 	if err != nil {
 		return failed(call, tools.ClassError, fmt.Errorf("describing the dry run's changes: %w", err))

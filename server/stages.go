@@ -245,12 +245,10 @@ func (o *overruns) serialise(next tools.Handler) tools.Handler {
 // when it succeeded (after the commit hooks, then the store's commit,
 // applied together, either of which may still fail the call) or restores
 // otherwise: after a failure result, a Go error, a panic, an expired
-// deadline or a cancellation alike. A dry run is always restored (dryRun).
+// deadline or a cancellation alike. A dry run is always restored, and its
+// outcome says what it would have changed (dryRun).
 func transaction(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
-		if call.DryRun {
-			return dryRun(ctx, call, next)
-		}
 		begin := call.Session.Begin
 		if call.Tool.Annotations().ReadOnly {
 			begin = call.Session.BeginRead
@@ -264,7 +262,7 @@ func transaction(next tools.Handler) tools.Handler {
 			if p := recover(); p != nil {
 				out = tools.Panicked(call, p)
 			}
-			if out.Success {
+			if out.Success && !call.DryRun {
 				tx.Commit()
 				return
 			}
@@ -281,7 +279,10 @@ func transaction(next tools.Handler) tools.Handler {
 			}
 			return o
 		}
-		if out.Success {
+		switch {
+		case out.Success && call.DryRun:
+			out = dryRun(call, tx, out)
+		case out.Success:
 			// A failure here replaces the outcome, and the call is
 			// restored like any that failed.
 			_ = tx.Apply(func() error {
