@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -271,6 +272,11 @@ func readTaskRequest(params json.RawMessage) *taskRequest {
 	return tr
 }
 
+// mayTask reports whether msg may concern tasks: a task method, a call that
+// asks for a task or whose client declares the tasks extension. Each
+// names "task" somewhere; a message that does not is passed on unparsed.
+func mayTask(msg json.RawMessage) bool { return bytes.Contains(msg, []byte("task")) }
+
 // servers maps each mcp-go server to the Server it serves, for
 // HandleMessage to find the tasks.
 var servers sync.Map // *mcpserver.MCPServer → *Server
@@ -280,7 +286,7 @@ var servers sync.Map // *mcpserver.MCPServer → *Server
 // replaced by the task's.
 func serveTasks(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessage, handle func(context.Context, *mcpserver.MCPServer, json.RawMessage) mcp.JSONRPCMessage) mcp.JSONRPCMessage {
 	v, ok := servers.Load(srv)
-	if !ok {
+	if !ok || !mayTask(msg) {
 		return handle(ctx, srv, msg)
 	}
 	s := v.(*Server)
@@ -315,6 +321,9 @@ func serveTasks(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessa
 // 2026-07-28 requests to mcp-go's own handler (its stateless Streamable
 // HTTP) hands these to HandleMessage instead.
 func TaskMessage(msg json.RawMessage) bool {
+	if !mayTask(msg) {
+		return false
+	}
 	var req struct {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
