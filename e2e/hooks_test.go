@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wink-mcp/wink-mcp/identity"
 )
@@ -16,7 +19,8 @@ import (
 // planning section's reminder of pending steps for some tools, placed by
 // priority after the deadline reminder; turns a tool off for the local
 // user, the stdio client's principal; and turns the reminder off for the
-// sessions named ci-*.
+// sessions named ci-*. The official Go SDK in its default mode, a client
+// of the 2026-07-28 era, sees the same.
 func TestHookModel(t *testing.T) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "wink.yaml")
@@ -95,5 +99,24 @@ hooks:
 	r := decodeToolResult(t, ci.call(1, "tools/call", callTool("planning_setup_plan", map[string]any{"objective": "CI", "initial_steps": []string{"a"}})))
 	if r.IsError || len(r.Content) != 2 || !strings.HasPrefix(r.Content[1].Text, "5 minutes to the deadline (") {
 		t.Errorf("in session ci-1: %+v, want the deadline reminder alone", r.Content)
+	}
+
+	// The official Go SDK, 2026-07-28: the tool is not listed and is
+	// refused, and the reminders follow a result.
+	cmd := exec.Command(binary, "--config", config, "--store", "memory")
+	cmd.Dir = dir
+	sdk := connectSDK(t, &mcp.CommandTransport{Command: cmd}, "")
+	tl, err := sdk.cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(tl.Tools, func(tool *mcp.Tool) bool { return tool.Name == "planning_add_step" }) {
+		t.Error("the Go SDK lists planning_add_step, turned off")
+	}
+	if r := sdk.call(t, "planning_add_step", map[string]any{"steps": []string{"c"}}); !r.IsError || !strings.HasPrefix(r.text(), "Not authorised to call 'planning_add_step'") {
+		t.Errorf("the Go SDK, a tool turned off: %+v", r)
+	}
+	if r := sdk.call(t, "planning_setup_plan", map[string]any{"objective": "Ship", "initial_steps": []string{"a", "b"}}); len(r.Content) != 3 || !strings.HasPrefix(r.Content[2].Text, "The plan has 2 pending steps.") {
+		t.Errorf("the Go SDK, both reminders: %+v", r.Content)
 	}
 }
