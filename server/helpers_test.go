@@ -31,7 +31,7 @@ type poisoned struct{}
 // release unblocks probe_block calls.
 var release = make(chan struct{})
 
-// hear unblocks probe_deaf calls, which nothing else does.
+// hear unblocks a probe_deaf call, which nothing else does.
 var hear = make(chan struct{})
 
 type byParams struct {

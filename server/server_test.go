@@ -158,7 +158,7 @@ func TestOverrunningCall(t *testing.T) {
 		!strings.Contains(r.Text(), " of 'probe_deaf', which overran its deadline by ") {
 		t.Fatalf("got %q", r.Text())
 	}
-	close(hear)
+	hear <- struct{}{}
 	for i := 0; ; i++ {
 		r = cs.Call(ctx, "probe_add", map[string]any{"by": 1}, nil)
 		if !r.IsError {
