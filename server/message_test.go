@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -75,5 +76,26 @@ func TestHandleMessage(t *testing.T) {
 				t.Errorf("got %s, want %q", b, tc.text)
 			}
 		})
+	}
+}
+
+// TestCancelledBeforeItsSession: a call cancelled while its session is
+// being started, or before, is answered as cancelled, not as a failure of
+// the session store.
+func TestCancelledBeforeItsSession(t *testing.T) {
+	srv := newReplica(t, store.NewMemory(store.Options{}), countingSection(false, nil), nil)
+	meta, err := json.Marshal(modern(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1},"_meta":` + string(meta) + `}}`
+	b, err := json.Marshal(server.HandleMessage(ctx, srv.MCP(), json.RawMessage(msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"text":"Tool 'tally_add' was cancelled."`) || !strings.Contains(string(b), `"isError":true`) {
+		t.Errorf("got %s", b)
 	}
 }

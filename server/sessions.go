@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/wink-mcp/wink-mcp/identity"
@@ -61,6 +62,24 @@ func sessionMessage(err error) string {
 		return TooManySessionsMessage
 	}
 	return ""
+}
+
+// sessionFailed is the result of a call of t whose session could not be
+// found or started: err says why, which may be that the call was
+// cancelled or ran out of time meanwhile.
+func (s *Server) sessionFailed(t *tools.Tool, err error) *mcp.CallToolResult {
+	msg := sessionMessage(err)
+	switch {
+	case msg != "":
+	case errors.Is(err, context.Canceled):
+		msg = fmt.Sprintf("Tool '%s' was cancelled.", t.Name())
+	case errors.Is(err, context.DeadlineExceeded):
+		msg = fmt.Sprintf("Deadline expired before executing tool '%s'.", t.Name())
+	default:
+		s.logger.Error("creating a session failed", "err", err)
+		msg = fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())
+	}
+	return mcp.NewToolResultError(msg)
 }
 
 // validHandle reports whether h has the shape of a handle: a name the

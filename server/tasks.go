@@ -595,17 +595,6 @@ func (m *Sessions) snapshot(ctx context.Context, h string) (use, error) {
 	}, nil
 }
 
-// sessionFailed is the result of a call of t whose session could not be
-// found or started.
-func (s *Server) sessionFailed(t *tools.Tool, err error) *mcp.CallToolResult {
-	msg := sessionMessage(err)
-	if msg == "" {
-		s.logger.Error("creating a session failed", "err", err)
-		msg = fmt.Sprintf("Tool '%s' failed: session unavailable", t.Name())
-	}
-	return mcp.NewToolResultError(msg)
-}
-
 // taskSupport registers the hooks that tell clients which tools may run as
 // tasks, and returns the options that declare task support: the tasks
 // capability in the answer to initialize (2025-11-25), the tasks extension
