@@ -35,6 +35,12 @@ func (c *client) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest
 	if err != nil {
 		return nil, err
 	}
+	return DecodeSamplingResult(raw)
+}
+
+// DecodeSamplingResult decodes a client's answer to sampling/createMessage,
+// its content into the content type it names.
+func DecodeSamplingResult(raw json.RawMessage) (*mcp.CreateMessageResult, error) {
 	var res mcp.CreateMessageResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("decode sampling result: %w", err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	winkserver "github.com/wink-mcp/wink-mcp/server"
 )
 
 // caller sends a request to the client and waits for the raw result.
@@ -27,16 +29,7 @@ func (r clientRequests) RequestSampling(ctx context.Context, req mcp.CreateMessa
 	if err != nil {
 		return nil, err
 	}
-	var res mcp.CreateMessageResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode sampling result: %w", err)
-	}
-	content, err := mcp.ParseSamplingContent(res.Content)
-	if err != nil {
-		return nil, fmt.Errorf("parse sampling result content: %w", err)
-	}
-	res.Content = content
-	return &res, nil
+	return winkserver.DecodeSamplingResult(raw)
 }
 
 // RequestElicitation asks the client to elicit input from the user and
