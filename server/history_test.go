@@ -249,11 +249,11 @@ func TestDryRunStartsNoSession(t *testing.T) {
 	}
 }
 
-// TestRestoreRefusedPastRetention: a checkpoint older than the commits the
-// history keeps cannot be restored once a commit dropped from it changed
-// files on disk: those files could not be put back.
-func TestRestoreRefusedPastRetention(t *testing.T) {
-	ctx := context.Background()
+// newDiskHistoryServer returns a server of the probe section, a disk
+// workspace without read before write and the history section keeping
+// retention commits, and the workspace's directory.
+func newDiskHistoryServer(t *testing.T, retention int) (*server.Server, string) {
+	t.Helper()
 	dir := t.TempDir()
 	b, err := workspace.OpenDisk(dir, t.TempDir(), nil)
 	if err != nil {
@@ -264,11 +264,20 @@ func TestRestoreRefusedPastRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, History: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, History: retention, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	return srv, dir
+}
+
+// TestRestoreRefusedPastRetention: a checkpoint older than the commits the
+// history keeps cannot be restored once a commit dropped from it changed
+// files on disk: those files could not be put back.
+func TestRestoreRefusedPastRetention(t *testing.T) {
+	ctx := context.Background()
+	srv, dir := newDiskHistoryServer(t, 2)
 	c := mcptest.NewClient(t, srv.MCP(), "c")
 	for _, step := range []struct {
 		tool string
@@ -301,21 +310,7 @@ func TestRestoreRefusedPastRetention(t *testing.T) {
 // sweep of the session's blobs.
 func TestUndoLargeFileOnDisk(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	b, err := workspace.OpenDisk(dir, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	tree, err := sections.NewTree(workspace.New(b, workspace.Options{NoReadBeforeWrite: true}), server.HistorySection())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, History: 40, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, dir := newDiskHistoryServer(t, 40)
 	c := mcptest.NewClient(t, srv.MCP(), "c")
 	big := func(n int) string { return strings.Repeat(fmt.Sprintf("line %d of a large file\n", n), 30000) } // about 750 KB
 	write := func(n int) {
