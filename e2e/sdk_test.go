@@ -21,6 +21,13 @@ type sdkClient struct {
 
 func (c sdkClient) call(t testing.TB, tool string, args map[string]any) result {
 	t.Helper()
+	r, _ := c.callRaw(t, tool, args)
+	return r
+}
+
+// callRaw is call, also returning the result as the SDK gives it, in JSON.
+func (c sdkClient) callRaw(t testing.TB, tool string, args map[string]any) (result, json.RawMessage) {
+	t.Helper()
 	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
@@ -33,7 +40,7 @@ func (c sdkClient) call(t testing.TB, tool string, args map[string]any) result {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return r, raw
 }
 
 // connectSDK connects a go-sdk client over t, in its default mode or

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io/fs"
@@ -85,18 +84,7 @@ func TestWorkspaceToolsetOnDisk(t *testing.T) {
 		c := connectSDK(t, &mcp.CommandTransport{Command: cmd}, "")
 		checkToolset(t, dir, state, func(name string, args map[string]any) (string, bool, json.RawMessage) {
 			t.Helper()
-			res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			raw, err := json.Marshal(res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r result
-			if err := json.Unmarshal(raw, &r); err != nil {
-				t.Fatal(err)
-			}
+			r, raw := c.callRaw(t, name, args)
 			return r.text(), r.IsError, raw
 		})
 	})
