@@ -3,9 +3,10 @@
 //
 // It registers two tools and nothing else: no input validation, no
 // middleware, no hooks. The echo tool returns its "text" argument, and the
-// setup_plan tool builds a small in-memory plan and returns its text
-// rendering, so that a load run can compare both the bare protocol cost and
-// the cost of comparable work.
+// setup_plan tool builds a small in-memory plan, kept per session (one over
+// stdio, one per Mcp-Session-Id over HTTP), and returns its text rendering,
+// so that a load run can compare both the bare protocol cost and the cost
+// of comparable work.
 //
 // Usage:
 //
@@ -66,22 +67,22 @@ func (p *plan) render() string {
 	return b.String()
 }
 
-// planStore holds the current plan behind a mutex.
+// planStore holds the current plan of each session behind a mutex.
 type planStore struct {
 	mu      sync.Mutex
-	current *plan
+	current map[string]*plan // by session ID
 }
 
-// setup replaces the current plan with a new active plan whose steps are
-// all pending, and returns its rendering.
-func (s *planStore) setup(objective string, steps []string) string {
+// setup replaces the current plan of session id with a new active plan
+// whose steps are all pending, and returns its rendering.
+func (s *planStore) setup(id, objective string, steps []string) string {
 	p := &plan{objective: objective, status: "active", steps: make([]step, len(steps))}
 	for i, title := range steps {
 		p.steps[i] = step{number: i + 1, status: "pending", title: title}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.current = p
+	s.current[id] = p
 	return p.render()
 }
 
@@ -99,15 +100,19 @@ func newServer() *server.MCPServer {
 		},
 	)
 
-	store := &planStore{}
+	store := &planStore{current: map[string]*plan{}}
 	s.AddTool(
 		mcp.NewTool("setup_plan",
 			mcp.WithDescription("Create a plan with an objective and pending steps, and return it."),
 			mcp.WithString("objective", mcp.Required(), mcp.Description("What the plan is for.")),
 			mcp.WithArray("initial_steps", mcp.WithStringItems(), mcp.Description("Titles of the initial steps.")),
 		),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			text := store.setup(req.GetString("objective", ""), req.GetStringSlice("initial_steps", nil))
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			id := ""
+			if cs := server.ClientSessionFromContext(ctx); cs != nil {
+				id = cs.SessionID()
+			}
+			text := store.setup(id, req.GetString("objective", ""), req.GetStringSlice("initial_steps", nil))
 			return mcp.NewToolResultText(text), nil
 		},
 	)

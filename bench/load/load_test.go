@@ -178,3 +178,20 @@ func TestStatistics(t *testing.T) {
 		t.Errorf("median of 4 = %v, want 2.5", got)
 	}
 }
+
+func TestTemplate(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		want   []string
+	}{
+		{`{"a":"x"}`, []string{`{"a":"x"}`, `{"a":"x"}`}},
+		{`{"a":"x {{n}}","b":"{{n}}"}`, []string{`{"a":"x 0","b":"0"}`, `{"a":"x 1","b":"1"}`, `{"a":"x 2","b":"2"}`}},
+	} {
+		tp := newTemplate([]byte(tc.params))
+		for _, want := range tc.want {
+			if got := string(tp.next()); got != want {
+				t.Errorf("%s: next() = %s, want %s", tc.params, got, want)
+			}
+		}
+	}
+}

@@ -30,6 +30,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -230,7 +231,7 @@ func measureAll(ctx context.Context, cfg config) ([][][]sample, error) {
 // measure starts a fresh server for s, warms it up and measures cfg.calls
 // calls with c in flight.
 func measure(ctx context.Context, cfg config, s *side, c int) (sample, error) {
-	params := mcpc.Params(s.tool, s.args, false)
+	params := newTemplate(mcpc.Params(s.tool, s.args, false))
 	srv, err := open(ctx, cfg.transport, s, cfg.sessions)
 	defer srv.close()
 	if err != nil {
@@ -259,7 +260,7 @@ func measure(ctx context.Context, cfg config, s *side, c int) (sample, error) {
 // worker i on clients[i mod len(clients)], each making one call after
 // another. It returns each call's latency and the time all took, or the
 // first failure.
-func calls(ctx context.Context, clients []mcpc.Client, params json.RawMessage, c, n int) ([]time.Duration, time.Duration, error) {
+func calls(ctx context.Context, clients []mcpc.Client, params *template, c, n int) ([]time.Duration, time.Duration, error) {
 	lat := make([]time.Duration, n)
 	var next atomic.Int64
 	g, ctx := errgroup.WithContext(ctx)
@@ -268,8 +269,9 @@ func calls(ctx context.Context, clients []mcpc.Client, params json.RawMessage, c
 		cl := clients[w%len(clients)]
 		g.Go(func() error {
 			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				p := params.next()
 				start := time.Now()
-				if _, err := mcpc.ToolCall(ctx, cl, params); err != nil {
+				if _, err := mcpc.ToolCall(ctx, cl, p); err != nil {
 					return err
 				}
 				lat[i] = time.Since(start)
@@ -279,6 +281,29 @@ func calls(ctx context.Context, clients []mcpc.Client, params json.RawMessage, c
 	}
 	err := g.Wait()
 	return lat, time.Since(t0), err
+}
+
+// template is the params of a call, in which every {{n}} is replaced by
+// the number of the call.
+type template struct {
+	parts [][]byte // the params split at each {{n}}
+	n     atomic.Int64
+}
+
+// placeholder is what a call's number replaces in its arguments.
+const placeholder = "{{n}}"
+
+func newTemplate(params json.RawMessage) *template {
+	return &template{parts: bytes.Split(params, []byte(placeholder))}
+}
+
+// next returns the params of the next call.
+func (t *template) next() json.RawMessage {
+	if len(t.parts) == 1 {
+		return t.parts[0]
+	}
+	n := strconv.AppendInt(nil, t.n.Add(1)-1, 10)
+	return bytes.Join(t.parts, n)
 }
 
 // report prints a table per level: each side's medians over rounds.
