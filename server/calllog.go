@@ -21,20 +21,26 @@ import (
 // Nothing of a call stays in this process's memory once its record is
 // appended.
 //
-// Appending is off the call's path: add queues the record and returns, and
-// one goroutine per session with records queued appends them in the order
-// they were queued, then ends. The records queued in all sessions take at
-// most maxQueued bytes; add waits for room rather than drop one. A record
-// the store refuses is logged (Warn) and lost: its call has been answered.
-// Reads (read, summaries, find) first wait for the records this process
-// queued for the session, so that a client reads its own calls; another
-// replica may show a call a moment later.
+// Appending is off the call's path, and batched: add queues the record and
+// returns; the first record queued for a session starts a goroutine that
+// waits up to logLinger for more, then appends every record queued for
+// the session in one write (store.Store.AppendLog, up to maxBatch bytes a
+// write), and goes on until the queue is empty, then ends. A session that
+// makes many calls costs the store a write every logLinger, not one a
+// call. The records queued in all sessions take at most maxQueued bytes;
+// add waits for room rather than drop one, and has the queues appended at
+// once meanwhile. A record the store refuses is logged (Warn) and lost:
+// its call has been answered.
+// Reads (read, summaries, find) first have the records this process
+// queued for the session appended, and wait for them, so that a client
+// reads its own calls; another replica may show a call a moment later.
 type callLog struct {
 	store  store.Store
 	logger *slog.Logger
 	ctx    context.Context // of the appends, cancelled when closing takes too long
 	stop   context.CancelFunc
 	wait   time.Duration // how long close waits for the store: closeWait
+	linger time.Duration // how long a record waits for others: logLinger
 
 	mu     sync.Mutex
 	room   *sync.Cond // signalled when queued falls or the log closes
@@ -47,12 +53,20 @@ type callLog struct {
 // logQueue holds the records of one session waiting to be appended.
 type logQueue struct {
 	records [][]byte
+	now     chan struct{} // a token: append without waiting for more
 	done    chan struct{} // closed when the queue is empty and its goroutine has ended
 }
 
 const (
 	// maxQueued bounds the bytes of the records waiting to be appended.
 	maxQueued = 8 << 20
+	// maxBatch bounds the bytes of the records appended in one write,
+	// beyond the first.
+	maxBatch = 64 << 10
+	// logLinger is how long the first record queued for a session waits
+	// for others to be appended with it. A kill -9 loses the records
+	// queued, so at most the calls of that long before it.
+	logLinger = 20 * time.Millisecond
 	// closeWait is how long close waits for the store to take the records
 	// queued before it gives up on them.
 	closeWait = 10 * time.Second
@@ -60,7 +74,7 @@ const (
 
 func newCallLog(st store.Store, logger *slog.Logger) *callLog {
 	ctx, stop := context.WithCancel(context.Background())
-	l := &callLog{store: st, logger: logger, ctx: ctx, stop: stop, wait: closeWait, queues: map[string]*logQueue{}}
+	l := &callLog{store: st, logger: logger, ctx: ctx, stop: stop, wait: closeWait, linger: logLinger, queues: map[string]*logQueue{}}
 	l.room = sync.NewCond(&l.mu)
 	return l
 }
@@ -75,6 +89,9 @@ func (l *callLog) add(h string, ev *session.ToolInvoked) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.queued > 0 && l.queued+len(rec) > maxQueued && !l.closed {
+		for _, q := range l.queues {
+			q.hurry()
+		}
 		l.room.Wait()
 	}
 	if l.closed {
@@ -83,7 +100,7 @@ func (l *callLog) add(h string, ev *session.ToolInvoked) {
 	}
 	q := l.queues[h]
 	if q == nil {
-		q = &logQueue{done: make(chan struct{})}
+		q = &logQueue{now: make(chan struct{}, 1), done: make(chan struct{})}
 		l.queues[h] = q
 		l.wg.Add(1)
 		go l.drain(h, q)
@@ -92,19 +109,48 @@ func (l *callLog) add(h string, ev *session.ToolInvoked) {
 	l.queued += len(rec)
 }
 
-// drain appends the records of q, session h's queue, until it is empty.
+// hurry has q's records appended without waiting for more.
+func (q *logQueue) hurry() {
+	select {
+	case q.now <- struct{}{}:
+	default:
+	}
+}
+
+// drain appends the records of q, session h's queue, in batches, until it
+// is empty.
 func (l *callLog) drain(h string, q *logQueue) {
 	defer l.wg.Done()
+	t := time.NewTimer(l.linger)
+	defer t.Stop()
+	hurried := false // once hurried, the rest goes without waiting
 	l.mu.Lock()
 	for len(q.records) > 0 {
-		rec := q.records[0]
-		q.records[0] = nil // held by rec alone from here
-		q.records = q.records[1:]
 		l.mu.Unlock()
-		err := l.store.AppendLog(l.ctx, h, rec)
+		if !hurried {
+			select {
+			case <-t.C:
+			case <-q.now:
+				hurried = true
+			case <-l.ctx.Done():
+			}
+		}
 		l.mu.Lock()
-		l.queued -= len(rec)
-		lost := 1
+		n, size := 0, 0
+		for n < len(q.records) && (n == 0 || size+len(q.records[n]) <= maxBatch) {
+			size += len(q.records[n])
+			n++
+		}
+		batch := q.records[:n:n] // held by batch alone from here
+		q.records = q.records[n:]
+		if len(q.records) == 0 {
+			q.records = nil
+		}
+		l.mu.Unlock()
+		err := l.store.AppendLog(l.ctx, h, batch...)
+		l.mu.Lock()
+		l.queued -= size
+		lost := len(batch)
 		if err != nil && l.ctx.Err() != nil {
 			lost += l.discard(q) // closing, and the store does not keep up
 		}
@@ -114,6 +160,7 @@ func (l *callLog) drain(h string, q *logQueue) {
 			l.logger.Warn("appending calls to their session's log in the store failed", "session", h, "lost", lost, "err", err)
 			l.mu.Lock()
 		}
+		t.Reset(l.linger)
 	}
 	delete(l.queues, h)
 	close(q.done)
@@ -128,11 +175,12 @@ func (l *callLog) discard(q *logQueue) int {
 		l.queued -= len(rec)
 	}
 	q.records = nil
+	q.hurry()
 	return n
 }
 
 // drop discards the records queued for session h, which is being deleted,
-// and waits for the one being appended, so that the deletion removes the
+// and waits for the ones being appended, so that the deletion removes the
 // session's whole log.
 func (l *callLog) drop(h string) {
 	l.mu.Lock()
@@ -147,18 +195,31 @@ func (l *callLog) drop(h string) {
 	}
 }
 
+// flushed has the records queued for session h appended at once, and
+// waits until they are, or ctx ends.
+func (l *callLog) flushed(ctx context.Context, h string) error {
+	l.mu.Lock()
+	q := l.queues[h]
+	if q != nil {
+		q.hurry()
+	}
+	l.mu.Unlock()
+	if q == nil {
+		return nil
+	}
+	select {
+	case <-q.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // read returns the last n records of session h's log that the store
 // retains, oldest first.
 func (l *callLog) read(ctx context.Context, h string, n int) ([][]byte, error) {
-	l.mu.Lock()
-	q := l.queues[h]
-	l.mu.Unlock()
-	if q != nil {
-		select {
-		case <-q.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	if err := l.flushed(ctx, h); err != nil {
+		return nil, err
 	}
 	recs, err := l.store.ReadLog(ctx, h, n)
 	if err != nil {
@@ -214,6 +275,9 @@ func (l *callLog) find(ctx context.Context, h, id string) (string, error) {
 func (l *callLog) close() {
 	l.mu.Lock()
 	l.closed = true
+	for _, q := range l.queues {
+		q.hurry()
+	}
 	l.room.Broadcast()
 	l.mu.Unlock()
 	t := time.AfterFunc(l.wait, l.stop)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,13 +86,13 @@ func newGate() *gate {
 	return &gate{Store: store.NewMemory(store.Options{}), open: make(chan struct{})}
 }
 
-func (g *gate) AppendLog(ctx context.Context, session string, entry []byte) error {
+func (g *gate) AppendLog(ctx context.Context, session string, entries ...[]byte) error {
 	select {
 	case <-g.open:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return g.Store.AppendLog(ctx, session, entry)
+	return g.Store.AppendLog(ctx, session, entries...)
 }
 
 // logBuffer is a log sink safe for concurrent use.
@@ -187,17 +188,18 @@ func TestCallLogBackpressure(t *testing.T) {
 }
 
 // TestCallLogDrop: dropping a session's log (before the session is
-// deleted) discards its queued records and waits for the one being
+// deleted) discards its queued records and waits for those being
 // appended; other sessions keep theirs.
 func TestCallLogDrop(t *testing.T) {
 	g := newGate()
 	l := newCallLog(g, slog.New(slog.NewTextHandler(&logBuffer{}, nil)))
-	for i := range 3 {
-		l.add("gone", &session.ToolInvoked{CallID: fmt.Sprint(i)})
-	}
+	l.add("gone", &session.ToolInvoked{CallID: "0"})
 	l.add("kept", &session.ToolInvoked{CallID: "k"})
-	for l.waiting("gone") != 2 { // the first record is being appended
+	for l.waiting("gone") != 0 { // the first record is being appended
 		time.Sleep(time.Millisecond)
+	}
+	for i := 1; i < 3; i++ {
+		l.add("gone", &session.ToolInvoked{CallID: fmt.Sprint(i)})
 	}
 	dropped := make(chan struct{})
 	go func() {
@@ -253,5 +255,46 @@ func TestCallLogClose(t *testing.T) {
 	}
 	if n := l.bytesQueued(); n != 0 {
 		t.Errorf("%d bytes still counted as queued", n)
+	}
+}
+
+// counting is a store that counts its appends.
+type counting struct {
+	store.Store
+	appends atomic.Int64
+}
+
+func (c *counting) AppendLog(ctx context.Context, session string, entries ...[]byte) error {
+	c.appends.Add(1)
+	return c.Store.AppendLog(ctx, session, entries...)
+}
+
+// TestCallLogBatches: the records of calls made in quick succession reach
+// the store in a few appends, all of them, in order; a read has the
+// records queued appended at once, without waiting for more.
+func TestCallLogBatches(t *testing.T) {
+	st := &counting{Store: store.NewMemory(store.Options{})}
+	l := newCallLog(st, slog.New(slog.NewTextHandler(&logBuffer{}, nil)))
+	defer l.close()
+	l.linger = time.Hour // only a read or close appends
+	var want []string
+	for i := range 50 {
+		l.add("s", &session.ToolInvoked{CallID: fmt.Sprint(i)})
+		want = append(want, fmt.Sprint(i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	recs, err := l.read(ctx, "s", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 50 {
+		t.Fatalf("read %d records, want 50", len(recs))
+	}
+	if got := callIDs(t, st, "s"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("appended %v, want %v", got, want)
+	}
+	if n := st.appends.Load(); n != 1 {
+		t.Errorf("50 records took %d appends, want 1", n)
 	}
 }

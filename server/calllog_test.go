@@ -75,7 +75,7 @@ func TestCallLogOutlivesTheProcess(t *testing.T) {
 // unlogged is a store that refuses every call log entry.
 type unlogged struct{ store.Store }
 
-func (unlogged) AppendLog(context.Context, string, []byte) error { return store.ErrUnavailable }
+func (unlogged) AppendLog(context.Context, string, ...[]byte) error { return store.ErrUnavailable }
 
 // TestCallLogAppendFails: a store that refuses the call's record fails
 // no call; the loss is logged as a warning.

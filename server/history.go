@@ -143,9 +143,9 @@ func (m *Sessions) storedHistory(ctx context.Context, h string) (*historyDoc, er
 	if err != nil {
 		return nil, err
 	}
-	var hd head
-	if err := json.Unmarshal(sh.Data, &hd); err != nil {
-		return nil, fmt.Errorf("session %s: reading its head: %w", h, err)
+	hd, err := readHead(h, sh.Data)
+	if err != nil {
+		return nil, err
 	}
 	return m.readHistory(ctx, h, hd.History)
 }
@@ -180,10 +180,14 @@ func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, 
 	}
 	d := cur.clone()
 	prev := e.empty
-	if e.state != nil {
-		prev = e.state.Root
-	} else {
+	switch {
+	case e.state == nil:
 		maps.Copy(blobs, e.emptyBlobs) // the state to go back to
+	case !e.docStored:
+		prev = e.state.Root
+		blobs[prev] = e.state.Doc
+	default:
+		prev = e.state.Root
 	}
 	restores := ch != nil && ch.restores
 	if changed || restores {
@@ -333,11 +337,9 @@ func (m *Sessions) liveHistory(ctx context.Context, h, hash string, live map[str
 		if live[r] {
 			continue
 		}
-		l, err := statetree.Live(r, get)
-		if err != nil {
+		if err := statetree.LiveRoot(live, r, get); err != nil {
 			return err
 		}
-		maps.Copy(live, l)
 	}
 	return nil
 }
@@ -405,7 +407,7 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 	}
 	get := func(h string) ([]byte, error) { return ch.m.store.Blob(context.Background(), ch.e.handle, h) }
 	call.Session.ReplaceSlices(nil)
-	if _, err := statetree.Decode(call.Session, t.root, get); err != nil {
+	if _, err := statetree.DecodeRoot(call.Session, t.root, get); err != nil {
 		return nil, "", err
 	}
 	var put []string

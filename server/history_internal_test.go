@@ -36,36 +36,39 @@ func bigFile(i int) []byte {
 	return append(make([]byte, statetree.ChunkSize), fmt.Sprintf("version %d", i)...)
 }
 
-// TestSweepKeepsHistoryBlobs: the sweep after sweepEvery commits keeps
-// the states the history's records go back to, and the files they
-// changed outside the state, and only those.
+// TestSweepKeepsHistoryBlobs: the sweep that the blobs of enough
+// commits start keeps the states the history's records go back to, and
+// the files they changed outside the state, and only those.
 func TestSweepKeepsHistoryBlobs(t *testing.T) {
 	value := func(i int) string { return fmt.Sprintf("v%02d", i) }
 	set := tools.New("set", "Set the value.", tools.Annotations{Title: "Set"},
 		func(*tools.Context, struct{}) (tools.Result[struct{}], error) {
 			return tools.OK("Set.", struct{}{}), nil
 		})
-	for _, tc := range []struct {
-		retention int
-		kept      int // the last values whose blobs stay
-	}{
-		{retention: sweepEvery + 1, kept: sweepEvery},
-		{retention: 2, kept: 3},
-	} {
-		t.Run(fmt.Sprint(tc.retention), func(t *testing.T) {
+	for _, retention := range []int{1000, 2} {
+		t.Run(fmt.Sprint(retention), func(t *testing.T) {
 			st := store.NewMemory(store.Options{})
 			r := session.NewRegistry()
 			k := session.NewKey[string]("value")
 			session.Persist(r, k, session.JSON[string]())
 			session.Provide(r, session.NewResourceKey[*disk]("disk"), func(*session.Session) (*disk, error) { return &disk{}, nil })
-			m := newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Minute, 0, tc.retention, time.Now)
+			m := newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Minute, 0, retention, time.Now)
 			defer m.close()
 			u, err := m.forRequest(context.Background(), "", needNew)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx := context.WithValue(context.Background(), historyKey{}, u.history)
-			for i := range sweepEvery {
+			var roots []string // of the state after each commit
+			sweeping := func() bool {
+				m.mu.Lock()
+				defer m.mu.Unlock()
+				return m.sweeping[u.handle]
+			}
+			for i := 0; !sweeping(); i++ {
+				if i == 1000 {
+					t.Fatal("1000 commits started no sweep")
+				}
 				tx, err := u.sess.Begin()
 				if err != nil {
 					t.Fatal(err)
@@ -75,25 +78,24 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 					t.Fatal(err)
 				}
 				tx.Commit()
+				m.mu.Lock()
+				roots = append(roots, m.handles[u.handle].state.Root)
+				m.mu.Unlock()
 			}
 			u.release()
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				m.mu.Lock()
-				sweeping := m.sweeping[u.handle]
-				m.mu.Unlock()
-				if !sweeping {
-					break
-				}
+			for deadline := time.Now().Add(10 * time.Second); sweeping(); time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("the sweep did not end")
 				}
 			}
-			for i := range sweepEvery {
-				want := i >= sweepEvery-tc.kept
-				for what, blob := range map[string][]byte{"value": []byte(`"` + value(i) + `"`), "file's last chunk": bigFile(i)[statetree.ChunkSize:]} {
-					_, err := st.Blob(context.Background(), u.handle, statetree.Hash(blob))
+			n := len(roots)
+			kept := min(n, retention+1) // the states and files of the last records
+			for i := range n {
+				want := i >= n-kept
+				for what, blob := range map[string]string{"state": roots[i], "file's last chunk": statetree.Hash(bigFile(i)[statetree.ChunkSize:])} {
+					_, err := st.Blob(context.Background(), u.handle, blob)
 					if (err == nil) != want || err != nil && !errors.Is(err, store.ErrNotFound) {
-						t.Errorf("%s %d: stored %v (%v), want %v", what, i, err == nil, err, want)
+						t.Errorf("%s %d of %d: stored %v (%v), want %v", what, i, n, err == nil, err, want)
 					}
 				}
 			}
@@ -101,7 +103,7 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 				t.Errorf("the chunk every version shares: %v", err)
 			}
 			d, err := m.storedHistory(context.Background(), u.handle)
-			if err != nil || len(d.Commits) != min(tc.retention, sweepEvery) {
+			if err != nil || len(d.Commits) != min(retention, n) {
 				t.Fatalf("history: %+v, %v", d, err)
 			}
 		})

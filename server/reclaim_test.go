@@ -2,10 +2,11 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,7 +42,9 @@ func reclaimSessions(st store.Store, ttl time.Duration) (*Sessions, session.Key[
 }
 
 // TestSweepKeepsOnlyLiveBlobs: after many commits that each overwrite the
-// one slice of a session, the store holds only the blobs its head uses.
+// one slice of a session with a value too large for its head, the store
+// holds only the blobs its head uses. Commits of small values leave
+// nothing to sweep.
 func TestSweepKeepsOnlyLiveBlobs(t *testing.T) {
 	st := &written{Store: store.NewMemory(store.Options{}), hashes: map[string]bool{}}
 	m, file := reclaimSessions(st, time.Minute)
@@ -50,8 +53,17 @@ func TestSweepKeepsOnlyLiveBlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range sweepEvery {
-		session.Set(u.sess, file, string(rune('a'+i)))
+	for i := range 100 {
+		session.Set(u.sess, file, fmt.Sprint("small ", i))
+		if err := u.commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(st.hashes) != 0 {
+		t.Fatalf("commits of a small value wrote %d blobs", len(st.hashes))
+	}
+	for i := range sweepAfter {
+		session.Set(u.sess, file, fmt.Sprint(i, strings.Repeat("x", statetree.InlineMax)))
 		if err := u.commit(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -63,16 +75,16 @@ func TestSweepKeepsOnlyLiveBlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hd head
-	if err := json.Unmarshal(sh.Data, &hd); err != nil {
-		t.Fatal(err)
-	}
-	live, err := statetree.Live(hd.Root, func(h string) ([]byte, error) { return st.Blob(ctx, u.handle, h) })
+	hd, err := parseHead(sh.Data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.hashes) < sweepEvery {
-		t.Fatalf("%d blobs written, want at least %d", len(st.hashes), sweepEvery)
+	live, err := statetree.Live(hd.Doc, func(h string) ([]byte, error) { return st.Blob(ctx, u.handle, h) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.hashes) < sweepAfter {
+		t.Fatalf("%d blobs written, want at least %d", len(st.hashes), sweepAfter)
 	}
 	// The sweep runs off the call's path: wait for it.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {

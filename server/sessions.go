@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -137,9 +136,13 @@ func WithSessionName(ctx context.Context, name string) context.Context {
 // unregisters its client session), and its handle continues it until then.
 //
 // What the store holds is reclaimed in the background, never on a call's
-// path. Every sweepEvery commits of a session in this process, its blobs
-// that the new head no longer uses are swept (one sweep per session at a
-// time). Every quarter of the TTL (at least a minute apart), the store
+// path. A session's small state travels in its head (package statetree),
+// which the store keeps one of, so that a commit of it leaves nothing
+// behind; its blobs (files, large values) are swept once its commits in
+// this process have written twice as many as the last sweep kept, and at
+// least sweepAfter (one sweep per session at a time): a sweep reads every
+// blob of the session and writes again those it keeps (store.Store.Sweep),
+// so waiting that long bounds its work to about the blobs written since. Every quarter of the TTL (at least a minute apart), the store
 // expires the sessions whose head was last committed longer than the TTL
 // ago: those left by processes gone, and those nobody loads again. Only
 // commits count as use in the store, so just before, each session live in
@@ -169,8 +172,11 @@ type Sessions struct {
 	// shared is set when other processes may write to the store (a store
 	// with a Shared method that says so): a call then checks, under the
 	// session's call lock, that its session is at the store's revision
-	// (fresh) before it runs.
-	shared bool
+	// (fresh) before it runs. private is set when the store says that no
+	// one else writes to it: it is not watched, as this process sees its
+	// every change. (A store without the method, a memory store, may be
+	// shared by several servers of this process.)
+	shared, private bool
 
 	mu      sync.Mutex
 	handles map[string]*entry // every live session, by handle
@@ -215,9 +221,9 @@ type Sessions struct {
 	wg   sync.WaitGroup // the background work
 }
 
-// sweepEvery is how many commits of a session in this process start a
-// sweep of its blobs.
-const sweepEvery = 32
+// sweepAfter is the fewest blobs a session's commits in this process
+// write between two sweeps of its blobs.
+const sweepAfter = 256
 
 // expirePeriod returns how often the store expires idle sessions under
 // ttl.
@@ -244,9 +250,11 @@ type entry struct {
 	state *statetree.State
 	empty string
 	// Also under the call lock: when the head was last committed, and
-	// the commits since the last sweep of the session's blobs.
+	// the blobs written since the last sweep of the session's blobs
+	// started; kept is how many blobs that sweep kept (under m.mu).
 	stored  time.Time
-	commits int
+	written int
+	kept    int
 	// Also under the call lock, with a history (history.go): the hash of
 	// the blob of the history the head names ("" for none), the history
 	// (nil until read), and, until the first commit, the blobs of the
@@ -254,13 +262,9 @@ type entry struct {
 	histHash   string
 	hist       *historyDoc
 	emptyBlobs map[string][]byte
-}
-
-// head is a session's head record in the store.
-type head struct {
-	Root    string `json:"root,omitempty"`
-	Owner   string `json:"owner"`
-	History string `json:"history,omitempty"`
+	// docStored says whether the root document of state is stored as a
+	// blob too, as the history's records need the states they name.
+	docStored bool
 }
 
 func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl time.Duration, maxOwned, retention int, now func() time.Time) *Sessions {
@@ -271,6 +275,7 @@ func newSessions(r *session.Registry, st store.Store, logger *slog.Logger, ttl t
 	sh, ok := st.(interface{ Shared() bool })
 	return &Sessions{
 		shared:     ok && sh.Shared(),
+		private:    ok && !sh.Shared(),
 		registry:   r,
 		store:      st,
 		logger:     logger,
@@ -310,11 +315,7 @@ func (m *Sessions) mint(ctx context.Context, name, owner string) (*entry, error)
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(head{Owner: owner})
-	if err != nil {
-		return nil, err
-	}
-	if e.rev, err = m.store.Create(ctx, h, b); err != nil {
+	if e.rev, err = m.store.Create(ctx, h, head{Owner: owner}.marshal()); err != nil {
 		_ = e.sess.Close()
 		return nil, fmt.Errorf("creating session %s: %w", h, err)
 	}
@@ -338,6 +339,12 @@ func (m *Sessions) newEntry(h, owner string) (*entry, error) {
 	now := m.now()
 	e := &entry{handle: h, sess: s, owner: owner, inUse: 1, used: now, stored: now, empty: st.Root}
 	if m.retention > 0 {
+		// The history's first record goes back to it: it is stored with
+		// the first commit, its root document as a blob.
+		if blobs == nil {
+			blobs = map[string][]byte{}
+		}
+		blobs[st.Root] = st.Doc
 		e.emptyBlobs = blobs
 	}
 	return e, nil
@@ -363,9 +370,9 @@ func (m *Sessions) decode(ctx context.Context, h, owner string) (*entry, error) 
 	if err != nil {
 		return nil, err
 	}
-	var hd head
-	if err := json.Unmarshal(sh.Data, &hd); err != nil {
-		return nil, fmt.Errorf("session %s: reading its head: %w", h, err)
+	hd, err := readHead(h, sh.Data)
+	if err != nil {
+		return nil, err
 	}
 	if hd.Owner != owner {
 		return nil, ErrUnknownSession
@@ -379,13 +386,13 @@ func (m *Sessions) decode(ctx context.Context, h, owner string) (*entry, error) 
 		return nil, err
 	}
 	e.rev, e.stored, e.histHash = sh.Rev, sh.Time, hd.History
-	if hd.Root != "" {
+	if hd.Doc != nil {
 		e.emptyBlobs = nil
 		get := func(hash string) ([]byte, error) {
 			// Files of a workspace load on first read, after this request.
 			return m.store.Blob(context.Background(), h, hash)
 		}
-		if e.state, err = statetree.Decode(e.sess, hd.Root, get); err != nil {
+		if e.state, err = statetree.Decode(e.sess, hd.Doc, get); err != nil {
 			_ = e.sess.Close()
 			return nil, fmt.Errorf("session %s: %w", h, err)
 		}
@@ -517,12 +524,15 @@ func (m *Sessions) commit(ctx context.Context, e *entry, call *tools.Call) error
 		}
 		return nil // still the state the head holds
 	}
-	if blobs == nil {
-		blobs = map[string][]byte{}
-	}
-	hd := head{Root: st.Root, Owner: e.owner, History: e.histHash}
+	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash}
 	var hist *historyDoc
 	if recorded {
+		if blobs == nil {
+			blobs = map[string][]byte{}
+		}
+		// The history names states by their root documents' hashes, and
+		// goes back to one by reading its blob.
+		blobs[st.Root] = st.Doc
 		var hb []byte
 		if hist, hb, err = m.nextHistory(ctx, e, call, ch, st, changed || outside, files, blobs); err != nil {
 			return err
@@ -530,11 +540,7 @@ func (m *Sessions) commit(ctx context.Context, e *entry, call *tools.Call) error
 		hd.History = statetree.Hash(hb)
 		blobs[hd.History] = hb
 	}
-	b, err := json.Marshal(hd)
-	if err != nil {
-		return err
-	}
-	switch err := m.put(ctx, e, b, blobs); {
+	switch err := m.put(ctx, e, hd.marshal(), blobs); {
 	case errors.Is(err, store.ErrConflict):
 		return errChanged
 	case errors.Is(err, store.ErrNotFound):
@@ -542,14 +548,13 @@ func (m *Sessions) commit(ctx context.Context, e *entry, call *tools.Call) error
 	case err != nil:
 		return storeError{err}
 	}
-	e.state, e.stored = st, m.now()
+	e.state, e.stored, e.docStored = st, m.now(), recorded
 	e.emptyBlobs = nil
 	if hist != nil {
 		e.hist, e.histHash = hist, hd.History
 	}
-	if e.commits++; e.commits >= sweepEvery && m.startSweep(e.handle, e.rev, hd) {
-		e.commits = 0
-	}
+	e.written += len(blobs)
+	m.startSweep(e, hd)
 	return nil
 }
 
@@ -579,38 +584,47 @@ func (m *Sessions) put(ctx context.Context, e *entry, head []byte, blobs map[str
 	return err
 }
 
-// startSweep starts sweeping the blobs of session h that hd, the head at
-// rev, does not use, unless a sweep of h is running or the sessions are
-// closed, and reports whether it started.
-func (m *Sessions) startSweep(h string, rev uint64, hd head) bool {
+// startSweep starts sweeping the blobs of e that hd, its head just
+// committed, does not use, once its commits have written enough blobs
+// since the last sweep (see Sessions), unless a sweep of it is running or
+// the sessions are closed. The caller holds the session's call lock.
+func (m *Sessions) startSweep(e *entry, hd head) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed || m.sweeping[h] {
-		return false
+	if e.written < max(2*e.kept, sweepAfter) || m.closed || m.sweeping[e.handle] {
+		return
 	}
-	m.sweeping[h] = true
+	e.written = 0
+	m.sweeping[e.handle] = true
 	m.wg.Add(1)
-	go m.sweepBlobs(h, rev, hd)
-	return true
+	go m.sweepBlobs(e, e.rev, hd)
 }
 
-// sweepBlobs removes the blobs of session h written before rev that hd
-// does not use: its state, and its history with what that keeps. Its
-// failure fails no call: the blobs stay until the next sweep.
-func (m *Sessions) sweepBlobs(h string, rev uint64, hd head) {
+// sweepBlobs removes the blobs of e written before rev that hd, its head
+// at rev, does not use: its state, and its history with what that keeps.
+// Its failure fails no call: the blobs stay until the next sweep.
+func (m *Sessions) sweepBlobs(e *entry, rev uint64, hd head) {
 	defer m.wg.Done()
+	h := e.handle
+	kept := -1 // how many it kept, once it has
 	defer func() {
 		m.mu.Lock()
 		delete(m.sweeping, h)
+		if kept >= 0 {
+			e.kept = kept
+		}
 		m.mu.Unlock()
 	}()
-	live, err := statetree.Live(hd.Root, func(hash string) ([]byte, error) { return m.store.Blob(m.ctx, h, hash) })
+	live, err := statetree.Live(hd.Doc, func(hash string) ([]byte, error) { return m.store.Blob(m.ctx, h, hash) })
 	if err == nil {
 		err = m.liveHistory(m.ctx, h, hd.History, live)
 	}
 	n := 0
 	if err == nil {
 		n, err = m.store.Sweep(m.ctx, h, rev, func(hash string) bool { return live[hash] })
+	}
+	if err == nil {
+		kept = len(live)
 	}
 	switch {
 	case err == nil:
@@ -683,15 +697,11 @@ func (m *Sessions) touch(ctx context.Context, e *entry) {
 	if ended || m.now().Sub(e.stored) < m.ttl/2 {
 		return
 	}
-	root := ""
+	hd := head{Owner: e.owner, History: e.histHash}
 	if e.state != nil {
-		root = e.state.Root
+		hd.Doc = e.state.Doc
 	}
-	b, err := json.Marshal(head{Root: root, Owner: e.owner, History: e.histHash})
-	if err != nil {
-		return
-	}
-	switch err := m.put(ctx, e, b, nil); {
+	switch err := m.put(ctx, e, hd.marshal(), nil); {
 	case errors.Is(err, store.ErrConflict): // committed elsewhere: fresh
 	case err != nil:
 		m.logger.Warn("touching a session in the store failed", "session", e.handle, "err", err)

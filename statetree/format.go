@@ -2,10 +2,12 @@ package statetree
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -187,6 +189,103 @@ func readChunks(h string, size int64, get Getter) ([]string, error) {
 	out := make([]string, 0, want)
 	for ; len(rest) > 0; rest = rest[32:] {
 		out = append(out, hex.EncodeToString(rest[:32]))
+	}
+	return out, nil
+}
+
+// The root document (State.Doc) is docHeader, then one entry per slice
+// and tree, sorted by kind, then name: the kind byte, the name's length as
+// a uvarint and the name, then an inline slice's length as a uvarint and
+// its bytes, or the 32 bytes of the hash of a blob, a chunked slice's top
+// list or a tree's root directory.
+var docHeader = []byte("wdoc1")
+
+// The kinds of entries of a root document.
+const (
+	kindInline  byte = 'i'
+	kindBlob    byte = 's'
+	kindChunked byte = 'c'
+	kindTree    byte = 't'
+)
+
+// docEntry is one entry of a root document.
+type docEntry struct {
+	kind byte
+	name string
+	data []byte // an inline slice's
+	hash string // the others'
+}
+
+// encodeDoc returns the root document of st.
+func (st *State) encodeDoc() []byte {
+	entries := make([]docEntry, 0, len(st.slices)+len(st.trees))
+	size := len(docHeader)
+	for name, ref := range st.slices {
+		e := docEntry{kind: kindInline, name: name, data: ref.inline, hash: ref.hash}
+		switch {
+		case ref.chunks != nil:
+			e.kind = kindChunked
+		case ref.inline == nil:
+			e.kind = kindBlob
+		}
+		entries = append(entries, e)
+		size += len(name) + len(ref.inline) + 48
+	}
+	for name, m := range st.trees {
+		entries = append(entries, docEntry{kind: kindTree, name: name, hash: m.hash})
+		size += len(name) + 48
+	}
+	slices.SortFunc(entries, func(a, b docEntry) int {
+		return cmp.Or(cmp.Compare(a.kind, b.kind), strings.Compare(a.name, b.name))
+	})
+	b := make([]byte, 0, size)
+	b = append(b, docHeader...)
+	for _, e := range entries {
+		b = append(b, e.kind)
+		b = binary.AppendUvarint(b, uint64(len(e.name)))
+		b = append(b, e.name...)
+		if e.kind == kindInline {
+			b = binary.AppendUvarint(b, uint64(len(e.data)))
+			b = append(b, e.data...)
+			continue
+		}
+		sum, _ := hex.DecodeString(e.hash) // a Hash
+		b = append(b, sum...)
+	}
+	return b
+}
+
+// decodeDoc returns the entries of a root document.
+func decodeDoc(b []byte) ([]docEntry, error) {
+	rest, ok := bytes.CutPrefix(b, docHeader)
+	if !ok {
+		return nil, fmt.Errorf("statetree: not a root document: %w", errFormat)
+	}
+	var out []docEntry
+	for len(rest) > 0 {
+		e := docEntry{kind: rest[0]}
+		n, k := binary.Uvarint(rest[1:])
+		if k <= 0 || n > uint64(len(rest)-1-k) {
+			return nil, fmt.Errorf("statetree: root document: %w", errFormat)
+		}
+		rest = rest[1+k:]
+		e.name, rest = string(rest[:n]), rest[n:]
+		switch e.kind {
+		case kindInline:
+			n, k := binary.Uvarint(rest)
+			if k <= 0 || n > uint64(len(rest)-k) {
+				return nil, fmt.Errorf("statetree: root document: slice %q: %w", e.name, errFormat)
+			}
+			e.data, rest = rest[k:k+int(n)], rest[k+int(n):]
+		case kindBlob, kindChunked, kindTree:
+			if len(rest) < 32 {
+				return nil, fmt.Errorf("statetree: root document: %q: %w", e.name, errFormat)
+			}
+			e.hash, rest = hex.EncodeToString(rest[:32]), rest[32:]
+		default:
+			return nil, fmt.Errorf("statetree: root document: entry %q of kind %q: %w", e.name, e.kind, errFormat)
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }

@@ -1,46 +1,49 @@
-// Package statetree stores the state of a session as a Merkle tree of
-// content-addressed blobs, so that storing it after a call writes only
-// what the call changed.
+// Package statetree stores the state of a session as a root document that
+// the caller keeps in the session's head, and a Merkle tree of
+// content-addressed blobs for what is too large to travel with it, so that
+// storing the state after a call writes only what the call changed, and a
+// call that changed a small value writes nothing but the head.
 //
 // # The tree
 //
-// Every blob is named by Hash of its bytes. The root blob lists, by name,
-// the blob of each STATE slice (its value as the slice's codec gives it,
-// see session.Persist; a value larger than MaxSliceBlob as the top of a
-// tree of chunks) and the root directory of each per-session resource
-// that keeps a tree of files (Tree), such as a memory workspace. A
-// directory blob (EncodeDir) lists its entries sorted by name, each with
+// Every blob is named by Hash of its bytes. The root document (State.Doc)
+// holds each STATE slice (its value as the slice's codec gives it, see
+// session.Persist): inline when it is at most InlineMax bytes, otherwise
+// as the hash of its blob or, when larger than MaxSliceBlob, of the top of
+// a tree of chunks. It names the root directory of each per-session
+// resource that keeps a tree of files (Tree), such as a memory workspace.
+// A directory blob (EncodeDir) lists its entries sorted by name, each with
 // its kind, size and hash; a file is one blob of its content or, when
 // larger than ChunkSize, a list of the blobs of its chunks (PutFile). The
 // call log is not in the tree: it is appended to the store on its own.
 //
 // # Storing a change
 //
-// Encode returns the new root and the blobs that the previous encoding did
-// not hold at the same place: a slice whose value is the same value as
-// before (values are immutable, so the same pointer is the same content)
-// is not marshalled again, and a tree compares its nodes with the previous
-// ones and descends only where they differ. Writing one file in a
-// 10,000-file workspace yields the file, the directories on its path and
-// the root. The blobs returned are a superset of those the new root uses
-// and the previous one did not, which is what store.Store.Commit needs.
+// Encode returns the new root document and the blobs that the previous
+// encoding did not hold at the same place: a slice whose value is the same
+// value as before (values are immutable, so the same pointer is the same
+// content) is not marshalled again, and a tree compares its nodes with the
+// previous ones and descends only where they differ. Changing a plan
+// yields a new document and no blob; writing one file in a 10,000-file
+// workspace yields the file, the directories on its path and the
+// document. The blobs returned are a superset of those the new document
+// uses and the previous one did not, which is what store.Store.Commit
+// needs.
 //
 // # Loading
 //
-// Decode rebuilds a session's slices and trees from a root and a Getter,
-// and returns the State the next Encode starts from. Live lists every blob
-// a root uses, for store.Store.Sweep.
+// Decode rebuilds a session's slices and trees from a root document and a
+// Getter, and returns the State the next Encode starts from; DecodeRoot
+// does so from the hash of a document stored as a blob. Live lists every
+// blob a document uses, for store.Store.Sweep.
 package statetree
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 
 	"github.com/wink-mcp/wink-mcp/session"
 )
@@ -66,33 +69,39 @@ type Tree interface {
 	DecodeTree(hash string, get Getter) (mark any, err error)
 }
 
-// State is a session's state as last encoded or decoded: its root and what
-// the next Encode needs to skip what has not changed. It is immutable.
+// InlineMax is the largest value of a STATE slice that travels inline in
+// the root document. A commit rewrites the document whole, so a slice kept
+// there costs every commit its bytes (about 2 µs of the store's CPU a
+// KiB); one kept as a blob costs a commit that changes it a write of its
+// own and its share of the sweep that later removes it (about 20 µs
+// together). Up to 4 KiB, a slice that changes with most commits, such as
+// a plan, is cheaper inline, and one that never changes costs no more
+// than 9 µs a commit.
+const InlineMax = 4 << 10
+
+// State is a session's state as last encoded or decoded: its root
+// document and what the next Encode needs to skip what has not changed. It
+// is immutable.
 type State struct {
-	// Root is the hash of the root blob.
-	Root   string
+	// Doc is the root document, which the caller stores in the session's
+	// head; Root is its hash.
+	Doc  []byte
+	Root string
+
 	slices map[string]sliceRef
 	trees  map[string]mark
 }
 
 type sliceRef struct {
 	value  any
-	hash   string          // of its blob, or of its list of chunks
+	inline []byte          // its bytes, when it travels in the document
+	hash   string          // else of its blob, or of its list of chunks
 	chunks map[string]bool // the hashes of its chunks, if it has some
 }
 
 type mark struct {
 	mark any
 	hash string
-}
-
-// root is the root blob.
-type root struct {
-	Slices map[string]string `json:"slices,omitempty"`
-	// Chunked holds the slices stored as chunks: the hash of the list of
-	// each one's chunks.
-	Chunked map[string]string `json:"chunked,omitempty"`
-	Trees   map[string]string `json:"trees,omitempty"`
 }
 
 // Hash returns the name of a blob: the hex SHA-256 of its content, as
@@ -106,20 +115,25 @@ func Hash(blob []byte) string {
 // s was last encoded or decoded at (nil for none), did not hold at the same
 // place. When nothing changed since prev (every slice holds the same value
 // and every tree the same root), it returns prev and no blobs, without
-// encoding the root again. s must not change meanwhile: the caller holds
-// its call lock.
+// encoding the document again. s must not change meanwhile: the caller
+// holds its call lock.
 func Encode(s *session.Session, prev *State) (*State, map[string][]byte, error) {
 	if prev == nil {
 		prev = &State{}
 	}
-	blobs := map[string][]byte{}
-	put := func(h string, b []byte) { blobs[h] = b }
-	st := &State{slices: map[string]sliceRef{}, trees: map[string]mark{}}
-	r := root{Slices: map[string]string{}, Chunked: map[string]string{}, Trees: map[string]string{}}
+	var blobs map[string][]byte
+	put := func(h string, b []byte) {
+		if blobs == nil {
+			blobs = map[string][]byte{}
+		}
+		blobs[h] = b
+	}
+	values := s.Slices()
+	st := &State{slices: make(map[string]sliceRef, len(values)), trees: map[string]mark{}}
 	// changed says whether anything may differ from prev; while it does
-	// not, the root need not be encoded again.
-	changed := prev.Root == ""
-	for name, v := range s.Slices() {
+	// not, the document need not be encoded again.
+	changed := prev.Doc == nil
+	for name, v := range values {
 		old, ok := prev.slices[name]
 		if !ok || !same(old.value, v) {
 			changed = true
@@ -127,22 +141,21 @@ func Encode(s *session.Session, prev *State) (*State, map[string][]byte, error) 
 			if err != nil {
 				return nil, nil, fmt.Errorf("statetree: %w", err)
 			}
-			var chunks map[string]bool
-			if len(b) > MaxSliceBlob {
-				b, chunks = putSlice(b, old.chunks, put)
+			ref := sliceRef{value: v}
+			switch {
+			case len(b) <= InlineMax:
+				ref.inline = b
+			case len(b) > MaxSliceBlob:
+				b, ref.chunks = putSlice(b, old.chunks, put)
+				fallthrough
+			default:
+				if ref.hash = Hash(b); ref.hash != old.hash {
+					put(ref.hash, b)
+				}
 			}
-			h := Hash(b)
-			if h != old.hash {
-				put(h, b)
-			}
-			old = sliceRef{value: v, hash: h, chunks: chunks}
+			old = ref
 		}
 		st.slices[name] = old
-		if old.chunks != nil {
-			r.Chunked[name] = old.hash
-		} else {
-			r.Slices[name] = old.hash
-		}
 	}
 	for name, res := range s.Resources() {
 		t, ok := res.(Tree)
@@ -160,20 +173,15 @@ func Encode(s *session.Session, prev *State) (*State, map[string][]byte, error) 
 			changed = true
 		}
 		st.trees[name] = mark{mark: m, hash: h}
-		r.Trees[name] = h
 	}
 	if !changed && len(st.slices) == len(prev.slices) && len(st.trees) == len(prev.trees) {
 		return prev, nil, nil
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, nil, fmt.Errorf("statetree: %w", err)
-	}
-	st.Root = Hash(b)
+	st.Doc = st.encodeDoc()
+	st.Root = Hash(st.Doc)
 	if st.Root == prev.Root {
 		return st, nil, nil
 	}
-	put(st.Root, b)
 	return st, blobs, nil
 }
 
@@ -193,41 +201,51 @@ func same(a, b any) (eq bool) {
 	return a == b
 }
 
-// Decode sets the STATE slices and the trees of s to those stored under
-// rootHash, and returns the state the next Encode starts from. s should be
-// new: slices that the root does not list are left as they are.
-func Decode(s *session.Session, rootHash string, get Getter) (*State, error) {
-	r, err := readRoot(rootHash, get)
+// Decode sets the STATE slices and the trees of s to those of the root
+// document doc, and returns the state the next Encode starts from. s
+// should be new: slices that the document does not hold are left as they
+// are.
+func Decode(s *session.Session, doc []byte, get Getter) (*State, error) {
+	entries, err := decodeDoc(doc)
 	if err != nil {
 		return nil, err
 	}
 	raw := get
 	get = func(h string) ([]byte, error) { return fetch(raw, h) }
-	st := &State{Root: rootHash, slices: map[string]sliceRef{}, trees: map[string]mark{}}
-	for _, name := range slices.Sorted(maps.Keys(r.Slices)) {
-		h := r.Slices[name]
-		b, err := fetch(get, h)
-		if err != nil {
-			return nil, fmt.Errorf("statetree: slice %s: %w", name, err)
+	st := &State{Doc: doc, Root: Hash(doc), slices: map[string]sliceRef{}, trees: map[string]mark{}}
+	for _, e := range entries {
+		var ref sliceRef
+		var b []byte
+		switch e.kind {
+		case kindInline:
+			ref.inline, b = e.data, e.data
+		case kindBlob:
+			ref.hash = e.hash
+			if b, err = get(e.hash); err != nil {
+				return nil, fmt.Errorf("statetree: slice %s: %w", e.name, err)
+			}
+		case kindChunked:
+			ref.hash = e.hash
+			if b, ref.chunks, err = getSlice(e.hash, get); err != nil {
+				return nil, fmt.Errorf("statetree: slice %s: %w", e.name, err)
+			}
+		default:
+			continue
 		}
-		if err := s.UnmarshalSlice(name, b); err != nil {
+		if err := s.UnmarshalSlice(e.name, b); err != nil {
 			return nil, fmt.Errorf("statetree: %w", err)
 		}
-		st.slices[name] = sliceRef{value: s.Slices()[name], hash: h}
+		ref.value = s.Slices()[e.name]
+		st.slices[e.name] = ref
 	}
-	for _, name := range slices.Sorted(maps.Keys(r.Chunked)) {
-		h := r.Chunked[name]
-		b, chunks, err := getSlice(h, get)
-		if err != nil {
-			return nil, fmt.Errorf("statetree: slice %s: %w", name, err)
+	trees := map[string]string{}
+	for _, e := range entries {
+		if e.kind == kindTree {
+			trees[e.name] = e.hash
 		}
-		if err := s.UnmarshalSlice(name, b); err != nil {
-			return nil, fmt.Errorf("statetree: %w", err)
-		}
-		st.slices[name] = sliceRef{value: s.Slices()[name], hash: h, chunks: chunks}
 	}
 	for name, res := range s.Resources() {
-		h, ok := r.Trees[name]
+		h, ok := trees[name]
 		if !ok {
 			continue
 		}
@@ -241,7 +259,7 @@ func Decode(s *session.Session, rootHash string, get Getter) (*State, error) {
 		}
 		st.trees[name] = mark{mark: m, hash: h}
 	}
-	for name := range r.Trees {
+	for name := range trees {
 		if _, ok := st.trees[name]; !ok {
 			return nil, fmt.Errorf("statetree: the session has no resource %s to load its tree into", name)
 		}
@@ -249,29 +267,55 @@ func Decode(s *session.Session, rootHash string, get Getter) (*State, error) {
 	return st, nil
 }
 
-// Live returns the hash of every blob the root rootHash uses, itself
-// included. It reads the root and every directory and chunk list.
-func Live(rootHash string, get Getter) (map[string]bool, error) {
-	r, err := readRoot(rootHash, get)
+// DecodeRoot is Decode of the root document stored as the blob root, as
+// a caller that keeps past states (a history) stores it.
+func DecodeRoot(s *session.Session, root string, get Getter) (*State, error) {
+	doc, err := fetch(get, root)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("statetree: root %s: %w", root, err)
 	}
-	live := map[string]bool{rootHash: true}
-	for _, h := range r.Slices {
-		live[h] = true
+	return Decode(s, doc, get)
+}
+
+// Live returns the hash of every blob the root document doc uses. It reads
+// every directory and chunk list.
+func Live(doc []byte, get Getter) (map[string]bool, error) {
+	live := map[string]bool{}
+	return live, addLive(live, doc, get)
+}
+
+// LiveRoot adds to live the root document stored as the blob root, and
+// every blob it uses.
+func LiveRoot(live map[string]bool, root string, get Getter) error {
+	doc, err := fetch(get, root)
+	if err != nil {
+		return fmt.Errorf("statetree: root %s: %w", root, err)
 	}
-	for _, h := range r.Chunked {
-		mark := func(h string) { live[h] = true }
-		if err := walkSlice(h, get, mark, func(c string) error { mark(c); return nil }); err != nil {
-			return nil, fmt.Errorf("statetree: slice %s: %w", h, err)
+	live[root] = true
+	return addLive(live, doc, get)
+}
+
+func addLive(live map[string]bool, doc []byte, get Getter) error {
+	entries, err := decodeDoc(doc)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch e.kind {
+		case kindBlob:
+			live[e.hash] = true
+		case kindChunked:
+			mark := func(h string) { live[h] = true }
+			if err := walkSlice(e.hash, get, mark, func(c string) error { mark(c); return nil }); err != nil {
+				return fmt.Errorf("statetree: slice %s: %w", e.name, err)
+			}
+		case kindTree:
+			if err := liveDir(e.hash, get, live); err != nil {
+				return err
+			}
 		}
 	}
-	for _, h := range r.Trees {
-		if err := liveDir(h, get, live); err != nil {
-			return nil, err
-		}
-	}
-	return live, nil
+	return nil
 }
 
 func liveDir(h string, get Getter, live map[string]bool) error {
@@ -305,18 +349,6 @@ func liveDir(h string, get Getter, live map[string]bool) error {
 		live[e.Hash] = true
 	}
 	return nil
-}
-
-func readRoot(h string, get Getter) (root, error) {
-	var r root
-	b, err := fetch(get, h)
-	if err != nil {
-		return r, fmt.Errorf("statetree: root %s: %w", h, err)
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("statetree: root %s: %w", h, err)
-	}
-	return r, nil
 }
 
 // errCorrupt reports a blob whose content is not what its name says.

@@ -174,7 +174,7 @@ func TestRoundTrip(t *testing.T) {
 			bs.add(nb)
 
 			loaded := newSession(t, r)
-			back, err := statetree.Decode(loaded, st.Root, bs.get)
+			back, err := statetree.Decode(loaded, st.Doc, bs.get)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestRoundTrip(t *testing.T) {
 			if again.Root != st.Root || len(nb) != 0 {
 				t.Fatalf("encoding the loaded session: root %s and %d blobs, want %s and none", again.Root, len(nb), st.Root)
 			}
-			live, err := statetree.Live(st.Root, bs.get)
+			live, err := statetree.Live(st.Doc, bs.get)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,8 +225,8 @@ func bigWorkspace(dirs, perDir, size int) map[string][]byte {
 }
 
 // TestOneFileChangeStoresItsPathOnly: writing a 1 KB file in a
-// 10,000-file workspace stores the file, the two directories on its path
-// and the root, a few KB, and nothing else.
+// 10,000-file workspace stores the file and the two directories on its
+// path, a few KB with the root document, and nothing else.
 func TestOneFileChangeStoresItsPathOnly(t *testing.T) {
 	r := newRegistry(t, bigWorkspace(100, 100, 1024))
 	s := newSession(t, r)
@@ -249,16 +249,13 @@ func TestOneFileChangeStoresItsPathOnly(t *testing.T) {
 		size += len(b)
 	}
 	t.Logf("one 1 KB write in a 10,000-file workspace: %d new blobs, %d bytes", len(nb), size)
-	if len(nb) != 4 {
-		t.Fatalf("%d new blobs, want 4 (root, workspace root, pkg050/, the file)", len(nb))
+	if len(nb) != 3 {
+		t.Fatalf("%d new blobs, want 3 (workspace root, pkg050/, the file)", len(nb))
 	}
 	if _, ok := nb[statetree.Hash(file)]; !ok {
 		t.Fatal("the file's blob is not among the new ones")
 	}
-	if _, ok := nb[next.Root]; !ok {
-		t.Fatal("the root blob is not among the new ones")
-	}
-	if size > 16<<10 {
+	if size += len(next.Doc); size > 16<<10 {
 		t.Fatalf("%d bytes of new blobs, want at most 16 KiB", size)
 	}
 }
@@ -288,17 +285,17 @@ func TestLargeSliceStoresItsChangeOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	next, nb := encode(t, s, st)
-	size := 0
+	size := len(next.Doc)
 	for _, b := range nb {
 		size += len(b)
 	}
-	t.Logf("one 1 KB write and its memory, 10,000 files remembered: %d new blobs, %d bytes", len(nb), size)
+	t.Logf("one 1 KB write and its memory, 10,000 files remembered: %d new blobs, %d bytes with the root document", len(nb), size)
 	if size > 16_000 {
 		t.Fatalf("%d bytes of new blobs, want at most 16 KB", size)
 	}
 	stored.add(nb)
 
-	live, err := statetree.Live(next.Root, stored.get)
+	live, err := statetree.Live(next.Doc, stored.get)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +306,7 @@ func TestLargeSliceStoresItsChangeOnly(t *testing.T) {
 		return stored.get(h)
 	}
 	fresh := newSession(t, r)
-	if _, err := statetree.Decode(fresh, next.Root, onlyLive); err != nil {
+	if _, err := statetree.Decode(fresh, next.Doc, onlyLive); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := dump(t, fresh), dump(t, s); got != want {
@@ -340,8 +337,57 @@ func TestUnchangedSliceIsNotMarshalledAgain(t *testing.T) {
 	}
 	w := "two"
 	session.Set(s, countingKey, &w)
-	if _, nb = encode(t, s, st); marshals != 2 || len(nb) != 2 {
-		t.Fatalf("%d marshals and %d blobs after a change, want 2 and 2 (slice, root)", marshals, len(nb))
+	next, nb := encode(t, s, st)
+	if marshals != 2 || len(nb) != 0 || next.Root == st.Root {
+		t.Fatalf("%d marshals, %d blobs and the root %s after a change, want 2, none (the slice is in the document) and a new root", marshals, len(nb), next.Root)
+	}
+}
+
+// TestSmallSlicesTravelInTheDocument: a change of a plan, or of any slice
+// of up to InlineMax bytes, is a new root document and no blob; a larger
+// value is a blob, and one larger than MaxSliceBlob a tree of chunks.
+func TestSmallSlicesTravelInTheDocument(t *testing.T) {
+	r := newRegistry(t, nil)
+	session.Persist(r, countingKey, session.Codec[*string]{
+		Marshal: func(v *string) ([]byte, error) { return []byte(*v), nil },
+		Unmarshal: func(b []byte) (*string, error) {
+			v := string(b)
+			return &v, nil
+		},
+	})
+	s := newSession(t, r)
+	st, nb := encode(t, s, nil)
+	bs := newBlobs()
+	bs.add(nb) // the empty workspace's
+	if err := s.Dispatch(planning.PlanSetup{Objective: "ship", Steps: []string{"draft", "review"}}); err != nil {
+		t.Fatal(err)
+	}
+	st, nb = encode(t, s, st)
+	if len(nb) != 0 {
+		t.Fatalf("a new plan stored %d blobs, want none", len(nb))
+	}
+	for _, tt := range []struct {
+		size, blobs int
+	}{
+		{statetree.InlineMax, 0},
+		{statetree.InlineMax + 1, 1},
+		{statetree.MaxSliceBlob + 1, 3}, // two chunks and their list
+		{10, 0},
+	} {
+		v := strings.Repeat("v", tt.size-1) + fmt.Sprint(tt.blobs)
+		session.Set(s, countingKey, &v)
+		st, nb = encode(t, s, st)
+		if len(nb) != tt.blobs {
+			t.Errorf("a slice of %d bytes stored %d blobs, want %d", tt.size, len(nb), tt.blobs)
+		}
+		bs.add(nb)
+		loaded := newSession(t, r)
+		if _, err := statetree.Decode(loaded, st.Doc, bs.get); err != nil {
+			t.Fatalf("a slice of %d bytes: %v", tt.size, err)
+		}
+		if got, _ := session.Get(loaded, countingKey); *got != v {
+			t.Errorf("a slice of %d bytes decoded to %d bytes", tt.size, len(*got))
+		}
 	}
 }
 
@@ -365,11 +411,11 @@ func TestDecodeReadsFilesOnFirstUse(t *testing.T) {
 	bs := newBlobs()
 	bs.add(nb)
 	loaded := newSession(t, r)
-	if _, err := statetree.Decode(loaded, st.Root, bs.get); err != nil {
+	if _, err := statetree.Decode(loaded, st.Doc, bs.get); err != nil {
 		t.Fatal(err)
 	}
-	// root, 3 slices (plan, read_before_write), workspace root, a/, b/
-	if want := 1 + 2 + 3; bs.reads != want {
+	// workspace root, a/, b/ (the slices are in the document)
+	if want := 3; bs.reads != want {
 		t.Fatalf("decoding read %d blobs, want %d", bs.reads, want)
 	}
 	w := workspace.From(loaded)
@@ -381,8 +427,8 @@ func TestDecodeReadsFilesOnFirstUse(t *testing.T) {
 			t.Fatalf("read %q, %v", data, err)
 		}
 	}
-	if bs.reads != 7 {
-		t.Fatalf("%d reads after reading one file twice and a version, want 7", bs.reads)
+	if bs.reads != 4 {
+		t.Fatalf("%d reads after reading one file twice and a version, want 4", bs.reads)
 	}
 }
 
@@ -393,37 +439,37 @@ func TestBadStoreFailsDecoding(t *testing.T) {
 	st, nb := encode(t, s, nil)
 	dir := ""
 	for h, b := range nb {
-		if bytes.HasPrefix(b, []byte("wdir1")) && h != st.Root {
+		if bytes.HasPrefix(b, []byte("wdir1")) {
 			dir = h
 		}
 	}
 	tests := []struct {
 		name string
+		doc  []byte
 		get  statetree.Getter
 	}{
-		{"missing root", func(string) ([]byte, error) { return nil, store.ErrNotFound }},
-		{"corrupt blob", func(h string) ([]byte, error) {
+		{"corrupt document", st.Doc[:len(st.Doc)-3], func(h string) ([]byte, error) { return nb[h], nil }},
+		{"not a document", []byte("wdir1"), func(h string) ([]byte, error) { return nb[h], nil }},
+		{"corrupt blob", st.Doc, func(h string) ([]byte, error) {
 			if h == dir {
 				return []byte("wdir1"), nil
 			}
 			return nb[h], nil
 		}},
-		{"missing blob", func(h string) ([]byte, error) {
-			if h != st.Root {
-				return nil, store.ErrNotFound
-			}
-			return nb[h], nil
-		}},
+		{"missing blob", st.Doc, func(h string) ([]byte, error) { return nil, store.ErrNotFound }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := statetree.Decode(newSession(t, r), st.Root, tt.get); err == nil {
+			if _, err := statetree.Decode(newSession(t, r), tt.doc, tt.get); err == nil {
 				t.Fatal("decoded")
 			}
-			if _, err := statetree.Live(st.Root, tt.get); err == nil {
+			if _, err := statetree.Live(tt.doc, tt.get); err == nil {
 				t.Fatal("live set computed")
 			}
 		})
+	}
+	if _, err := statetree.DecodeRoot(newSession(t, r), st.Root, func(string) ([]byte, error) { return nil, store.ErrNotFound }); err == nil {
+		t.Fatal("decoded a root document not stored")
 	}
 }
 
@@ -441,7 +487,7 @@ func TestThroughTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rev, err = st.Commit(ctx, "sess", rev, []byte(state.Root), nb); err != nil {
+	if rev, err = st.Commit(ctx, "sess", rev, state.Doc, nb); err != nil {
 		t.Fatal(err)
 	}
 
@@ -451,7 +497,7 @@ func TestThroughTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded := newSession(t, newRegistry(t, nil))
-	prev, err := statetree.Decode(loaded, string(head.Data), get)
+	prev, err := statetree.Decode(loaded, head.Data, get)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,10 +509,10 @@ func TestThroughTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	next, nb := encode(t, loaded, prev)
-	if rev, err = st.Commit(ctx, "sess", head.Rev, []byte(next.Root), nb); err != nil {
+	if rev, err = st.Commit(ctx, "sess", head.Rev, next.Doc, nb); err != nil {
 		t.Fatal(err)
 	}
-	live, err := statetree.Live(next.Root, get)
+	live, err := statetree.Live(next.Doc, get)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,11 +520,11 @@ func TestThroughTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 4 { // the old root, workspace root and a/, and "one"
-		t.Fatalf("swept %d blobs, want 4", n)
+	if n != 3 { // the old workspace root and a/, and "one"
+		t.Fatalf("swept %d blobs, want 3", n)
 	}
 	again := newSession(t, newRegistry(t, nil))
-	if _, err := statetree.Decode(again, next.Root, get); err != nil {
+	if _, err := statetree.Decode(again, next.Doc, get); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := dump(t, again), dump(t, loaded); got != want {

@@ -458,6 +458,22 @@ func testLogRetention(t *testing.T, s Store) {
 	if l := must[[][]byte](t)(s.ReadLog(ctx, "none", 10)); len(l) != 0 {
 		t.Fatalf("log of a session never logged: %q", l)
 	}
+
+	// Entries appended together are read back in order, as many as the
+	// retention allows.
+	for _, batch := range [][]string{{"a", "b", "c"}, {"d"}, {"e", "f", "g"}} {
+		entries := make([][]byte, len(batch))
+		for i, e := range batch {
+			entries[i] = []byte(e)
+		}
+		if err := s.AppendLog(ctx, "batches", entries...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := must[[][]byte](t)(s.ReadLog(ctx, "batches", 100))
+	if got := string(bytes.Join(l, []byte(" "))); got != "c d e f g" {
+		t.Errorf("ReadLog of appends of 3, 1 and 3 entries = %q, want %q", got, "c d e f g")
+	}
 }
 
 // testWatch checks that a watch reports each change of a head, up to the

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -64,6 +65,9 @@ func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, er
 	if err != nil {
 		nc.Close()
 		stop()
+		if errors.Is(err, ErrIncompatible) {
+			return nil, fmt.Errorf("store: the state dir %s: %w; move it away to start afresh", dir, err)
+		}
 		return nil, err
 	}
 	s.srv, s.lock = srv, lock

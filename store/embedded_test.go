@@ -5,16 +5,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -261,4 +265,82 @@ func TestInterruptedDelete(t *testing.T) {
 	must[uint64](t)(s.Create(ctx, "created", nil))
 	_, err = s.Blob(ctx, "created", Hash(content))
 	wantErr(t, err, ErrNotFound)
+}
+
+// TestEmbeddedSweepCost checks what a sweep leaves and costs the server:
+// the blobs kept, the others gone, no consumer left on the stream, and no
+// request per blob removed.
+func TestEmbeddedSweepCost(t *testing.T) {
+	ctx := ctxT(t)
+	s := must[*JetStream](t)(OpenEmbedded(ctx, t.TempDir(), Options{}))
+	defer s.Close()
+	rev := must[uint64](t)(s.Create(ctx, "s", nil))
+	var kept []string
+	for i := range 50 {
+		content, blobs := blob(fmt.Sprint("content ", i))
+		rev = must[uint64](t)(s.Commit(ctx, "s", rev, []byte("h"), blobs))
+		if i%10 == 0 {
+			kept = append(kept, Hash(content))
+		}
+	}
+	var requests atomic.Int64
+	sub := must[*nats.Subscription](t)(s.nc.Subscribe("$JS.API.STREAM.>", func(*nats.Msg) { requests.Add(1) }))
+	defer sub.Unsubscribe()
+	n := must[int](t)(s.Sweep(ctx, "s", rev, func(h string) bool { return slices.Contains(kept, h) }))
+	if n != 45 {
+		t.Errorf("the sweep removed %d blobs, want 45", n)
+	}
+	if err := s.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// One purge, and the deletion of the scan's consumer.
+	if r := requests.Load(); r > 3 {
+		t.Errorf("the sweep of 50 blobs made %d stream requests", r)
+	}
+	for _, h := range kept {
+		must[[]byte](t)(s.Blob(ctx, "s", h))
+	}
+	info := must[*jetstream.StreamInfo](t)(s.state.Info(ctx))
+	if info.State.Consumers != 0 {
+		t.Errorf("%d consumers left on the state stream after a sweep", info.State.Consumers)
+	}
+	if info.State.Msgs != uint64(1+len(kept)) {
+		t.Errorf("the state stream holds %d messages, want the head and %d blobs", info.State.Msgs, len(kept))
+	}
+}
+
+// TestEmbeddedIncompatible checks that a store written in another format
+// is refused, naming the directory, and left as it was.
+func TestEmbeddedIncompatible(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	s := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+	must[uint64](t)(s.Create(ctx, "s", []byte("head")))
+	cfg := s.state.CachedInfo().Config
+	cfg.Metadata = map[string]string{formatKey: "1"}
+	must[jetstream.Stream](t)(s.js.UpdateStream(ctx, cfg))
+	s.Close()
+
+	_, err := OpenEmbedded(ctx, dir, Options{})
+	wantErr(t, err, ErrIncompatible)
+	if !strings.Contains(err.Error(), dir) {
+		t.Errorf("error %q does not name the directory", err)
+	}
+	// Still there, as it was, for the version that wrote it.
+	srv := must[*server.Server](t)(server.NewServer(&server.Options{DontListen: true, JetStream: true, StoreDir: dir, NoSigs: true}))
+	srv.Start()
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	if !srv.ReadyForConnections(5 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	nc := must[*nats.Conn](t)(nats.Connect("", nats.InProcessServer(srv)))
+	defer nc.Close()
+	js := must[jetstream.JetStream](t)(jetstream.New(nc))
+	st := must[jetstream.Stream](t)(js.Stream(ctx, cfg.Name))
+	if f := st.CachedInfo().Config.Metadata[formatKey]; f != "1" {
+		t.Errorf("the refused store's format is now %q", f)
+	}
+	if m := must[*jetstream.RawStreamMsg](t)(st.GetLastMsgForSubject(ctx, "wink.head.s")); string(m.Data) != "head" {
+		t.Errorf("head %q after a refused open", m.Data)
+	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -74,6 +75,12 @@ const (
 	// memory of remembering every id.
 	dedupWindow    = 30 * time.Second
 	minDedupWindow = 100 * time.Millisecond
+
+	// formatKey is the key of the streams' metadata that names the format
+	// of what they hold, format the one this version writes and reads. A
+	// stream without the key holds format 1.
+	formatKey = "wink-format"
+	format    = "2"
 )
 
 // open creates or updates the store's streams on nc, retrying while a fresh
@@ -140,12 +147,33 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 // createStream creates or updates a stream. A cluster that has just formed
 // refuses until it has elected a leader, so failed attempts are repeated
 // until ctx ends.
+//
+// A stream that holds another format than this version's is refused with
+// ErrIncompatible, and left as it is.
 func createStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (st jetstream.Stream, err error) {
+	cfg.Metadata = map[string]string{formatKey: format}
+	var found string
 	err = retry(ctx, func(ctx context.Context) (bool, error) {
+		found = ""
+		old, err := js.Stream(ctx, cfg.Name)
+		switch {
+		case err == nil:
+			if found = old.CachedInfo().Config.Metadata[formatKey]; found == "" {
+				found = "1"
+			}
+			if found != format {
+				return true, nil
+			}
+		case !errors.Is(err, jetstream.ErrStreamNotFound):
+			return js.Conn().IsClosed(), err
+		}
 		st, err = js.CreateOrUpdateStream(ctx, cfg)
 		return err == nil || js.Conn().IsClosed(), err
 	})
-	if err != nil {
+	switch {
+	case found != "" && found != format:
+		return nil, fmt.Errorf("store: stream %s holds format %s, and this version of wink-mcp reads format %s: %w", cfg.Name, found, format, ErrIncompatible)
+	case err != nil:
 		return nil, fmt.Errorf("store: create stream %s: %w: %w", cfg.Name, ErrUnavailable, err)
 	}
 	return st, nil
@@ -471,8 +499,18 @@ func (s *JetStream) Blob(ctx context.Context, session, hash string) ([]byte, err
 	return m.Data, nil
 }
 
-// Sweep implements Store. Each unreferenced blob is purged with revision
-// rev as the bound, so a blob written again after rev survives.
+// Sweep implements Store in one pass over the session's blobs, without a
+// request per blob it removes: each blob written before rev that live keeps
+// is published again, in place of its older copy (a subject keeps one
+// message), and then one purge removes what is left of the session's blobs
+// below rev, which is what live does not keep. Its cost is a scan of the
+// session's blobs, a publish per blob it keeps, and one purge.
+//
+// A blob kept is written again with a later revision, as a commit would,
+// so that the contract holds whatever runs meanwhile: a commit writes
+// every blob its head needs and the one it loaded did not; another sweep
+// at a later revision removes a copy only if it is dead there. A session
+// deleted while it ran has the blobs it wrote again removed.
 func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (int, error) {
 	if err := checkSession(session); err != nil {
 		return 0, err
@@ -481,8 +519,8 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 	defer cancel()
 	prefix := s.blobSubject(session, "")
 	// The scan may run on a replica that lags: it goes on until it has
-	// seen the session's last blob as the leader has it, so that it never
-	// takes a blob written again after rev for the older copy.
+	// seen the session's last blob as the leader has it, and every blob
+	// below rev was written before that one was read.
 	end, err := s.read(ctx, prefix+"*")
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
@@ -490,30 +528,79 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 	if err != nil {
 		return 0, fail("sweep", session, err)
 	}
-	var old []string
+	var (
+		dead    int
+		kept    = map[string]uint64{} // subject → its new revision
+		pending []jetstream.PubAckFuture
+	)
+	wait := func(n int) error {
+		for len(pending) > n {
+			select {
+			case ack := <-pending[0].Ok():
+				kept[pending[0].Msg().Subject] = ack.Sequence
+			case err := <-pending[0].Err():
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			pending = pending[1:]
+		}
+		return nil
+	}
+	var werr error
 	err = s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{prefix + "*"},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
-		HeadersOnly:    true,
-	}, end.Sequence, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
-		if meta.Sequence.Stream < rev {
-			old = append(old, strings.TrimPrefix(m.Subject(), prefix))
+	}, end.Sequence, func() { dead = 0 }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		if meta.Sequence.Stream >= rev || werr != nil {
+			return
 		}
+		if !live(strings.TrimPrefix(m.Subject(), prefix)) {
+			dead++
+			return
+		}
+		if werr = wait(blobWindow - 1); werr != nil {
+			return
+		}
+		a, err := s.js.PublishMsgAsync(&nats.Msg{Subject: m.Subject(), Data: m.Data()})
+		if err != nil {
+			werr = err
+			return
+		}
+		pending = append(pending, a)
 	})
+	if err == nil {
+		err = werr
+	}
+	if err == nil {
+		err = wait(0)
+	}
+	if err == nil && dead > 0 {
+		err = s.purge(ctx, s.state, prefix+"*", rev)
+	}
+	if err == nil && len(kept) > 0 {
+		err = s.unlessDeleted(ctx, session, kept)
+	}
 	if err != nil {
 		return 0, fail("sweep", session, err)
 	}
-	n := 0
-	for _, hash := range old {
-		if live(hash) {
-			continue
-		}
-		if err := s.purge(ctx, s.state, prefix+hash, rev); err != nil {
-			return n, fail("sweep", session, err)
-		}
-		n++
+	return dead, nil
+}
+
+// unlessDeleted removes the blobs a sweep wrote again, by subject and
+// revision, if the session turns out to have been deleted meanwhile: they
+// belong to it as it was before the deletion.
+func (s *JetStream) unlessDeleted(ctx context.Context, session string, written map[string]uint64) error {
+	_, err := s.Load(ctx, session)
+	if !errors.Is(err, ErrNotFound) {
+		return nil
 	}
-	return n, nil
+	for subject, rev := range written {
+		if err := s.purge(ctx, s.state, subject, rev+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Delete implements Store.
@@ -617,6 +704,10 @@ func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 // the one at sequence until. The consumer may run on a replica that lags,
 // so a scan that must see a write names it in until. An attempt that fails
 // midway is started over, after reset.
+//
+// The consumer is deleted when the scan ends: while a stream has a
+// consumer, every write and removal of a message in it costs the server a
+// look at the consumer's filter.
 func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream.OrderedConsumerConfig, until uint64, reset func(), fn func(jetstream.Msg, *jetstream.MsgMetadata)) error {
 	cfg.InactiveThreshold = 10 * time.Second
 	return retry(ctx, func(actx context.Context) (bool, error) {
@@ -625,6 +716,13 @@ func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream
 		if err != nil {
 			return s.settled(err), err
 		}
+		defer func() {
+			if info := c.CachedInfo(); info != nil {
+				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attemptTimeout)
+				_ = st.DeleteConsumer(dctx, info.Name) // else it goes after InactiveThreshold
+				cancel()
+			}
+		}()
 		if until == 0 && c.CachedInfo().NumPending == 0 {
 			return true, nil
 		}
@@ -661,31 +759,64 @@ func (s *JetStream) scan(ctx context.Context, st jetstream.Stream, cfg jetstream
 	})
 }
 
-// AppendLog implements Store. An entry sent again after a lost answer is
-// recognised by its id and stored once.
-func (s *JetStream) AppendLog(ctx context.Context, session string, entry []byte) error {
-	if err := checkSession(session); err != nil {
-		return err
-	}
-	if err := checkValue("log entry", entry); err != nil {
+// AppendLog implements Store. The entries travel in one message, framed
+// each by its length (logFrames), or in as few as MaxValue allows. A
+// message sent again after a lost answer is recognised by its id and
+// stored once.
+func (s *JetStream) AppendLog(ctx context.Context, session string, entries ...[]byte) error {
+	if err := checkLog(session, entries); err != nil {
 		return err
 	}
 	ctx, cancel := deadline(ctx, s.timeout)
 	defer cancel()
-	id := nuid.Next()
-	err := s.do(ctx, func(ctx context.Context) error {
-		_, err := s.js.Publish(ctx, s.logSubject(session), entry, jetstream.WithMsgID(id))
-		return err
-	})
-	if err != nil {
-		return fail("append log", session, err)
+	for _, msg := range logFrames(entries) {
+		id := nuid.Next()
+		err := s.do(ctx, func(ctx context.Context) error {
+			_, err := s.js.Publish(ctx, s.logSubject(session), msg, jetstream.WithMsgID(id))
+			return err
+		})
+		if err != nil {
+			return fail("append log", session, err)
+		}
 	}
 	return nil
 }
 
-// ReadLog implements Store. The log's last entry is read from the stream's
-// leader, and the scan, which may run on a replica that lags, goes on until
-// it has seen that entry.
+// logFrames returns the messages that carry entries: each entry as its
+// length (a uvarint) and its bytes, as many entries in a message as fit in
+// MaxValue.
+func logFrames(entries [][]byte) [][]byte {
+	var msgs [][]byte
+	var msg []byte
+	for _, e := range entries {
+		if len(msg) > 0 && len(msg)+binary.MaxVarintLen32+len(e) > MaxValue {
+			msgs, msg = append(msgs, msg), nil
+		}
+		msg = binary.AppendUvarint(msg, uint64(len(e)))
+		msg = append(msg, e...)
+	}
+	if len(entries) > 0 {
+		msgs = append(msgs, msg)
+	}
+	return msgs
+}
+
+// logEntries appends the entries of a message of logFrames to out.
+func logEntries(out [][]byte, msg []byte) ([][]byte, error) {
+	for len(msg) > 0 {
+		n, k := binary.Uvarint(msg)
+		if k <= 0 || n > uint64(len(msg)-k) {
+			return out, errors.New("store: malformed call log message")
+		}
+		out = append(out, msg[k:k+int(n)])
+		msg = msg[k+int(n):]
+	}
+	return out, nil
+}
+
+// ReadLog implements Store. The log's last message is read from the
+// stream's leader, and the scan, which may run on a replica that lags,
+// goes on until it has seen that message.
 func (s *JetStream) ReadLog(ctx context.Context, session string, n int) ([][]byte, error) {
 	if err := checkSession(session); err != nil {
 		return nil, err
@@ -705,18 +836,22 @@ func (s *JetStream) ReadLog(ctx context.Context, session string, n int) ([][]byt
 		return nil, fail("read log", session, err)
 	}
 	var out [][]byte
+	var derr error
 	err = s.scan(ctx, s.log, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{subject},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	}, end.Sequence, func() { out = out[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
-		if meta.Sequence.Stream <= end.Sequence {
-			out = append(out, m.Data())
+	}, end.Sequence, func() { out, derr = out[:0], nil }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		if meta.Sequence.Stream <= end.Sequence && derr == nil {
+			out, derr = logEntries(out, m.Data())
 		}
 	})
+	if err == nil {
+		err = derr
+	}
 	if err != nil {
 		return nil, fail("read log", session, err)
 	}
-	// A lagging replica delivers entries it has not yet dropped.
+	// A lagging replica delivers messages it has not yet dropped.
 	return out[max(0, len(out)-min(n, s.retention)):], nil
 }
 

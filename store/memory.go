@@ -236,18 +236,18 @@ func (m *Memory) Expire(ctx context.Context, before time.Time) (int, error) {
 }
 
 // AppendLog implements Store.
-func (m *Memory) AppendLog(ctx context.Context, session string, entry []byte) error {
-	if err := checkSession(session); err != nil {
-		return err
-	}
-	if err := checkValue("log entry", entry); err != nil {
+func (m *Memory) AppendLog(ctx context.Context, session string, entries ...[]byte) error {
+	if err := checkLog(session, entries); err != nil {
 		return err
 	}
 	if err := m.begin(ctx); err != nil {
 		return err
 	}
 	defer m.mu.Unlock()
-	l := append(m.logs[session], bytes.Clone(entry))
+	l := m.logs[session]
+	for _, e := range entries {
+		l = append(l, bytes.Clone(e))
+	}
 	if len(l) > m.retention {
 		l = append(l[:0:0], l[len(l)-m.retention:]...)
 	}

@@ -36,8 +36,10 @@
 //     wrote, as everything of that session up to them predates any new
 //     session of the name.
 //
-// The call log is append-only, per session, and keeps the last
-// Options.LogRetention entries.
+// The call log is append-only, per session. It keeps at least the last
+// Options.LogRetention entries, and reads return no more than that: the
+// memory store keeps exactly those, the JetStream store the entries of the
+// session's last Options.LogRetention appends, each of one or more entries.
 //
 // # Tasks
 //
@@ -137,11 +139,13 @@ type Store interface {
 	// reading.
 	Watch(ctx context.Context) (<-chan Change, error)
 
-	// AppendLog adds an entry to the session's call log.
-	AppendLog(ctx context.Context, session string, entry []byte) error
+	// AppendLog adds entries to the end of the session's call log, in
+	// order, as one append: however many they are, they cost the store
+	// one write (more only for entries too large to travel together).
+	AppendLog(ctx context.Context, session string, entries ...[]byte) error
 
 	// ReadLog returns the last n entries of the session's call log, oldest
-	// first.
+	// first, and never more than Options.LogRetention.
 	ReadLog(ctx context.Context, session string, n int) ([][]byte, error)
 
 	// PutTask stores record as the record of the task id of owner, in
@@ -187,6 +191,9 @@ var (
 	ErrConflict    = errors.New("head moved since it was loaded")
 	ErrInvalid     = errors.New("invalid argument")
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrIncompatible is the error of opening a store that another version
+	// of wink-mcp wrote in a format this one does not read.
+	ErrIncompatible = errors.New("written by an incompatible version")
 )
 
 // MaxValue is the largest head, blob or log entry the store accepts: the
@@ -204,8 +211,8 @@ type Options struct {
 	// cluster elects a new leader seconds after a node crashes (up to about
 	// 10s), and a call that must outlast that needs a longer deadline.
 	Timeout time.Duration
-	// LogRetention is the number of call log entries kept per session; 0
-	// means 1000.
+	// LogRetention is the number of call log entries kept per session
+	// (see the package doc); 0 means 1000.
 	LogRetention int
 	// Name prefixes the store's streams and subjects, so that several
 	// stores can share one NATS account; it is lower-case letters, digits,
@@ -319,6 +326,19 @@ func checkCommit(session string, head []byte, blobs map[string][]byte) error {
 		}
 		if Hash(b) != h {
 			return fmt.Errorf("store: blob key %q is not the hash of its content: %w", h, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// checkLog validates the arguments of AppendLog.
+func checkLog(session string, entries [][]byte) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := checkValue("log entry", e); err != nil {
+			return err
 		}
 	}
 	return nil

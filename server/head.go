@@ -1,0 +1,83 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// head is a session's head record in the store: the principal the session
+// is bound to, the hash of its history's blob ("" for none), and its
+// state's root document (statetree.State.Doc; nil while the session holds
+// what it started with). Small state travels in the document, so that a
+// commit that changes only it (a plan) writes the head and nothing else.
+type head struct {
+	Owner   string
+	History string
+	Doc     []byte
+}
+
+// headMagic starts a head record; a flag byte follows, then the owner's
+// length (a uvarint) and the owner, the history's 32 bytes when the flag
+// says so, and the document, to the end.
+var headMagic = []byte("whd1")
+
+const headHasHistory = 1
+
+// errBadHead is the error of a head record that does not parse.
+var errBadHead = errors.New("malformed head record")
+
+// marshal returns the head record h.
+func (h head) marshal() []byte {
+	b := make([]byte, 0, len(headMagic)+1+binary.MaxVarintLen16+len(h.Owner)+32+len(h.Doc))
+	b = append(b, headMagic...)
+	var flags byte
+	if h.History != "" {
+		flags |= headHasHistory
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, uint64(len(h.Owner)))
+	b = append(b, h.Owner...)
+	if h.History != "" {
+		sum, _ := hex.DecodeString(h.History) // a hash
+		b = append(b, sum...)
+	}
+	return append(b, h.Doc...)
+}
+
+// parseHead returns the head record b.
+func parseHead(b []byte) (head, error) {
+	var h head
+	rest, ok := bytes.CutPrefix(b, headMagic)
+	if !ok || len(rest) == 0 {
+		return h, errBadHead
+	}
+	flags := rest[0]
+	n, k := binary.Uvarint(rest[1:])
+	if k <= 0 || n > uint64(len(rest)-1-k) {
+		return h, errBadHead
+	}
+	rest = rest[1+k:]
+	h.Owner, rest = string(rest[:n]), rest[n:]
+	if flags&headHasHistory != 0 {
+		if len(rest) < 32 {
+			return h, errBadHead
+		}
+		h.History, rest = hex.EncodeToString(rest[:32]), rest[32:]
+	}
+	if len(rest) > 0 {
+		h.Doc = rest
+	}
+	return h, nil
+}
+
+// readHead parses the head record of session name as the store holds it.
+func readHead(name string, b []byte) (head, error) {
+	h, err := parseHead(b)
+	if err != nil {
+		return h, fmt.Errorf("session %s: reading its head: %w", name, err)
+	}
+	return h, nil
+}
