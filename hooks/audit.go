@@ -73,8 +73,14 @@ func (h *Hooks) Audit() tools.Middleware {
 	}
 	return func(next tools.Handler) tools.Handler {
 		return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+			// A call answered at its deadline while its handler still
+			// runs is audited as answered, before the answer; what its
+			// pipeline returns at last reaches no client.
+			call.OnOverrun(func(out *tools.Outcome) { h.writeAudit(ctx, call, out) })
 			out := next(ctx, call)
-			h.writeAudit(ctx, call, out)
+			if !call.Overran() {
+				h.writeAudit(ctx, call, out)
+			}
 			return out
 		}
 	}

@@ -70,8 +70,10 @@
 //	             session (progressive disclosure; see disclosure.go)
 //	validate     check the arguments against the tool's schema, decode them
 //	deadline     refuse a call whose deadline already passed; bound the rest
-//	bound        answer by the deadline even if the rest does not return
-//	             (tools.Bound); the session stays held until it does
+//	bound        have the call answered a second after its deadline even
+//	             if the rest does not return, from where the response is
+//	             written (tools.Bound, Reply); the session stays held
+//	             until it does
 //	serialise    one call per session from here to the commit or restore,
 //	             or several calls of read-only tools together
 //	policies     the tool's section's policies, then the server-wide ones

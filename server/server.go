@@ -116,7 +116,9 @@ type Server struct {
 	resources []resource // of a session's state, for content
 	// deprecated holds the former _meta keys already logged (readMeta).
 	deprecated sync.Map
-	overruns   overruns
+	overruns   *overruns
+	// name and version identify the server to clients (Options).
+	name, version string
 	stateKey   []byte // signs requestStates (input.go)
 	tasks      *tasks
 	consent    Consent                                                       // or nil
@@ -162,7 +164,10 @@ func New(opts Options) (*Server, error) {
 		order:    map[string]int{},
 		handlers: maps.Clone(opts.Handlers),
 		stateKey: opts.RequestStateKey,
+		name:     opts.Name,
+		version:  opts.Version,
 	}
+	s.overruns = &overruns{s: s}
 	if s.stateKey == nil {
 		s.stateKey = newStateKey()
 	}

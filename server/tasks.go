@@ -473,12 +473,19 @@ func (s *Server) runTask(ctx context.Context, rt *runningTask, t *tools.Tool, re
 	}
 	u = guard(u)
 	minted := u.minted
+	// A run that overruns its deadline ends the task then, while its
+	// handler runs on alone (tools.Bound).
+	end := func(call *tools.Call, out *tools.Outcome) { s.endTask(ctx, t, u, minted, call, out, r, rev, conn) }
+	ctx = context.WithValue(ctx, replyKey{}, answer(end))
 	var call *tools.Call
 	var out *tools.Outcome
 	for run := 1; ; run++ {
 		call, out = s.run(ctx, t, u, req, args, nil)
 		if u.handle != "" && (!minted || out.Success) {
 			s.sessions.calls.add(u.handle, out.Invocation)
+		}
+		if call.Overran() {
+			return // ended when it overran
 		}
 		if !errors.Is(out.Err, errChanged) || !s.rerun[t] && !t.Annotations().ReadOnly || run == maxRuns || ctx.Err() != nil {
 			break
@@ -491,6 +498,14 @@ func (s *Server) runTask(ctx context.Context, rt *runningTask, t *tools.Tool, re
 		}
 		u = guard(next)
 	}
+	end(call, out)
+}
+
+// endTask ends the task r of tool t, whose last run, call in the session
+// u (which the task started when minted), had the outcome out: it writes
+// the task's final record (at revision rev) and tells the client on
+// connection conn, if any, that it ended.
+func (s *Server) endTask(ctx context.Context, t *tools.Tool, u use, minted bool, call *tools.Call, out *tools.Outcome, r *taskRecord, rev uint64, conn string) {
 	changes := s.stateful[t] && !t.Annotations().ReadOnly
 	switch {
 	case errors.Is(out.Err, errChanged):

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -71,6 +73,12 @@ type Call struct {
 
 	commitHooks []func(*Outcome) error
 	finalisers  []func(*Outcome)
+
+	// state says how the call was answered, and overrunHooks are run if
+	// it is answered without its pipeline (see Bound).
+	state        atomic.Int32
+	overrunMu    sync.Mutex
+	overrunHooks []func(*Outcome)
 }
 
 // MaxHistory is the most calls Call.History returns.

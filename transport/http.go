@@ -506,10 +506,18 @@ func (h *HTTP) runCall(ctx, reqCtx context.Context, sess *httpSession, sk sink, 
 	}
 	ctx = h.srv.WithContext(ctx, rs)
 	ctx = winkserver.WithStreamCloser(ctx, func() { _ = rs.pump.send(ctx, closeStream{}) })
+	// A call that overruns its deadline is answered through r before it
+	// returns; its response is then dropped.
+	r := winkserver.NewReply(id, func(resp mcp.JSONRPCMessage, early bool) {
+		if early {
+			sk.closing() // the handler keeps the connection
+		}
+		rs.pump.finish(resp)
+	})
 	sess.begin(h.opts.Now())
-	resp := h.dispatch(ctx, id, body)
+	resp := h.dispatch(r.Context(ctx), id, body)
 	// The session is idle again from here: the response is written after,
 	// so a client that has it knows the session's clock runs.
 	sess.end(h.opts.Now())
-	rs.pump.finish(resp)
+	r.Send(resp)
 }

@@ -31,6 +31,7 @@ type httpFixture struct {
 	url     string
 	started chan string   // the token of every block or closer call that started
 	release chan struct{} // closing it lets block and closer calls return
+	deaf    chan struct{} // closing it lets deaf calls return
 }
 
 type tokenParams struct {
@@ -94,6 +95,16 @@ func (f *httpFixture) testSection() *sections.Section {
 					}
 					return tools.OK[any]("resumed "+p.Token, nil), nil
 				}),
+			tools.New("deaf", "Send n progress notifications, then wait, deaf to the call's deadline, for deaf to close.", ann,
+				func(ctx *tools.Context, p notifyParams) (tools.Result[any], error) {
+					for i := range p.N {
+						if err := ctx.Progress(float64(i+1), float64(p.N), p.Token); err != nil {
+							return tools.Result[any]{}, err
+						}
+					}
+					<-f.deaf
+					return tools.OK[any]("too late "+p.Token, nil), nil
+				}),
 			tools.New("sample", "Ask the client's model for a message.", ann,
 				func(ctx *tools.Context, p tokenParams) (tools.Result[any], error) {
 					res, err := ctx.CreateMessage(mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
@@ -123,7 +134,7 @@ func (f *httpFixture) testSection() *sections.Section {
 // newHTTPFixture starts the transport with opts on a loopback test server.
 func newHTTPFixture(t testing.TB, opts HTTPOptions) *httpFixture {
 	t.Helper()
-	f := &httpFixture{started: make(chan string, 10000), release: make(chan struct{})}
+	f := &httpFixture{started: make(chan string, 10000), release: make(chan struct{}), deaf: make(chan struct{})}
 	tree, err := sections.NewTree(planning.New(planning.React), f.testSection())
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +157,7 @@ func newHTTPFixture(t testing.TB, opts HTTPOptions) *httpFixture {
 		f.ht.Close()
 		f.ts.Close()
 	})
+	t.Cleanup(func() { close(f.deaf) }) // first: deaf calls keep the server
 	return f
 }
 

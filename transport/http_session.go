@@ -253,6 +253,9 @@ type sink interface {
 	// closeStream ends the connection that carries the request's messages,
 	// if it has one of its own; the rest is kept for the client to resume.
 	closeStream()
+	// closing has the connection of the request's own, if any, closed
+	// after the response: the call's handler runs on (Reply).
+	closing()
 }
 
 // closeStream is the pump request of tools.Client.CloseStream: close the

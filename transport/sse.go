@@ -91,9 +91,10 @@ type sseSink struct {
 	sess *httpSession
 }
 
-// closeStream does nothing: the SSE connection is the session's, not the
-// request's.
+// closeStream and closing do nothing: the SSE connection is the
+// session's, not the request's.
 func (s *sseSink) closeStream() {}
+func (s *sseSink) closing()     {}
 
 func (s *sseSink) send(msg any) error {
 	b, err := encodeFrame(msg)

@@ -270,21 +270,23 @@ func (c *stdioConn) handleResponse(line []byte) {
 // well-formed notification; anything it does return (such as an
 // invalid-version error) is written.
 func (c *stdioConn) handleNotification(line []byte) {
-	if resp := c.dispatch(nil, line); resp != nil {
+	if resp := c.dispatch(c.baseCtx, nil, line); resp != nil {
 		c.reply(nil, resp)
 	}
 }
 
-// serveRequest handles one request and writes its response.
+// serveRequest handles one request and writes its response, once: a call
+// that overruns its deadline is answered by the server through the
+// request's Reply, and what the request returns later is dropped.
 func (c *stdioConn) serveRequest(id json.RawMessage, line []byte) {
-	if resp := c.dispatch(id, line); resp != nil {
-		c.reply(id, resp)
-	}
+	r := winkserver.NewReply(id, func(resp mcp.JSONRPCMessage, _ bool) { c.reply(id, resp) })
+	r.Send(c.dispatch(r.Context(c.baseCtx), id, line))
 }
 
-// dispatch passes a message to srv. A panic becomes a -32603 response when
-// the message is a request (id non-nil) and is logged with its stack.
-func (c *stdioConn) dispatch(id json.RawMessage, line []byte) (resp mcp.JSONRPCMessage) {
+// dispatch passes a message to srv in ctx. A panic becomes a -32603
+// response when the message is a request (id non-nil) and is logged with
+// its stack.
+func (c *stdioConn) dispatch(ctx context.Context, id json.RawMessage, line []byte) (resp mcp.JSONRPCMessage) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.logger.Error("transport: panic while handling MCP message",
@@ -295,7 +297,6 @@ func (c *stdioConn) dispatch(id json.RawMessage, line []byte) (resp mcp.JSONRPCM
 			}
 		}
 	}()
-	ctx := c.baseCtx
 	if c.opts.ContextFunc != nil {
 		ctx = c.opts.ContextFunc(ctx)
 	}

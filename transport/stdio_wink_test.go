@@ -15,7 +15,7 @@ import (
 // tools, through the real pipeline) over stdio.
 func startWinkStdio(t *testing.T) *testClient {
 	t.Helper()
-	f := &httpFixture{started: make(chan string, 100), release: make(chan struct{})}
+	f := &httpFixture{started: make(chan string, 100), release: make(chan struct{}), deaf: make(chan struct{})}
 	tree, err := sections.NewTree(planning.New(planning.React), f.testSection())
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +25,7 @@ func startWinkStdio(t *testing.T) *testClient {
 		t.Fatal(err)
 	}
 	c := startClient(t, srv.MCP(), StdioOptions{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { close(f.deaf) }) // first: deaf calls keep the server
 	c.initialize("client")
 	return c
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,7 +81,13 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.modern.ServeHTTP(w, r)
+		mw := &modernWriter{ResponseWriter: w}
+		if env.hasID() {
+			// mcp-go writes the response; a call that overruns its
+			// deadline is answered through mw before it returns.
+			r = r.WithContext(winkserver.NewReply(env.ID, func(resp mcp.JSONRPCMessage, _ bool) { mw.answer(resp) }).Context(r.Context()))
+		}
+		h.modern.ServeHTTP(mw, r)
 		return
 	}
 	if badVersion(w, r) {
@@ -175,8 +183,18 @@ type postSink struct {
 	retry   time.Duration
 	chunked bool // an SSE response has a chunked body (HTTP/1.1)
 
-	mu sync.Mutex
-	st *stream
+	mu    sync.Mutex
+	st    *stream
+	close bool // the response closes the connection
+}
+
+// closing has the response, unless a stream began, close the connection:
+// the call's handler runs on, and keeps the connection from the client's
+// next request.
+func (p *postSink) closing() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.close = true
 }
 
 // stream returns the response stream, starting it on first use.
@@ -204,7 +222,7 @@ func (p *postSink) send(msg any) error {
 
 func (p *postSink) finish(resp mcp.JSONRPCMessage) {
 	p.mu.Lock()
-	st := p.st
+	st, closing := p.st, p.close
 	p.mu.Unlock()
 	if st != nil {
 		if err := st.deliver(resp, true); err != nil {
@@ -220,10 +238,13 @@ func (p *postSink) finish(resp mcp.JSONRPCMessage) {
 		data = append(data, '\n')
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		if closing {
+			w.Header().Set("Connection", "close")
+		}
 		w.WriteHeader(http.StatusOK)
 		_, err = w.Write(data)
 		return err
-	}, false) // the handler returns next, and net/http sends it in one write
+	}, true) // one write still; and a call answered at its deadline while its handler runs is not held back
 	p.conn.release()
 }
 
@@ -393,4 +414,80 @@ func (h *HTTP) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.endSession(sess, endDeleted)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// modernWriter is the response of a request of the 2026-07-28 era, which
+// mcp-go's handler writes. A call that overruns its deadline is answered
+// through it (answer) before mcp-go has the response: as JSON or, when
+// mcp-go has begun a stream of events (the call sent a notification), as
+// the stream's last event. What is written after is dropped.
+type modernWriter struct {
+	http.ResponseWriter
+	mu       sync.Mutex
+	began    bool // the status was written
+	stream   bool // as a stream of events
+	answered bool
+}
+
+func (w *modernWriter) WriteHeader(status int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.answered && !w.began {
+		w.began = true
+		w.stream = strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream")
+		w.ResponseWriter.WriteHeader(status)
+	}
+}
+
+func (w *modernWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.answered {
+		return len(b), nil
+	}
+	w.began = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher, by which mcp-go knows it may stream.
+func (w *modernWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.answered {
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the response.
+func (w *modernWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// answer writes resp, the answer to a call that overran its deadline, and
+// drops what is written after.
+func (w *modernWriter) answer(resp mcp.JSONRPCMessage) {
+	data, err := json.Marshal(resp)
+	if err != nil {
+		data, _ = json.Marshal(errorResponse(nil, mcp.INTERNAL_ERROR, "Internal error: response cannot be encoded"))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.answered {
+		return
+	}
+	w.answered = true
+	if w.stream {
+		_, _ = fmt.Fprintf(w.ResponseWriter, "event: message\ndata: %s\n\n", data)
+	} else {
+		if !w.began {
+			// Its length lets the client read it whole while the handler
+			// runs on.
+			// The handler keeps the connection: the client must not wait
+			// for it with its next request.
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			w.Header().Set("Connection", "close")
+			w.ResponseWriter.WriteHeader(http.StatusOK)
+		}
+		_, _ = w.ResponseWriter.Write(data)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }

@@ -1,7 +1,7 @@
 // Package mcptest drives an mcp-go server in-process, as an MCP client
 // would, for tests: each message goes through the server's HandleMessage
-// with the client's session in its context, and each reply is decoded as
-// the client would read it off the wire.
+// with the client's session and a Reply (package server) in its context,
+// and each reply is decoded as the client would read it off the wire.
 //
 // Only test files import it.
 package mcptest
@@ -9,12 +9,15 @@ package mcptest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	winkserver "github.com/wink-mcp/wink-mcp/server"
 )
 
 // Client is one client session of an MCP server. It implements mcp-go's
@@ -80,7 +83,30 @@ func (c *Client) roundTrip(ctx context.Context, msg map[string]any, v any) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	reply, err := json.Marshal(c.srv.HandleMessage(c.srv.WithContext(ctx, c), raw))
+	var id json.RawMessage
+	if n, ok := msg["id"]; ok {
+		id = json.RawMessage(fmt.Sprint(n))
+	}
+	// As a transport does: the response is the first given to the
+	// request's Reply, by its handler or by the server when the call
+	// overruns its deadline (winkserver.Reply).
+	answers := make(chan mcp.JSONRPCMessage, 1)
+	r := winkserver.NewReply(id, func(m mcp.JSONRPCMessage, _ bool) { answers <- m })
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		r.Send(c.srv.HandleMessage(r.Context(c.srv.WithContext(ctx, c)), raw))
+	}()
+	var resp mcp.JSONRPCMessage
+	select {
+	case resp = <-answers:
+	case <-returned:
+		select {
+		case resp = <-answers:
+		default: // a notification's
+		}
+	}
+	reply, err := json.Marshal(resp)
 	if err != nil {
 		c.t.Fatal(err)
 	}
