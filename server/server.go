@@ -119,10 +119,10 @@ type Server struct {
 	overruns   *overruns
 	// name and version identify the server to clients (Options).
 	name, version string
-	stateKey   []byte // signs requestStates (input.go)
-	tasks      *tasks
-	consent    Consent                                                       // or nil
-	toolFilter func(ctx context.Context, t *tools.Tool, session string) bool // or nil
+	stateKey      []byte // signs requestStates (input.go)
+	tasks         *tasks
+	consent       Consent                                                       // or nil
+	toolFilter    func(ctx context.Context, t *tools.Tool, session string) bool // or nil
 }
 
 // Consent is a consent stage (package consent): its middleware, and
