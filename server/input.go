@@ -61,16 +61,23 @@ type inputState struct {
 	Answers []json.RawMessage `json:"answers,omitempty"`
 }
 
-// inputBinding names the call a requestState belongs to.
+// inputBinding names the call a requestState belongs to: the hash of its
+// arguments is taken only when a requestState is read or sealed, which a
+// call that asks nothing of its client never has.
 type inputBinding struct {
 	tool      string
-	args      []byte
+	raw       json.RawMessage
 	principal string
 }
 
 func bindInput(tool string, args json.RawMessage, principal string) inputBinding {
-	sum := sha256.Sum256(args)
-	return inputBinding{tool: tool, args: sum[:], principal: principal}
+	return inputBinding{tool: tool, raw: args, principal: principal}
+}
+
+// args returns the SHA-256 of the arguments.
+func (b inputBinding) args() []byte {
+	sum := sha256.Sum256(b.raw)
+	return sum[:]
 }
 
 // seal encodes st as a requestState: its JSON and its MAC, each base64url.
@@ -119,7 +126,7 @@ func resume(key []byte, b inputBinding, p mcp.MultiRoundTripParams, now time.Tim
 		return nil, fmt.Errorf("%w: malformed", errRequestState)
 	}
 	switch {
-	case st.Tool != b.tool || !bytes.Equal(st.Args, b.args) || st.Caller != b.principal:
+	case st.Tool != b.tool || !bytes.Equal(st.Args, b.args()) || st.Caller != b.principal:
 		return nil, fmt.Errorf("%w: it belongs to another call (another tool, other arguments or another caller)", errRequestState)
 	case now.Unix() > st.Expires:
 		return nil, fmt.Errorf("%w: it expired at %s; call the tool again without it", errRequestState, time.Unix(st.Expires, 0).UTC().Format(time.RFC3339))
@@ -195,7 +202,7 @@ func (a *asking) question(key []byte, b inputBinding, now time.Time) (mcp.InputR
 	}
 	k := len(a.answers.asked) - 1
 	state, err := seal(key, inputState{
-		Tool: b.tool, Args: b.args, Caller: b.principal,
+		Tool: b.tool, Args: b.args(), Caller: b.principal,
 		Expires: now.Add(inputStateTTL).Unix(),
 		Asked:   a.answers.asked,
 		Answers: a.answers.given[:k],

@@ -452,7 +452,9 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 		}
 	}
 	call.Client = cl
-	call.Logger = s.logger.With("tool", t.Name(), "call", call.ID, "session", sess.ID())
+	call.Logger = slog.New(&callHandler{Handler: s.logger.Handler(), attrs: [...]slog.Attr{
+		slog.String("tool", t.Name()), slog.String("call", call.ID), slog.String("session", sess.ID()),
+	}})
 	call.Deadline = callDeadline(ctx, call, s.deadline)
 	call.Timeout = call.Deadline.Sub(call.Started).Round(time.Millisecond)
 	return call
@@ -528,4 +530,31 @@ func (s *Server) render(call *tools.Call, out *tools.Outcome, handle string) *mc
 		res.StructuredContent = map[string]string{sessionArg: handle}
 	}
 	return res
+}
+
+// callHandler is the handler of a call's logger: it puts the call's
+// attributes first in each record logged about the call, as
+// slog.Logger.With would, but formats them only for a record logged,
+// which most calls never have.
+type callHandler struct {
+	slog.Handler
+	attrs [3]slog.Attr
+}
+
+func (h *callHandler) Handle(ctx context.Context, r slog.Record) error {
+	c := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	c.AddAttrs(h.attrs[:]...)
+	r.Attrs(func(a slog.Attr) bool {
+		c.AddAttrs(a)
+		return true
+	})
+	return h.Handler.Handle(ctx, c)
+}
+
+func (h *callHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return h.Handler.WithAttrs(append(h.attrs[:len(h.attrs):len(h.attrs)], attrs...))
+}
+
+func (h *callHandler) WithGroup(name string) slog.Handler {
+	return h.Handler.WithAttrs(h.attrs[:]).WithGroup(name)
 }

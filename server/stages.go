@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"strconv"
@@ -92,6 +93,9 @@ func record(next tools.Handler) tools.Handler {
 				ev.Args = out.LoggedArgs
 			}
 			out.Invocation = &ev
+			if !call.Logger.Enabled(ctx, slog.LevelDebug) {
+				return
+			}
 			attrs := []any{"duration", ev.Duration, "success", out.Success}
 			if !out.Success {
 				attrs = append(attrs, "class", out.Class, "message", out.Message)
