@@ -37,6 +37,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/conformance"
 	"github.com/wink-mcp/wink-mcp/consent"
 	"github.com/wink-mcp/wink-mcp/evaluation"
+	"github.com/wink-mcp/wink-mcp/history"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
@@ -602,9 +603,9 @@ func (b *builder) sections() ([]*sections.Section, error) {
 		workspace.Key:   b.workspace,
 		conformance.Key: func() (*sections.Section, error) { return conformance.New(), nil },
 		evaluation.Key:  b.evaluation,
-		server.HistoryKey: func() (*sections.Section, error) {
+		history.Key: func() (*sections.Section, error) {
 			b.history = cfg.History.Retention
-			return server.HistorySection(), nil
+			return history.New(), nil
 		},
 	}
 	closed := map[string]bool{planning.Key: !cfg.Planning.Open, workspace.Key: !cfg.Workspace.Open}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) disclose(next tools.Handler) tools.Handler {
 // request's session (Sessions.peek): those of the sections it has not
 // opened, and those Options.ToolFilter reports false for.
 func (s *Server) listed(ctx context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
-	sess, release := s.sessions.peek(ctx, metaSession(req.Params.Meta))
+	sess, release := s.peek(ctx, metaSession(req.Params.Meta))
 	defer release()
 	var h string
 	if sess != nil {
@@ -65,60 +66,46 @@ func (s *Server) listed(ctx context.Context, _ any, req *mcp.ListToolsRequest, r
 // request's principal may use it; otherwise its connection's session, if
 // the connection has started it or the process names it (--session).
 // Otherwise it returns nil, a session that has opened nothing.
-func (m *Sessions) peek(ctx context.Context, handle string) (*session.Session, func()) {
-	if handle == "" && !m.started(ctx) {
+func (s *Server) peek(ctx context.Context, handle string) (*session.Session, func()) {
+	r := s.request(ctx, handle, sessions.NeedExisting)
+	if handle == "" && !s.sessions.Started(r.Conn, r.Name) {
 		return nil, func() {}
 	}
-	u, err := m.forRequest(ctx, handle, needExisting)
+	u, err := s.sessions.Use(ctx, r)
 	if err != nil {
 		return nil, func() {}
 	}
-	return u.sess, u.release
-}
-
-// started reports whether the request of ctx comes on a connection that
-// has started its session, or whose session the process names.
-func (m *Sessions) started(ctx context.Context) bool {
-	cs := mcpserver.ClientSessionFromContext(ctx)
-	if cs == nil || mcpserver.IsModernRequest(ctx) && !m.isRegistered(cs.SessionID()) {
-		return false
-	}
-	if name, _ := ctx.Value(sessionNameKey{}).(string); name != "" {
-		return true
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.conns[cs.SessionID()] != nil
+	return u.Session, u.Release
 }
 
 // listen records a 2026-07-28 client listening (subscriptions/listen) with
 // the handle of a session its principal may use in the request's _meta
 // under MetaSession, so that toolsChanged reaches it until unlisten.
-func (m *Sessions) listen(ctx context.Context, _ any, req *mcp.SubscriptionsListenRequest) {
+func (s *Server) listen(ctx context.Context, _ any, req *mcp.SubscriptionsListenRequest) {
 	cs, h := mcpserver.ClientSessionFromContext(ctx), metaSession(req.Params.Meta)
 	if cs == nil || h == "" {
 		return
 	}
-	u, err := m.forRequest(ctx, h, needExisting)
+	u, err := s.sessions.Use(ctx, s.request(ctx, h, sessions.NeedExisting))
 	if err != nil {
 		return
 	}
-	u.release()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.listeners[u.handle] = append(m.listeners[u.handle], cs)
+	u.Release()
+	s.clients.mu.Lock()
+	defer s.clients.mu.Unlock()
+	s.clients.listeners[u.Handle] = append(s.clients.listeners[u.Handle], cs)
 }
 
 // unlisten forgets the listening client of ctx, whose stream has ended.
-func (m *Sessions) unlisten(ctx context.Context) {
+func (s *Server) unlisten(ctx context.Context) {
 	cs := mcpserver.ClientSessionFromContext(ctx)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for h, ls := range m.listeners {
+	s.clients.mu.Lock()
+	defer s.clients.mu.Unlock()
+	for h, ls := range s.clients.listeners {
 		if ls = slices.DeleteFunc(ls, func(l mcpserver.ClientSession) bool { return l == cs }); len(ls) == 0 {
-			delete(m.listeners, h)
+			delete(s.clients.listeners, h)
 		} else {
-			m.listeners[h] = ls
+			s.clients.listeners[h] = ls
 		}
 	}
 }
@@ -126,14 +113,15 @@ func (m *Sessions) unlisten(ctx context.Context) {
 // toolsChanged sends notifications/tools/list_changed to the clients of
 // the session h: the connections whose session it is, and the clients
 // listening with its handle that asked for the notification.
-func (m *Sessions) toolsChanged(h string) {
-	m.mu.Lock()
-	conns, listeners := slices.Clone(m.connsOf[h]), slices.Clone(m.listeners[h])
-	m.mu.Unlock()
+func (s *Server) toolsChanged(h string) {
+	conns := s.sessions.Conns(h)
+	s.clients.mu.Lock()
+	listeners := slices.Clone(s.clients.listeners[h])
+	s.clients.mu.Unlock()
 	method := string(mcp.MethodNotificationToolsListChanged)
 	for _, id := range conns {
-		if err := m.mcp.SendNotificationToSpecificClient(id, method, nil); err != nil {
-			m.logger.Debug("sending tools/list_changed failed", "err", err)
+		if err := s.mcp.SendNotificationToSpecificClient(id, method, nil); err != nil {
+			s.logger.Debug("sending tools/list_changed failed", "err", err)
 		}
 	}
 	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: method}}
@@ -146,7 +134,7 @@ func (m *Sessions) toolsChanged(h string) {
 		select {
 		case l.NotificationChannel() <- n:
 		default:
-			m.logger.Debug("sending tools/list_changed failed: the stream's queue is full")
+			s.logger.Debug("sending tools/list_changed failed: the stream's queue is full")
 		}
 	}
 }

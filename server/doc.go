@@ -1,7 +1,7 @@
 // Package server turns a section tree into an MCP server: it registers the
-// tools with mcp-go, runs every call through the pipeline, keeps the
-// sessions, and exposes guidance as instructions and prompts and session
-// state as resources.
+// tools with mcp-go, runs every call through the pipeline, finds each
+// call's session (package sessions keeps them), and exposes guidance as
+// instructions and prompts and session state as resources.
 //
 // # Sessions
 //
@@ -23,26 +23,27 @@
 //     Streamable HTTP or SSE, each with a handle of its own;
 //  3. otherwise (a 2026-07-28 request over HTTP, which has no
 //     connection) a new session when the call changes state (its tool is
-//     not read-only); a read gets NoSessionMessage. A tool of a Stateless
+//     not read-only); a read gets sessions.NoSessionMessage. A tool of a Stateless
 //     section runs in an empty session of its own.
 //
 // A handle that is malformed, unknown, expired, or bound to another
 // principal (identity.Identity.Principal: the bearer token's subject, or
-// the static token) gets UnknownSessionMessage, the same for all, and
+// the static token) gets sessions.UnknownSessionMessage, the same for all, and
 // nothing is created under it. The successful result of a call that
 // changes state names its session: a last line "Session: HANDLE" of its
 // text and "session" in its structured content (and in the tool's output
 // schema). The resource wink://session holds the handle of the
 // connection's session. A session named by a handle alone ends after
 // Options.SessionTTL idle; a connection's session ends with the
-// connection. Sessions are kept in Options.Store (see Sessions): a call
+// connection. Sessions are kept in Options.Store (package sessions): a call
 // that changed state commits the session's new state (package statetree)
 // once, after its commit hooks, by compare-and-swap on the revision it
 // loaded; a commit that another writer overtook is rolled back like any
 // failure, and the call runs again on the latest revision if its tool's
 // section is Contained (it touched nothing outside the session's state),
-// at most maxRuns times, or else answers ChangedMessage (retryable); one
-// the store fails answers StoreDownMessage. A handle unknown to this
+// at most maxRuns times, or else answers sessions.ChangedMessage
+// (retryable); one the store fails answers sessions.StoreDownMessage. A
+// handle unknown to this
 // process is loaded from the store, so a session outlives the process.
 // Several processes (replicas) may share a store: each watches it, drops
 // the sessions it holds that another changed, and tells its clients
@@ -50,8 +51,8 @@
 //
 // The store also keeps each session's call log: the record of every call
 // (session.ToolInvoked; arguments, value and text cut when the record would
-// exceed store.MaxValue), appended after the call is answered, the last
-// store.Options.LogRetention of them. LogURI lists them (session.CallSummary:
+// exceed store.MaxValue), appended in batches after the call is answered,
+// the last store.Options.LogRetention of them. LogURI lists them (session.CallSummary:
 // tool, outcome, time and the start of the arguments) and CallURITemplate
 // holds one call's record; both read the store, so they are the same after
 // a restart and on every replica.
@@ -108,12 +109,15 @@
 // other failure is an isError result, and state is restored on every failure
 // path, panics included. Rendering into content blocks happens after.
 //
-// A handler that outlives its deadline is waited for: its context is
-// cancelled at the deadline, and its result is replaced by the deadline
-// error when it returns (followed by the handler's own failure message, if
-// it returned one, so that it can say where it stopped). The session stays
-// locked until then, so nothing it does after the deadline can interleave
-// with another call; the transaction restores whatever it did.
+// A handler that outlives its deadline is waited for, a second at most:
+// its context is cancelled at the deadline, and its result is replaced by
+// the deadline error when it returns (followed by the handler's own
+// failure message, if it returned one, so that it can say where it
+// stopped). One that has not returned a second after the deadline is
+// answered without it, from where the response is written (Reply), its
+// audit line first, and runs on alone. The session stays locked until it
+// returns, so nothing it does after the deadline can interleave with
+// another call; the transaction restores whatever it did.
 //
 // A handler asks its client for input with tools.Context's Elicit and
 // CreateMessage. A client of the 2025-11-25 era is sent the request and

@@ -16,24 +16,19 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
-// MetaDryRun is the _meta key of a request that asks for a dry run
-// (true), and of its result, which describes what the call would have
-// changed (Diff).
-const MetaDryRun = tools.MetaPrefix + "dryRun"
-
 // DryRunNote starts the message of a dry run's result.
 const DryRunNote = "Dry run: nothing was changed."
 
-// metaDryRun reads MetaDryRun from the request's _meta: a boolean, or
+// metaDryRun reads tools.MetaDryRun from the request's _meta: a boolean, or
 // absent.
 func metaDryRun(meta map[string]any) (bool, error) {
-	v, ok := meta[MetaDryRun]
+	v, ok := meta[tools.MetaDryRun]
 	if !ok {
 		return false, nil
 	}
 	b, isBool := v.(bool)
 	if !isBool {
-		return false, fmt.Errorf("%s: expected true or false, got %s", MetaDryRun, jsonText(v))
+		return false, fmt.Errorf("%s: expected true or false, got %s", tools.MetaDryRun, jsonText(v))
 	}
 	return b, nil
 }
@@ -46,7 +41,7 @@ var errDryRun = errors.New("dry run")
 // OnResult run (and may still refuse the call), and undone with the rest,
 // and the outcome says that it was a dry run and carries what the call
 // would have changed, the Diff of the session's state slices and files,
-// as an extra text block and in its _meta under MetaDryRun.
+// as an extra text block and in its _meta under tools.MetaDryRun.
 func dryRun(call *tools.Call, tx *session.Tx, out *tools.Outcome) *tools.Outcome {
 	d, err := diffOf(call.Session, tx)
 	if err != nil {
@@ -71,7 +66,7 @@ func dryRun(call *tools.Call, tx *session.Tx, out *tools.Outcome) *tools.Outcome
 	if o.Meta == nil {
 		o.Meta = map[string]any{}
 	}
-	o.Meta[MetaDryRun] = d
+	o.Meta[tools.MetaDryRun] = d
 	return &o
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/sessions"
 )
 
 // URIs of the resources every server exposes.
@@ -67,12 +68,12 @@ func (s *Server) addPrompt(p sections.Prompt) {
 				return nil, fmt.Errorf("prompt %q: missing required argument %q", p.Name, a.Name)
 			}
 		}
-		u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needAny)
+		u, err := s.sessions.Use(ctx, s.request(ctx, metaSession(req.Params.Meta), sessions.NeedAny))
 		if err != nil {
 			return nil, sessionError(err)
 		}
-		defer u.release()
-		msgs, err := p.Get(ctx, u.sess, args)
+		defer u.Release()
+		msgs, err := p.Get(ctx, u.Session, args)
 		if err != nil {
 			return nil, err
 		}
@@ -142,22 +143,22 @@ func (s *Server) addResources() {
 			mcp.WithResourceDescription("The handle of this connection's session: pass it as 'session' to continue the session from a client without a connection."),
 			mcp.WithMIMEType("text/plain")),
 		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			u, err := s.sessions.forRequest(ctx, metaSession(req.Params.Meta), needExisting)
-			if errors.Is(err, ErrNoSession) {
+			u, err := s.sessions.Use(ctx, s.request(ctx, metaSession(req.Params.Meta), sessions.NeedExisting))
+			if errors.Is(err, sessions.ErrNoSession) {
 				return nil, resourceNotFound(ctx, req.Params.URI, ": this request has no session")
 			}
 			if err != nil {
 				return nil, sessionError(err)
 			}
-			u.release()
-			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: u.handle}}, nil
+			u.Release()
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: u.Handle}}, nil
 		})
 	s.addResource(
 		mcp.NewResource(LogURI, "Invocation log",
 			mcp.WithResourceDescription("The tool calls of this session that the store keeps, oldest first: tool, outcome, start, duration and the start of the arguments. "+CallURITemplate+" holds a call's whole record."),
 			mcp.WithMIMEType("application/json")),
 		func(ctx context.Context, sess *session.Session) (string, error) {
-			sums, err := s.sessions.calls.summaries(ctx, sess.ID(), math.MaxInt)
+			sums, err := s.sessions.Summaries(ctx, sess.ID(), math.MaxInt)
 			if err != nil {
 				return "", err
 			}
@@ -168,11 +169,12 @@ func (s *Server) addResources() {
 			mcp.WithTemplateDescription("One tool call of this session, with its full value."),
 			mcp.WithTemplateMIMEType("application/json")),
 		func(ctx context.Context, sess *session.Session, _ string, args map[string]string) (string, error) {
-			return s.sessions.calls.find(ctx, sess.ID(), args["call_id"])
+			text, err := s.sessions.Find(ctx, sess.ID(), args["call_id"])
+			if errors.Is(err, sessions.ErrNoRecord) {
+				err = sections.ErrNotFound
+			}
+			return text, err
 		}, false)
-	if s.sessions.retention > 0 {
-		s.addHistoryResource()
-	}
 	for _, sec := range s.tree.Sections() {
 		for _, r := range sec.Resources {
 			s.addResource(mcp.NewResource(r.URI, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType(r.MIMEType)), r.Read, r.Blob)
@@ -227,22 +229,31 @@ func (s *Server) addTemplate(t mcp.ResourceTemplate, read reader, blob bool) {
 func (s *Server) content(ctx context.Context, sess *session.Session, uri string) (string, error) {
 	for _, r := range s.resources {
 		if args, ok := r.match(uri); ok {
-			return r.read(ctx, sess, uri, args)
+			return r.read(s.withHistory(ctx, sess), sess, uri, args)
 		}
 	}
 	return "", errNoReader
+}
+
+// withHistory returns ctx carrying the history of sess as the store holds
+// it, for a resource read, when the server keeps histories.
+func (s *Server) withHistory(ctx context.Context, sess *session.Session) context.Context {
+	if h := s.sessions.History(sess.ID()); h != nil {
+		return session.WithHistory(ctx, h)
+	}
+	return ctx
 }
 
 var errNoReader = errors.New("not a resource of a session's state")
 
 func (s *Server) readTemplate(read reader, mime string, blob bool) mcpserver.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		u, err := s.sessions.forRead(ctx, metaSession(req.Params.Meta), needAny)
+		u, err := s.sessions.Read(ctx, s.request(ctx, metaSession(req.Params.Meta), sessions.NeedAny))
 		if err != nil {
 			return nil, sessionError(err)
 		}
-		defer u.release()
-		text, err := read(ctx, u.sess, req.Params.URI, templateArgs(req.Params.Arguments))
+		defer u.Release()
+		text, err := read(s.withHistory(ctx, u.Session), u.Session, req.Params.URI, templateArgs(req.Params.Arguments))
 		if errors.Is(err, sections.ErrNotFound) {
 			return nil, resourceNotFound(ctx, req.Params.URI, "")
 		}
@@ -277,7 +288,7 @@ func templateArgs(vars map[string]any) map[string]string {
 // finding the request's session failed with err: the client reads its
 // message.
 func sessionError(err error) error {
-	if msg := sessionMessage(err); msg != "" {
+	if msg := sessions.Message(err); msg != "" {
 		return errors.New(msg)
 	}
 	return err

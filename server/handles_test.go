@@ -17,6 +17,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -98,7 +99,7 @@ func TestModernRequestsCarryTheHandle(t *testing.T) {
 	if r.IsError || !handleShape.MatchString(h) || r.Text() != "Added 2.\n\n{\"count\":2}\n\nSession: "+h || r.StructuredContent["count"] != float64(2) {
 		t.Fatalf("first call: %+v", r)
 	}
-	if r := c.Call(ctx, "probe_get", map[string]any{}, modern(nil)); !r.IsError || r.Text() != server.NoSessionMessage {
+	if r := c.Call(ctx, "probe_get", map[string]any{}, modern(nil)); !r.IsError || r.Text() != sessions.NoSessionMessage {
 		t.Errorf("a read without a handle: %+v", r)
 	}
 	r = c.Call(ctx, "probe_add", map[string]any{"by": 3, "session": h}, modern(nil))
@@ -114,7 +115,7 @@ func TestModernRequestsCarryTheHandle(t *testing.T) {
 		t.Errorf("the argument does not win over _meta: %+v", r)
 	}
 	r = c.Call(ctx, "probe_get", map[string]any{"session": "s_NOTAHANDLENOTAHANDLENOTAHA"}, modern(map[string]any{server.MetaSession: h}))
-	if !r.IsError || r.Text() != server.UnknownSessionMessage {
+	if !r.IsError || r.Text() != sessions.UnknownSessionMessage {
 		t.Errorf("the argument does not win over _meta: %+v", r)
 	}
 	r = c.Call(ctx, "probe_add", map[string]any{"by": 1}, modern(nil))
@@ -171,13 +172,13 @@ func TestUnknownHandles(t *testing.T) {
 			if tool == "probe_get" {
 				delete(args, "by")
 			}
-			if r := c.Call(tc.ctx, tool, args, meta); !r.IsError || r.Text() != server.UnknownSessionMessage || len(r.StructuredContent) != 0 {
+			if r := c.Call(tc.ctx, tool, args, meta); !r.IsError || r.Text() != sessions.UnknownSessionMessage || len(r.StructuredContent) != 0 {
 				t.Errorf("%s, %s: %+v", name, tool, r)
 			}
 		}
 	}
 	_, rpcErr := c.Send(alice, "resources/read", map[string]any{"uri": server.LogURI, "_meta": modern(map[string]any{server.MetaSession: old})})
-	if rpcErr == nil || !strings.Contains(rpcErr.Message, server.UnknownSessionMessage) {
+	if rpcErr == nil || !strings.Contains(rpcErr.Message, sessions.UnknownSessionMessage) {
 		t.Errorf("a resource read by an expired handle: %+v", rpcErr)
 	}
 	if n := srv.Sessions().Len(); n != 2 {
@@ -298,7 +299,7 @@ func TestSessionArgument(t *testing.T) {
 	}
 	// An escaped key is the same key.
 	r := c.Call(context.Background(), "probe_add", json.RawMessage(`{"by":1,"sessio\u006e":"s_AAAAAAAAAAAAAAAAAAAAAAAAAA"}`), modern(nil))
-	if r.Text() != server.UnknownSessionMessage {
+	if r.Text() != sessions.UnknownSessionMessage {
 		t.Errorf("escaped key: %+v", r)
 	}
 }

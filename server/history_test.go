@@ -12,11 +12,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wink-mcp/wink-mcp/history"
 	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/tools"
 	"github.com/wink-mcp/wink-mcp/workspace"
 )
 
@@ -28,7 +30,7 @@ func historyHarness(t *testing.T, retention int) (*harness, *mcptest.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := sections.NewTree(probeSection(), workspace.New(b, workspace.Options{NoReadBeforeWrite: true}), server.HistorySection())
+	tree, err := sections.NewTree(probeSection(), workspace.New(b, workspace.Options{NoReadBeforeWrite: true}), history.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +89,11 @@ func TestDryRun(t *testing.T) {
 			if tc.added {
 				c.Call(ctx, "probe_add", map[string]any{"by": 1}, nil)
 			}
-			r := c.Call(ctx, tc.tool, tc.args, map[string]any{server.MetaDryRun: tc.dry})
+			r := c.Call(ctx, tc.tool, tc.args, map[string]any{tools.MetaDryRun: tc.dry})
 			if r.IsError != tc.isError || len(r.Content) == 0 || !strings.HasPrefix(r.Content[0].Text, tc.said) {
 				t.Fatalf("result: %+v", r)
 			}
-			_, isDry := r.Meta[server.MetaDryRun]
+			_, isDry := r.Meta[tools.MetaDryRun]
 			if wantDry := tc.diff != nil; isDry != wantDry || len(r.Content) != map[bool]int{true: 2, false: 1}[wantDry] {
 				t.Errorf("dry-run _meta %v, %d blocks: %+v", isDry, len(r.Content), r)
 			}
@@ -101,7 +103,7 @@ func TestDryRun(t *testing.T) {
 				}
 			}
 			if tc.diff != nil {
-				b, _ := json.Marshal(r.Meta[server.MetaDryRun])
+				b, _ := json.Marshal(r.Meta[tools.MetaDryRun])
 				var d server.Diff
 				if err := json.Unmarshal(b, &d); err != nil {
 					t.Fatal(err)
@@ -136,7 +138,7 @@ func historyOf(t *testing.T, c *mcptest.Client) (commits []string, checkpoints [
 		}
 		Checkpoints []struct{ Name string }
 	}
-	if err := json.Unmarshal([]byte(readText(t, c, server.HistoryURI, nil)), &v); err != nil {
+	if err := json.Unmarshal([]byte(readText(t, c, history.URI, nil)), &v); err != nil {
 		t.Fatal(err)
 	}
 	for _, cm := range v.Commits {
@@ -225,7 +227,7 @@ func TestDryRunChangesNoSession(t *testing.T) {
 	ctx := context.Background()
 	h, c := historyHarness(t, 5)
 	c.Call(ctx, "probe_add", map[string]any{"by": 1}, nil)
-	c.Call(ctx, "probe_add", map[string]any{"by": 1}, map[string]any{server.MetaDryRun: true})
+	c.Call(ctx, "probe_add", map[string]any{"by": 1}, map[string]any{tools.MetaDryRun: true})
 	if commits, _ := historyOf(t, c); len(commits) != 1 {
 		t.Errorf("history after a dry run: %q", commits)
 	}
@@ -240,7 +242,7 @@ func TestDryRunChangesNoSession(t *testing.T) {
 func TestDryRunStartsNoSession(t *testing.T) {
 	srv, _ := newHandleServer(t)
 	c := mcptest.NewClient(t, srv.MCP(), "") // never registered: no connection
-	r := c.Call(context.Background(), "probe_add", map[string]any{"by": 2}, modern(map[string]any{server.MetaDryRun: true}))
+	r := c.Call(context.Background(), "probe_add", map[string]any{"by": 2}, modern(map[string]any{tools.MetaDryRun: true}))
 	if r.IsError || r.Session() != "" || !strings.HasPrefix(r.Text(), "Dry run: nothing was changed. Added 2.") {
 		t.Errorf("dry run: %+v", r)
 	}
@@ -260,7 +262,7 @@ func newDiskHistoryServer(t *testing.T, retention int) (*server.Server, string) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	tree, err := sections.NewTree(probeSection(), workspace.New(b, workspace.Options{NoReadBeforeWrite: true}), server.HistorySection())
+	tree, err := sections.NewTree(probeSection(), workspace.New(b, workspace.Options{NoReadBeforeWrite: true}), history.New())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/sessions"
 )
 
 // notifier sends a call's progress and log notifications to the client that
@@ -56,47 +58,57 @@ func (n notifier) Log(ctx context.Context, level string, data any) error {
 // held when the client was last told of it or subscribed to it (look).
 // When another process made it (sess is nil), every client is told of
 // every resource it subscribed to, and what they held is forgotten.
-func (m *Sessions) notify(h string, sess *session.Session) {
-	m.mu.Lock()
+func (s *Server) notify(h string, sess *session.Session) {
 	var subs []mcpserver.SessionWithResourceSubscriptions
-	for _, id := range m.connsOf[h] {
-		if s, ok := m.registered[id].(mcpserver.SessionWithResourceSubscriptions); ok {
-			subs = append(subs, s)
+	for _, id := range s.sessions.Conns(h) {
+		if c, ok := s.clients.get(id).(mcpserver.SessionWithResourceSubscriptions); ok {
+			subs = append(subs, c)
 		}
 	}
-	m.mu.Unlock()
-	m.looking.Lock()
-	defer m.looking.Unlock()
-	for _, s := range subs {
+	if len(subs) == 0 {
+		return
+	}
+	s.seen.looking.Lock()
+	defer s.seen.looking.Unlock()
+	for _, c := range subs {
 		if sess == nil {
-			m.forgetSeen(s.SessionID())
+			s.forgetSeen(c.SessionID())
 		}
-		for _, uri := range s.SubscribedResources() {
-			if sess != nil && !m.look(s.SessionID(), uri, sess) {
+		for _, uri := range c.SubscribedResources() {
+			if sess != nil && !s.look(c.SessionID(), uri, sess) {
 				continue
 			}
-			if err := m.mcp.SendNotificationToSpecificClient(s.SessionID(), string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}); err != nil {
-				m.logger.Debug("sending resources/updated failed", "uri", uri, "err", err)
+			if err := s.mcp.SendNotificationToSpecificClient(c.SessionID(), string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}); err != nil {
+				s.logger.Debug("sending resources/updated failed", "uri", uri, "err", err)
 			}
 		}
 	}
 }
 
+// seen holds, by client session ID and URI, the digest of the content a
+// client was last told of or subscribed to; looking orders the reads
+// that record them (notify).
+type seen struct {
+	mu      sync.Mutex
+	digests map[string]map[string][sha256.Size]byte
+	looking sync.Mutex
+}
+
 // subscribed records what the resource uri holds for the client of ctx,
 // which has just subscribed to it, in the session its reads use.
-func (m *Sessions) subscribed(ctx context.Context, uri string) {
+func (s *Server) subscribed(ctx context.Context, uri string) {
 	cs := mcpserver.ClientSessionFromContext(ctx)
 	if cs == nil {
 		return
 	}
-	u, err := m.forRead(ctx, "", needAny)
+	u, err := s.sessions.Read(ctx, s.request(ctx, "", sessions.NeedAny))
 	if err != nil {
 		return
 	}
-	defer u.release()
-	m.looking.Lock()
-	defer m.looking.Unlock()
-	m.look(cs.SessionID(), uri, u.sess)
+	defer u.Release()
+	s.seen.looking.Lock()
+	defer s.seen.looking.Unlock()
+	s.look(cs.SessionID(), uri, u.Session)
 }
 
 // lookTimeout bounds look's read of a resource (from the store, for the
@@ -106,28 +118,28 @@ const lookTimeout = 5 * time.Second
 // look reads resource uri in sess and records its digest for the client
 // session id. It reports whether the content differs from the one recorded
 // before, or could not be compared (none recorded, or a read that failed).
-// The caller holds m.looking, so that the digest recorded last is that of
-// the latest content.
-func (m *Sessions) look(id, uri string, sess *session.Session) bool {
-	ctx, cancel := context.WithTimeout(m.ctx, lookTimeout)
+// The caller holds s.seen.looking, so that the digest recorded last is
+// that of the latest content.
+func (s *Server) look(id, uri string, sess *session.Session) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), lookTimeout)
 	defer cancel()
-	text, err := m.content(ctx, sess, uri)
+	text, err := s.content(ctx, sess, uri)
 	switch {
 	case errors.Is(err, sections.ErrNotFound):
 		text = "\x00not found"
 	case err != nil:
-		m.mu.Lock()
-		delete(m.seen[id], uri)
-		m.mu.Unlock()
+		s.seen.mu.Lock()
+		delete(s.seen.digests[id], uri)
+		s.seen.mu.Unlock()
 		return true
 	}
 	d := sha256.Sum256([]byte(text))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	seen := m.seen[id]
+	s.seen.mu.Lock()
+	defer s.seen.mu.Unlock()
+	seen := s.seen.digests[id]
 	if seen == nil {
 		seen = map[string][sha256.Size]byte{}
-		m.seen[id] = seen
+		s.seen.digests[id] = seen
 	}
 	old, had := seen[uri]
 	seen[uri] = d
@@ -135,8 +147,8 @@ func (m *Sessions) look(id, uri string, sess *session.Session) bool {
 }
 
 // forgetSeen forgets the digests recorded for the client session id.
-func (m *Sessions) forgetSeen(id string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.seen, id)
+func (s *Server) forgetSeen(id string) {
+	s.seen.mu.Lock()
+	defer s.seen.mu.Unlock()
+	delete(s.seen.digests, id)
 }

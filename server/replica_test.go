@@ -18,6 +18,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
@@ -155,8 +156,8 @@ func TestRerunOnConflict(t *testing.T) {
 			overtaken := min(tc.overtakes, tc.runs)
 			want := 1 + 10*overtaken
 			if tc.changed {
-				if !r.IsError || r.Text() != server.ChangedMessage {
-					t.Errorf("b: %+v, want %q", r, server.ChangedMessage)
+				if !r.IsError || r.Text() != sessions.ChangedMessage {
+					t.Errorf("b: %+v, want %q", r, sessions.ChangedMessage)
 				}
 			} else {
 				want += 100

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
@@ -102,7 +104,9 @@ type Server struct {
 	mcp       *mcpserver.MCPServer
 	tree      *sections.Tree
 	registry  *session.Registry
-	sessions  *Sessions
+	sessions  *sessions.Manager
+	clients   clients // the connections
+	seen      seen    // what each client was last told of (notify)
 	logger    *slog.Logger
 	now       func() time.Time
 	handler   tools.Handler
@@ -166,6 +170,11 @@ func New(opts Options) (*Server, error) {
 		stateKey: opts.RequestStateKey,
 		name:     opts.Name,
 		version:  opts.Version,
+		clients: clients{
+			registered: map[string]mcpserver.ClientSession{},
+			listeners:  map[string][]mcpserver.ClientSession{},
+		},
+		seen: seen{digests: map[string]map[string][sha256.Size]byte{}},
 	}
 	s.overruns = &overruns{s: s}
 	if s.stateKey == nil {
@@ -174,7 +183,6 @@ func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		opts.Store = store.NewMemory(store.Options{})
 	}
-	s.sessions = newSessions(s.registry, opts.Store, opts.Logger, opts.SessionTTL, opts.MaxSessionsPerPrincipal, opts.History, opts.Now)
 	s.tasks = newTasks(opts.Store, opts.Logger, opts.Now)
 	policy.Persist(s.registry)
 	sections.Persist(s.registry)
@@ -189,15 +197,12 @@ func New(opts Options) (*Server, error) {
 
 	hooks := &mcpserver.Hooks{}
 	hooks.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
-		s.sessions.register(cs)
+		s.clients.register(cs)
 	})
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
-		s.sessions.subscribed(ctx, req.Params.URI)
+		s.subscribed(ctx, req.Params.URI)
 	})
-	hooks.AddOnUnregisterSession(func(ctx context.Context, cs mcpserver.ClientSession) {
-		final, _ := ctx.Value(endedKey{}).(bool)
-		s.sessions.End(cs.SessionID(), final)
-	})
+	hooks.AddOnUnregisterSession(s.unregistered)
 	// Not mcp-go's WithToolFilter: it also refuses hidden tools at call
 	// time, as an unknown tool (JSON-RPC -32602), before the pipeline
 	// runs; a refusal must be an error result that says why, and be
@@ -208,13 +213,13 @@ func New(opts Options) (*Server, error) {
 		hooks.AddAfterListTools(s.listed)
 	}
 	if disclosing {
-		hooks.AddBeforeSubscriptionsListen(s.sessions.listen)
+		hooks.AddBeforeSubscriptionsListen(s.listen)
 		hooks.AddAfterSubscriptionsListen(func(ctx context.Context, _ any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
-			s.sessions.unlisten(ctx)
+			s.unlisten(ctx)
 		})
 		hooks.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any, _ error) {
 			if method == mcp.MethodSubscriptionsListen {
-				s.sessions.unlisten(ctx)
+				s.unlisten(ctx)
 			}
 		})
 	}
@@ -234,8 +239,16 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mcp = mcpserver.NewMCPServer(opts.Name, opts.Version, append(mcpOpts, opts.MCPOptions...)...)
 	servers.Store(s.mcp, s)
-	s.sessions.mcp = s.mcp
-	s.sessions.content = s.content
+	s.sessions = sessions.New(sessions.Options{
+		Registry:    s.registry,
+		Store:       opts.Store,
+		Logger:      opts.Logger,
+		TTL:         opts.SessionTTL,
+		MaxPerOwner: opts.MaxSessionsPerPrincipal,
+		History:     opts.History,
+		Now:         opts.Now,
+		Changed:     func(h string) { s.notify(h, nil) },
+	})
 
 	handler, err := s.pipeline(opts)
 	if err != nil {
@@ -258,8 +271,6 @@ func New(opts Options) (*Server, error) {
 	}
 	s.addPrompts()
 	s.addResources()
-	s.sessions.expireEvery(expirePeriod(s.sessions.ttl))
-	s.sessions.watch()
 	return s, nil
 }
 
@@ -278,11 +289,11 @@ func (s *Server) Handlers() map[string]http.Handler { return maps.Clone(s.handle
 func (s *Server) Close() {
 	s.tasks.close()
 	servers.Delete(s.mcp)
-	s.sessions.close()
+	s.sessions.Close()
 }
 
 // Sessions returns the server's sessions.
-func (s *Server) Sessions() *Sessions { return s.sessions }
+func (s *Server) Sessions() *sessions.Manager { return s.sessions }
 
 // Tools returns the offered tools in order.
 func (s *Server) Tools() []*tools.Tool { return s.tree.Tools() }
@@ -308,12 +319,12 @@ const maxRuns = 5
 // (callLog), unless the call started the session and failed: the session
 // is then discarded.
 //
-// A call whose commit lost to another writer (errChanged) touched nothing
+// A call whose commit lost to another writer (sessions.ErrChanged) touched nothing
 // outside the session's state if its tool's section is Contained: it is
 // run again, on the session's latest revision, as a new call that passes
 // every stage, within the first run's deadline, up to maxRuns runs in
 // all. Any other call answers ChangedMessage, and the client calls again.
-// A call that found its session replaced before it ran (errStale) has done
+// A call that found its session replaced before it ran (sessions.ErrStale) has done
 // nothing yet, and runs again whatever its section.
 //
 // A call of a client of the 2026-07-28 era that asked the client a
@@ -326,12 +337,12 @@ const maxRuns = 5
 // (startTask, tasks.go).
 func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 	stateful, changes := s.stateful[t], !t.Annotations().ReadOnly
-	n := needAny
+	n := sessions.NeedAny
 	switch {
 	case stateful && changes:
-		n = needNew
+		n = sessions.NeedNew
 	case stateful:
-		n = needExisting
+		n = sessions.NeedExisting
 	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, handle := rawArgs(ctx, req), metaSession(req.Params.Meta)
@@ -357,7 +368,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			}
 		}
 		for run := 1; ; run++ {
-			u, err := s.sessions.forRequest(ctx, handle, n)
+			u, err := s.sessions.Use(ctx, s.request(ctx, handle, n))
 			if err != nil {
 				return s.sessionFailed(t, err), nil
 			}
@@ -365,11 +376,12 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			asked, state, pending, err := inputPending(call, s.stateKey, bound, s.now())
 			// A session started by a call that failed, or by a dry run,
 			// holds nothing: it is discarded.
-			kept := !u.minted || out.Success && !call.DryRun
-			if u.handle != "" && kept && !pending {
-				s.sessions.calls.add(u.handle, out.Invocation)
+			shown := u.Handle // what the result names, if anything
+			kept := !u.Minted || out.Success && !call.DryRun
+			if u.Handle != "" && kept && !pending {
+				s.sessions.Record(u.Handle, out.Invocation)
 			}
-			if (errors.Is(out.Err, errStale) || errors.Is(out.Err, errChanged) && s.rerun[t]) && !u.minted && run < maxRuns && ctx.Err() == nil {
+			if (errors.Is(out.Err, sessions.ErrStale) || errors.Is(out.Err, sessions.ErrChanged) && s.rerun[t]) && !u.Minted && run < maxRuns && ctx.Err() == nil {
 				call.Logger.Debug("the session changed elsewhere: running the call again", "run", run+1)
 				if run == 1 {
 					var cancel context.CancelFunc
@@ -379,8 +391,8 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 				continue
 			}
 			if !kept {
-				s.sessions.discard(u.handle) // with nothing logged: its handle was never shown
-				u.handle = ""
+				s.sessions.Discard(u.Handle) // with nothing logged: its handle was never shown
+				shown = ""
 			}
 			if pending {
 				if err != nil {
@@ -391,36 +403,31 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 				return res, nil
 			}
 			if out.Success && changes {
-				s.sessions.notify(u.handle, u.sess)
+				s.notify(u.Handle, u.Session)
 			}
 			if out.Success && t == s.tree.Opener() {
-				s.sessions.toolsChanged(u.handle)
+				s.toolsChanged(u.Handle)
 			}
 			if !stateful || !changes {
-				u.handle = ""
+				shown = ""
 			}
-			return s.render(call, out, u.handle), nil
+			return s.render(call, out, shown), nil
 		}
 	}
 }
 
 // run runs one call of tool t through the pipeline in the session u, and
 // ends u's use of the session.
-func (s *Server) run(ctx context.Context, t *tools.Tool, u use, req mcp.CallToolRequest, args json.RawMessage, given *answers) (*tools.Call, *tools.Outcome) {
-	defer u.release()
-	if u.commit != nil {
-		ctx = context.WithValue(ctx, committerKey{}, u.commit)
+func (s *Server) run(ctx context.Context, t *tools.Tool, u *sessions.Use, req mcp.CallToolRequest, args json.RawMessage, given *answers) (*tools.Call, *tools.Outcome) {
+	defer u.Release()
+	ctx = context.WithValue(ctx, useKey{}, u)
+	if h := u.History(); h != nil {
+		ctx = session.WithHistory(ctx, h)
 	}
-	if u.fresh != nil {
-		ctx = context.WithValue(ctx, freshKey{}, u.fresh)
-	}
-	if u.history != nil {
-		ctx = context.WithValue(ctx, historyKey{}, u.history)
-	}
-	call := s.newCall(ctx, t, u.sess, req, args, given)
-	if h := u.handle; h != "" {
+	call := s.newCall(ctx, t, u.Session, req, args, given)
+	if h := u.Handle; h != "" {
 		call.ReadLog = func(ctx context.Context, n int) ([]session.CallSummary, error) {
-			return s.sessions.calls.summaries(ctx, h, n)
+			return s.sessions.Summaries(ctx, h, n)
 		}
 	}
 	return call, s.handler(ctx, call)

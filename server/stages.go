@@ -13,6 +13,7 @@ import (
 
 	"github.com/wink-mcp/wink-mcp/schema"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -235,8 +236,8 @@ func (o *overruns) serialise(next tools.Handler) tools.Handler {
 			return o.waited(call, err)
 		}
 		defer release()
-		if fresh, ok := ctx.Value(freshKey{}).(func(context.Context) error); ok {
-			if err := fresh(ctx); err != nil {
+		if u := useOf(ctx); u != nil {
+			if err := u.Fresh(ctx); err != nil {
 				return storeFailed(call, err)
 			}
 		}
@@ -294,8 +295,15 @@ func transaction(next tools.Handler) tools.Handler {
 					out = failed(call, tools.ClassOf(err, tools.ClassError), err)
 					return err
 				}
-				if commit, ok := ctx.Value(committerKey{}).(func(context.Context, *tools.Call) error); ok {
-					if err := commit(ctx, call); err != nil {
+				if guard, ok := ctx.Value(commitGuardKey{}).(func(context.Context) error); ok {
+					if err := guard(ctx); err != nil {
+						out = storeFailed(call, err)
+						return err
+					}
+				}
+				if u := useOf(ctx); u != nil {
+					c := &sessions.Commit{CallID: call.ID, Tool: call.Tool.Name(), ReadOnly: call.Tool.Annotations().ReadOnly, Tx: call.Tx}
+					if err := u.Commit(ctx, c); err != nil {
 						out = storeFailed(call, err)
 						return err
 					}
@@ -307,24 +315,16 @@ func transaction(next tools.Handler) tools.Handler {
 	}
 }
 
-// committerKey is the context key of the function that stores a call's
-// session after it succeeded (use.commit), freshKey that of the function
-// that checks it before the call runs (use.fresh).
-type (
-	committerKey struct{}
-	freshKey     struct{}
-)
-
 // storeFailed is the outcome of a call whose session the store could not
-// check (use.fresh) or store (use.commit).
+// check (sessions.Use.Fresh) or store (sessions.Use.Commit).
 func storeFailed(call *tools.Call, err error) *tools.Outcome {
 	var o *tools.Outcome
-	var se storeError
+	var se sessions.StoreError
 	switch {
-	case errors.Is(err, errChanged):
-		o = tools.Failure(tools.ClassBusy, ChangedMessage)
-	case errors.Is(err, ErrUnknownSession):
-		o = tools.Failure(tools.ClassFailure, UnknownSessionMessage)
+	case errors.Is(err, sessions.ErrChanged):
+		o = tools.Failure(tools.ClassBusy, sessions.ChangedMessage)
+	case errors.Is(err, sessions.ErrUnknownSession):
+		o = tools.Failure(tools.ClassFailure, sessions.UnknownSessionMessage)
 	case errors.As(err, &se):
 		o = tools.Failure(tools.ClassError, se.Error())
 	default:

@@ -13,6 +13,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/internal/mcptest"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
 )
 
@@ -118,7 +119,7 @@ func TestStoreDown(t *testing.T) {
 	h := c.Call(ctx, "probe_add", map[string]any{"by": 1}, modern(nil)).Session()
 	st.down.Store(true)
 	r := c.Call(ctx, "probe_add", map[string]any{"by": 5, "session": h}, modern(nil))
-	if !r.IsError || !strings.HasPrefix(r.Text(), server.StoreDownMessage) {
+	if !r.IsError || !strings.HasPrefix(r.Text(), sessions.StoreDownMessage) {
 		t.Fatalf("a commit on a store that is down: %+v", r)
 	}
 	if got := countOf(t, srv, h); got != float64(1) {

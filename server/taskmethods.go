@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
 )
 
@@ -96,7 +97,7 @@ func (s *Server) taskMethod(ctx context.Context, id mcp.RequestId, method string
 		return mcp.NewJSONRPCError(id, te.code, te.msg, nil)
 	case err != nil:
 		s.logger.Error("answering a task method failed", "method", method, "task", p.TaskID, "err", err)
-		return mcp.NewJSONRPCError(id, mcp.INTERNAL_ERROR, StoreDownMessage+err.Error(), nil)
+		return mcp.NewJSONRPCError(id, mcp.INTERNAL_ERROR, sessions.StoreDownMessage+err.Error(), nil)
 	}
 	return mcp.NewJSONRPCResultResponse(id, res)
 }

@@ -19,6 +19,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
@@ -352,7 +353,7 @@ func taskOf(ctx context.Context) *taskRequest {
 // task of a tool that allows none is refused (-32601). It reports whether
 // it answered the call; res is the result when the call failed before the
 // task was created.
-func (s *Server) startTask(ctx context.Context, t *tools.Tool, tr *taskRequest, req mcp.CallToolRequest, args json.RawMessage, handle string, n need) (res *mcp.CallToolResult, answered bool) {
+func (s *Server) startTask(ctx context.Context, t *tools.Tool, tr *taskRequest, req mcp.CallToolRequest, args json.RawMessage, handle string, n sessions.Need) (res *mcp.CallToolResult, answered bool) {
 	switch {
 	case tr == nil || !tr.asked && !tr.offered:
 		return nil, false
@@ -364,21 +365,21 @@ func (s *Server) startTask(ctx context.Context, t *tools.Tool, tr *taskRequest, 
 		// a 2026-07-28 client answers the question by calling again.
 		return nil, false
 	}
-	u, err := s.sessions.forRequest(ctx, handle, n)
+	u, err := s.sessions.Use(ctx, s.request(ctx, handle, n))
 	if err != nil {
 		return s.sessionFailed(t, err), true
 	}
 	snap := u
-	if u.handle != "" {
-		snap, err = s.sessions.snapshot(ctx, u.handle)
-		u.release()
+	if u.Handle != "" {
+		snap, err = s.sessions.Snapshot(ctx, u.Handle, principal(ctx))
+		u.Release()
 		if err != nil {
-			if u.minted {
-				s.sessions.discard(u.handle)
+			if u.Minted {
+				s.sessions.Discard(u.Handle)
 			}
 			return s.sessionFailed(t, err), true
 		}
-		snap.minted = u.minted
+		snap.Minted = u.Minted
 	}
 	now := s.now()
 	ttl := defaultTaskTTL
@@ -386,7 +387,7 @@ func (s *Server) startTask(ctx context.Context, t *tools.Tool, tr *taskRequest, 
 		ttl = time.Duration(tr.ttl) * time.Millisecond
 	}
 	r := &taskRecord{
-		ID: "t_" + rand.Text(), Owner: principal(ctx), Session: snap.handle, Tool: t.Name(),
+		ID: "t_" + rand.Text(), Owner: principal(ctx), Session: snap.Handle, Tool: t.Name(),
 		Status: mcp.TaskStatusWorking, Created: now, TTL: ttl, Conn: connKey(ctx),
 	}
 	// The run's deadline, as newCall will compute it, bounded by the TTL.
@@ -409,12 +410,12 @@ func (s *Server) startTask(ctx context.Context, t *tools.Tool, tr *taskRequest, 
 	}
 	if err != nil {
 		stop()
-		snap.release()
+		snap.Release()
 		if !closed {
 			s.tasks.forget(r.ID)
 		}
-		if snap.minted {
-			s.sessions.discard(snap.handle)
+		if snap.Minted {
+			s.sessions.Discard(snap.Handle)
 		}
 		s.logger.Error("storing a task failed", "tool", t.Name(), "err", err)
 		return mcp.NewToolResultError(fmt.Sprintf("Tool '%s' failed: the task could not be stored.", t.Name())), true
@@ -453,26 +454,20 @@ func (ts *tasks) forget(id string) {
 // runTask runs the task r of tool t on the snapshot u, as toolHandler runs
 // a call, writes its final record (at revision rev) and tells the client
 // on connection conn, if any, that it ended.
-func (s *Server) runTask(ctx context.Context, rt *runningTask, t *tools.Tool, req mcp.CallToolRequest, args json.RawMessage, u use, r *taskRecord, rev uint64, conn string) {
+func (s *Server) runTask(ctx context.Context, rt *runningTask, t *tools.Tool, req mcp.CallToolRequest, args json.RawMessage, u *sessions.Use, r *taskRecord, rev uint64, conn string) {
 	defer func() {
 		s.tasks.forget(r.ID)
 		close(rt.done)
 	}()
 	go s.tasks.watchCancel(ctx, rt, r)
 	// Each run commits only if the task was not cancelled meanwhile.
-	guard := func(u use) use {
-		if commit := u.commit; commit != nil {
-			u.commit = func(ctx context.Context, call *tools.Call) error {
-				if cur, _, err := s.tasks.get(ctx, r.Owner, r.ID); err == nil && cur.Status == mcp.TaskStatusCancelled {
-					return errTaskCancelled
-				}
-				return commit(ctx, call)
-			}
+	ctx = context.WithValue(ctx, commitGuardKey{}, func(ctx context.Context) error {
+		if cur, _, err := s.tasks.get(ctx, r.Owner, r.ID); err == nil && cur.Status == mcp.TaskStatusCancelled {
+			return errTaskCancelled
 		}
-		return u
-	}
-	u = guard(u)
-	minted := u.minted
+		return nil
+	})
+	minted := u.Minted
 	// A run that overruns its deadline ends the task then, while its
 	// handler runs on alone (tools.Bound).
 	end := func(call *tools.Call, out *tools.Outcome) { s.endTask(ctx, t, u, minted, call, out, r, rev, conn) }
@@ -481,22 +476,22 @@ func (s *Server) runTask(ctx context.Context, rt *runningTask, t *tools.Tool, re
 	var out *tools.Outcome
 	for run := 1; ; run++ {
 		call, out = s.run(ctx, t, u, req, args, nil)
-		if u.handle != "" && (!minted || out.Success) {
-			s.sessions.calls.add(u.handle, out.Invocation)
+		if u.Handle != "" && (!minted || out.Success) {
+			s.sessions.Record(u.Handle, out.Invocation)
 		}
 		if call.Overran() {
 			return // ended when it overran
 		}
-		if !errors.Is(out.Err, errChanged) || !s.rerun[t] && !t.Annotations().ReadOnly || run == maxRuns || ctx.Err() != nil {
+		if !errors.Is(out.Err, sessions.ErrChanged) || !s.rerun[t] && !t.Annotations().ReadOnly || run == maxRuns || ctx.Err() != nil {
 			break
 		}
 		call.Logger.Debug("the session changed while the task ran: running it again", "run", run+1)
-		next, err := s.sessions.snapshot(ctx, u.handle)
+		next, err := s.sessions.Snapshot(ctx, u.Handle, r.Owner)
 		if err != nil {
 			out = storeFailed(call, err)
 			break
 		}
-		u = guard(next)
+		u = next
 	}
 	end(call, out)
 }
@@ -505,21 +500,21 @@ func (s *Server) runTask(ctx context.Context, rt *runningTask, t *tools.Tool, re
 // u (which the task started when minted), had the outcome out: it writes
 // the task's final record (at revision rev) and tells the client on
 // connection conn, if any, that it ended.
-func (s *Server) endTask(ctx context.Context, t *tools.Tool, u use, minted bool, call *tools.Call, out *tools.Outcome, r *taskRecord, rev uint64, conn string) {
+func (s *Server) endTask(ctx context.Context, t *tools.Tool, u *sessions.Use, minted bool, call *tools.Call, out *tools.Outcome, r *taskRecord, rev uint64, conn string) {
 	changes := s.stateful[t] && !t.Annotations().ReadOnly
 	switch {
-	case errors.Is(out.Err, errChanged):
+	case errors.Is(out.Err, sessions.ErrChanged):
 		out = tools.Failure(tools.ClassBusy, TaskChangedMessage)
 	case out.Success && changes:
-		s.sessions.notify(u.handle, nil)
+		s.notify(u.Handle, nil)
 	}
 	if minted && !out.Success {
-		s.sessions.discard(u.handle)
+		s.sessions.Discard(u.Handle)
 	}
 	if out.Success && t == s.tree.Opener() {
-		s.sessions.toolsChanged(u.handle)
+		s.toolsChanged(u.Handle)
 	}
-	handle := u.handle
+	handle := u.Handle
 	if !changes {
 		handle = ""
 	}
@@ -583,32 +578,10 @@ func (ts *tasks) watchCancel(ctx context.Context, rt *runningTask, r *taskRecord
 	}
 }
 
-// snapshot returns a session of its own for a task of session h: the
-// session decoded from the store's latest revision, which commits by
-// compare-and-swap on that revision, then drops the copy this process
-// holds of h, older than the revision committed.
-func (m *Sessions) snapshot(ctx context.Context, h string) (use, error) {
-	e, err := m.decode(ctx, h, principal(ctx))
-	if errors.Is(err, store.ErrNotFound) {
-		err = ErrUnknownSession
-	}
-	if err != nil {
-		return use{}, err
-	}
-	return use{
-		sess: e.sess, handle: h,
-		release: func() { _ = e.sess.Close() },
-		commit: func(ctx context.Context, call *tools.Call) error {
-			if err := m.commit(ctx, e, call); err != nil {
-				return err
-			}
-			m.mu.Lock()
-			m.foreign(h, e.rev)
-			m.mu.Unlock()
-			return nil
-		},
-	}, nil
-}
+// commitGuardKey is the context key of a check a call's commit passes
+// first (a task's: that it was not cancelled meanwhile); its error fails
+// the call as a commit's would.
+type commitGuardKey struct{}
 
 // taskSupport registers the hooks that tell clients which tools may run as
 // tasks, and returns the options that declare task support: the tasks

@@ -95,6 +95,11 @@ const MetaPrefix = "io.github.wink-mcp/"
 // how many milliseconds to wait before calling again.
 const MetaRetryAfterMs = MetaPrefix + "retryAfterMs"
 
+// MetaDryRun is the _meta key of a request that asks for a dry run
+// (true), and of its result, which describes what the call would have
+// changed.
+const MetaDryRun = MetaPrefix + "dryRun"
+
 // Outcome is the untyped result of a call as it travels back through the
 // pipeline: the result out, and what the stages report about the call.
 type Outcome struct {

@@ -1,8 +1,9 @@
-package server
+package history
 
 import (
 	"fmt"
 
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -11,31 +12,31 @@ type UndoParams struct {
 	Steps int `json:"steps,omitempty" jsonschema:"How many of the last calls to undo, newest first; default 1." schema:"minimum=1,default=1"`
 }
 
-func sessionUndo() *tools.Tool {
+func undo() *tools.Tool {
 	return tools.New("session_undo",
 		"Undo the last calls that changed this session: its plan and state go back to what they were before them, and the files they changed are put back.",
 		tools.Annotations{Title: "Undo calls", Destructive: true},
 		func(ctx *tools.Context, p UndoParams) (tools.Result[restoreResult], error) {
-			ch := callHistoryOf(ctx)
-			if ch == nil {
-				return tools.Fail[restoreResult](historyOff), nil
+			h := session.HistoryFrom(ctx)
+			if h == nil {
+				return tools.Fail[restoreResult](off), nil
 			}
 			steps := max(p.Steps, 1)
-			d, err := ch.m.history(ctx, ch.e)
+			d, err := h.Log(ctx)
 			if err != nil {
 				return tools.Result[restoreResult]{}, err
 			}
-			var last []commitRecord // the calls undo may undo, newest first
+			var last []session.HistoryCommit // the calls undo may undo, newest first
 			for i := len(d.Commits) - 1; i >= 0 && len(last) < steps; i-- {
 				if c := d.Commits[i]; !c.Restores && !c.Undone {
 					last = append(last, c)
 				}
 			}
 			if len(last) < steps {
-				return tools.Failf[restoreResult]("Only %d calls can be undone (the history keeps the last %d changes). Nothing was changed.", len(last), ch.m.retention), nil
+				return tools.Failf[restoreResult]("Only %d calls can be undone (the history keeps the last %d changes). Nothing was changed.", len(last), h.Retention()), nil
 			}
 			x := last[steps-1]
-			return goBack(ctx, ch, d, target{seq: x.Seq - 1, root: x.Prev}, fmt.Sprintf("Undid %s.", plural(steps, "call", "calls")))
+			return goBack(ctx, h, d, x.Seq-1, x.Prev, fmt.Sprintf("Undid %s.", plural(steps, "call", "calls")))
 		},
 		tools.WithExamples(tools.Example{
 			Description: "Undo the last two calls.",

@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/statetree"
 	"github.com/wink-mcp/wink-mcp/store"
-	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 // disk is a resource whose every snapshot reports that the file big.txt
@@ -41,10 +40,6 @@ func bigFile(i int) []byte {
 // the files they changed outside the state, and only those.
 func TestSweepKeepsHistoryBlobs(t *testing.T) {
 	value := func(i int) string { return fmt.Sprintf("v%02d", i) }
-	set := tools.New("set", "Set the value.", tools.Annotations{Title: "Set"},
-		func(*tools.Context, struct{}) (tools.Result[struct{}], error) {
-			return tools.OK("Set.", struct{}{}), nil
-		})
 	for _, retention := range []int{1000, 2} {
 		t.Run(fmt.Sprint(retention), func(t *testing.T) {
 			st := store.NewMemory(store.Options{})
@@ -52,37 +47,37 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 			k := session.NewKey[string]("value")
 			session.Persist(r, k, session.JSON[string]())
 			session.Provide(r, session.NewResourceKey[*disk]("disk"), func(*session.Session) (*disk, error) { return &disk{}, nil })
-			m := newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Minute, 0, retention, time.Now)
-			defer m.close()
-			u, err := m.forRequest(context.Background(), "", needNew)
+			m := newManager(Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Minute, History: retention})
+			defer m.Close()
+			u, err := m.Use(context.Background(), Request{Need: NeedNew})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := context.WithValue(context.Background(), historyKey{}, u.history)
+			ctx := context.Background()
 			var roots []string // of the state after each commit
 			sweeping := func() bool {
 				m.mu.Lock()
 				defer m.mu.Unlock()
-				return m.sweeping[u.handle]
+				return m.sweeping[u.Handle]
 			}
 			for i := 0; !sweeping(); i++ {
 				if i == 1000 {
 					t.Fatal("1000 commits started no sweep")
 				}
-				tx, err := u.sess.Begin()
+				tx, err := u.Session.Begin()
 				if err != nil {
 					t.Fatal(err)
 				}
-				session.Set(u.sess, k, value(i))
-				if err := u.commit(ctx, &tools.Call{ID: fmt.Sprint(i), Tool: set, Session: u.sess, Tx: tx}); err != nil {
+				session.Set(u.Session, k, value(i))
+				if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
 					t.Fatal(err)
 				}
 				tx.Commit()
 				m.mu.Lock()
-				roots = append(roots, m.handles[u.handle].state.Root)
+				roots = append(roots, m.handles[u.Handle].state.Root)
 				m.mu.Unlock()
 			}
-			u.release()
+			u.Release()
 			for deadline := time.Now().Add(10 * time.Second); sweeping(); time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("the sweep did not end")
@@ -93,16 +88,16 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 			for i := range n {
 				want := i >= n-kept
 				for what, blob := range map[string]string{"state": roots[i], "file's last chunk": statetree.Hash(bigFile(i)[statetree.ChunkSize:])} {
-					_, err := st.Blob(context.Background(), u.handle, blob)
+					_, err := st.Blob(context.Background(), u.Handle, blob)
 					if (err == nil) != want || err != nil && !errors.Is(err, store.ErrNotFound) {
 						t.Errorf("%s %d of %d: stored %v (%v), want %v", what, i, n, err == nil, err, want)
 					}
 				}
 			}
-			if _, err := st.Blob(context.Background(), u.handle, statetree.Hash(bigFile(0)[:statetree.ChunkSize])); err != nil {
+			if _, err := st.Blob(context.Background(), u.Handle, statetree.Hash(bigFile(0)[:statetree.ChunkSize])); err != nil {
 				t.Errorf("the chunk every version shares: %v", err)
 			}
-			d, err := m.storedHistory(context.Background(), u.handle)
+			d, err := m.storedHistory(context.Background(), u.Handle)
 			if err != nil || len(d.Commits) != min(retention, n) {
 				t.Fatalf("history: %+v, %v", d, err)
 			}

@@ -1,9 +1,10 @@
-package server
+package history
 
 import (
 	"slices"
 	"strings"
 
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -12,20 +13,20 @@ type RestoreParams struct {
 	Name string `json:"name" jsonschema:"The name of a checkpoint saved with session_checkpoint." schema:"minLength=1,maxLength=64"`
 }
 
-func sessionRestore() *tools.Tool {
+func restore() *tools.Tool {
 	return tools.New("session_restore",
 		"Go back to a checkpoint: the session's plan and state become what they were then, and the files changed since are put back.",
 		tools.Annotations{Title: "Restore a checkpoint", Destructive: true, Idempotent: true},
 		func(ctx *tools.Context, p RestoreParams) (tools.Result[restoreResult], error) {
-			ch := callHistoryOf(ctx)
-			if ch == nil {
-				return tools.Fail[restoreResult](historyOff), nil
+			h := session.HistoryFrom(ctx)
+			if h == nil {
+				return tools.Fail[restoreResult](off), nil
 			}
-			d, err := ch.m.history(ctx, ch.e)
+			d, err := h.Log(ctx)
 			if err != nil {
 				return tools.Result[restoreResult]{}, err
 			}
-			i := slices.IndexFunc(d.Checkpoints, func(c checkpoint) bool { return c.Name == p.Name })
+			i := slices.IndexFunc(d.Checkpoints, func(c session.Checkpoint) bool { return c.Name == p.Name })
 			if i < 0 {
 				names := make([]string, len(d.Checkpoints))
 				for j, c := range d.Checkpoints {
@@ -38,7 +39,7 @@ func sessionRestore() *tools.Tool {
 				return tools.Fail[restoreResult](msg), nil
 			}
 			cp := d.Checkpoints[i]
-			return goBack(ctx, ch, d, target{seq: cp.Seq, root: cp.Root}, "Restored checkpoint '"+p.Name+"'.")
+			return goBack(ctx, h, d, cp.Seq, cp.Root, "Restored checkpoint '"+p.Name+"'.")
 		},
 		tools.WithExamples(tools.Example{
 			Description: "Go back to the point saved before a refactoring.",

@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"context"
@@ -23,7 +23,7 @@ const (
 // the sessions are open is logged and started again after a wait that
 // doubles from watchRetry up to watchRetryMax; the wait starts over once a
 // watch has run for watchRetryMax.
-func (m *Sessions) watch() {
+func (m *Manager) watch() {
 	if m.private {
 		return
 	}
@@ -63,7 +63,7 @@ func (m *Sessions) watch() {
 // after it started, and a session may have been loaded before (or while
 // the store could not be watched). A session another process changed or
 // deleted meanwhile is dropped, and its clients told, as changed does.
-func (m *Sessions) catchUp() {
+func (m *Manager) catchUp() {
 	m.mu.Lock()
 	held := maps.Clone(m.handles)
 	m.mu.Unlock()
@@ -79,7 +79,7 @@ func (m *Sessions) catchUp() {
 // loaded or last committed it, and no commit of it by this process is in
 // flight, e is dropped and the clients whose connection's session it is
 // are told. It reports whether it dropped e.
-func (m *Sessions) recheck(ctx context.Context, h string, e *entry) (bool, error) {
+func (m *Manager) recheck(ctx context.Context, h string, e *entry) (bool, error) {
 	head, err := m.store.Load(ctx, h)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -94,23 +94,23 @@ func (m *Sessions) recheck(ctx context.Context, h string, e *entry) (bool, error
 	}
 	m.mu.Unlock()
 	if stale {
-		m.notify(h, nil)
+		m.onChange(h)
 	}
 	return stale, nil
 }
 
-// fresh returns errStale when e, the session of a call about to run, is no
+// fresh returns ErrStale when e, the session of a call about to run, is no
 // longer the latest: another process changed it since this one loaded or
 // last committed it (recheck), or it has been dropped meanwhile (by the
 // watch). The caller holds the session's call lock.
-func (m *Sessions) fresh(ctx context.Context, e *entry) error {
+func (m *Manager) fresh(ctx context.Context, e *entry) error {
 	if _, err := m.recheck(ctx, e.handle, e); err != nil {
-		return storeError{err}
+		return StoreError{err}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.handles[e.handle] != e {
-		return errStale
+		return ErrStale
 	}
 	return nil
 }
@@ -121,7 +121,7 @@ func (m *Sessions) fresh(ctx context.Context, e *entry) error {
 // otherwise, when another process made the change, the copy of the
 // session held here, now stale, is dropped, and the clients whose
 // connection's session it is are told.
-func (m *Sessions) changed(c store.Change) {
+func (m *Manager) changed(c store.Change) {
 	m.mu.Lock()
 	if m.flights[c.Session] > 0 {
 		m.held[c.Session] = append(m.held[c.Session], c.Rev)
@@ -131,14 +131,14 @@ func (m *Sessions) changed(c store.Change) {
 	foreign := m.foreign(c.Session, c.Rev)
 	m.mu.Unlock()
 	if foreign {
-		m.notify(c.Session, nil)
+		m.onChange(c.Session)
 	}
 }
 
 // land ends one of the commits of session h in flight. After the last,
 // it judges the revisions the watch reported meanwhile, and reports
 // whether another process wrote one of them. The caller holds m.mu.
-func (m *Sessions) land(h string) bool {
+func (m *Manager) land(h string) bool {
 	if m.flights[h]--; m.flights[h] > 0 {
 		return false
 	}
@@ -157,7 +157,7 @@ func (m *Sessions) land(h string) bool {
 // the one held, or the deletion, which drops the copy held; the revision
 // held, if it was loaded rather than written here. An earlier revision is
 // one the copy held has already taken in. The caller holds m.mu.
-func (m *Sessions) foreign(h string, rev uint64) bool {
+func (m *Manager) foreign(h string, rev uint64) bool {
 	e := m.handles[h]
 	switch {
 	case e == nil:

@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"context"
@@ -34,11 +34,11 @@ func (w *written) Commit(ctx context.Context, session string, rev uint64, head [
 
 // reclaimSessions returns sessions on st whose state is one persisted
 // slice, and that slice's key.
-func reclaimSessions(st store.Store, ttl time.Duration) (*Sessions, session.Key[string]) {
+func reclaimSessions(st store.Store, ttl time.Duration) (*Manager, session.Key[string]) {
 	r := session.NewRegistry()
 	k := session.NewKey[string]("file")
 	session.Persist(r, k, session.JSON[string]())
-	return newSessions(r, st, slog.New(slog.NewTextHandler(io.Discard, nil)), ttl, 0, 0, time.Now), k
+	return newManager(Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: ttl}), k
 }
 
 // TestSweepKeepsOnlyLiveBlobs: after many commits that each overwrite the
@@ -49,13 +49,13 @@ func TestSweepKeepsOnlyLiveBlobs(t *testing.T) {
 	st := &written{Store: store.NewMemory(store.Options{}), hashes: map[string]bool{}}
 	m, file := reclaimSessions(st, time.Minute)
 	ctx := context.Background()
-	u, err := m.forRequest(ctx, "", needNew)
+	u, err := m.Use(ctx, Request{Need: NeedNew})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		session.Set(u.sess, file, fmt.Sprint("small ", i))
-		if err := u.commit(ctx, nil); err != nil {
+		session.Set(u.Session, file, fmt.Sprint("small ", i))
+		if err := u.Commit(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,15 +63,15 @@ func TestSweepKeepsOnlyLiveBlobs(t *testing.T) {
 		t.Fatalf("commits of a small value wrote %d blobs", len(st.hashes))
 	}
 	for i := range sweepAfter {
-		session.Set(u.sess, file, fmt.Sprint(i, strings.Repeat("x", statetree.InlineMax)))
-		if err := u.commit(ctx, nil); err != nil {
+		session.Set(u.Session, file, fmt.Sprint(i, strings.Repeat("x", statetree.InlineMax)))
+		if err := u.Commit(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	u.release()
-	defer m.close()
+	u.Release()
+	defer m.Close()
 
-	sh, err := st.Load(ctx, u.handle)
+	sh, err := st.Load(ctx, u.Handle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestSweepKeepsOnlyLiveBlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := statetree.Live(hd.Doc, func(h string) ([]byte, error) { return st.Blob(ctx, u.handle, h) })
+	live, err := statetree.Live(hd.Doc, func(h string) ([]byte, error) { return st.Blob(ctx, u.Handle, h) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestSweepKeepsOnlyLiveBlobs(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		stored := 0
 		for h := range st.hashes {
-			_, err := st.Blob(ctx, u.handle, h)
+			_, err := st.Blob(ctx, u.Handle, h)
 			switch {
 			case err == nil:
 				stored++
@@ -117,23 +117,23 @@ func TestExpireSparesSessionsInUse(t *testing.T) {
 	st := store.NewMemory(store.Options{})
 	ctx := context.Background()
 	other, _ := reclaimSessions(st, ttl) // a process gone, no ticker
-	idle, err := other.forRequest(ctx, "", needNew)
+	idle, err := other.Use(ctx, Request{Need: NeedNew})
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle.release()
+	idle.Release()
 	m, _ := reclaimSessions(st, ttl)
-	busy, err := m.forRequest(ctx, "", needNew)
+	busy, err := m.Use(ctx, Request{Need: NeedNew})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer busy.release()
+	defer busy.Release()
 	m.expireEvery(ttl / 10)
-	defer m.close()
+	defer m.Close()
 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, err := st.Load(ctx, idle.handle); errors.Is(err, store.ErrNotFound) {
+		if _, err := st.Load(ctx, idle.Handle); errors.Is(err, store.ErrNotFound) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -142,7 +142,7 @@ func TestExpireSparesSessionsInUse(t *testing.T) {
 		time.Sleep(ttl / 10)
 	}
 	time.Sleep(3 * ttl) // several more ticks
-	if _, err := st.Load(ctx, busy.handle); err != nil {
+	if _, err := st.Load(ctx, busy.Handle); err != nil {
 		t.Fatalf("the session in use: %v", err)
 	}
 }

@@ -1,16 +1,16 @@
-package server
+package sessions
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"sync"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/store"
 )
@@ -247,7 +247,7 @@ func (l *callLog) summaries(ctx context.Context, h string, n int) ([]session.Cal
 }
 
 // find returns the record of call id in session h's log, indented, or
-// sections.ErrNotFound.
+// ErrNoRecord.
 func (l *callLog) find(ctx context.Context, h, id string) (string, error) {
 	recs, err := l.read(ctx, h, math.MaxInt)
 	if err != nil {
@@ -266,7 +266,7 @@ func (l *callLog) find(ctx context.Context, h, id string) (string, error) {
 		}
 		return b.String(), nil
 	}
-	return "", sections.ErrNotFound
+	return "", ErrNoRecord
 }
 
 // close waits for the records queued to be appended, for closeWait at
@@ -285,6 +285,10 @@ func (l *callLog) close() {
 	t.Stop()
 	l.stop()
 }
+
+// ErrNoRecord is the error of Find for a call that session's log does not
+// hold.
+var ErrNoRecord = errors.New("no such call in the session's log")
 
 // logRecord returns the record of a call as its session's log keeps it:
 // ev as JSON, in at most store.MaxValue bytes. The record of a call too
@@ -322,4 +326,21 @@ func logRecord(ev *session.ToolInvoked) ([]byte, error) {
 func jsonString(s string) json.RawMessage {
 	b, _ := json.Marshal(s) // a string always marshals
 	return b
+}
+
+// Record queues the record of a call of session h for its log (callLog):
+// it is appended off the call's path, with the records of the session's
+// other calls.
+func (m *Manager) Record(h string, ev *session.ToolInvoked) { m.calls.add(h, ev) }
+
+// Summaries returns the summaries of the last n calls in session h's log,
+// oldest first, the calls this process recorded included.
+func (m *Manager) Summaries(ctx context.Context, h string, n int) ([]session.CallSummary, error) {
+	return m.calls.summaries(ctx, h, n)
+}
+
+// Find returns the record of call id in session h's log, indented, or
+// ErrNoRecord.
+func (m *Manager) Find(ctx context.Context, h, id string) (string, error) {
+	return m.calls.find(ctx, h, id)
 }

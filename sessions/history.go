@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"context"
@@ -8,12 +8,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/statetree"
 	"github.com/wink-mcp/wink-mcp/store"
-	"github.com/wink-mcp/wink-mcp/tools"
 )
 
 // A session's history: with Options.History above zero, every commit of a
@@ -31,53 +29,12 @@ import (
 // transaction, which commits or restores like any other.
 
 // historyDoc is a session's history, as stored.
-type historyDoc struct {
-	// Next is the number of the next commit; the first is 1.
-	Next    uint64         `json:"next"`
-	Commits []commitRecord `json:"commits,omitempty"` // oldest first
-	// Checkpoints are the named points of the session, oldest first.
-	Checkpoints []checkpoint `json:"checkpoints,omitempty"`
-	// Lost is the number of the newest commit no longer kept that changed
-	// files outside the state: the files cannot be put back to a point
-	// before it.
-	Lost uint64 `json:"lost,omitempty"`
-}
+type historyDoc = session.HistoryLog
 
-// commitRecord is one commit of a session.
-type commitRecord struct {
-	Seq    uint64    `json:"seq"`
-	CallID string    `json:"call_id"`
-	Tool   string    `json:"tool"`
-	Time   time.Time `json:"time"`
-	// Prev and Root are the roots of the state before and after.
-	Prev  string       `json:"prev"`
-	Root  string       `json:"root"`
-	State []string     `json:"state,omitempty"`
-	Files []fileRecord `json:"files,omitempty"`
-	// Restores marks an undo or a restore, which undo skips; Undone a
-	// call that one of those undid.
-	Restores bool `json:"restores,omitempty"`
-	Undone   bool `json:"undone,omitempty"`
-}
-
-// fileRecord is a file a commit changed, or with Dir a directory it made
-// or removed. One outside the stored state has what was there before and
-// after: a file's content as statetree.PutFile stores it (its hash and
-// size), dirToken for a directory, "" for nothing.
-type fileRecord struct {
-	Path       string `json:"path"`
-	Dir        bool   `json:"dir,omitempty"`
-	Outside    bool   `json:"outside,omitempty"`
-	Before     string `json:"before,omitempty"`
-	BeforeSize int64  `json:"before_size,omitempty"`
-	After      string `json:"after,omitempty"`
-	AfterSize  int64  `json:"after_size,omitempty"`
-}
-
-// dirToken stands for a directory where a fileRecord holds a blob's hash.
+// dirToken stands for a directory where a session.HistoryFile holds a blob's hash.
 const dirToken = "dir"
 
-// token is what a fileRecord holds for the content data (exists), a
+// token is what a session.HistoryFile holds for the content data (exists), a
 // directory (dir) or nothing.
 func token(data []byte, exists, dir bool) string {
 	switch {
@@ -89,16 +46,8 @@ func token(data []byte, exists, dir bool) string {
 	return ""
 }
 
-// checkpoint names the state after commit Seq (0: the session's start).
-type checkpoint struct {
-	Name string    `json:"name"`
-	Seq  uint64    `json:"seq"`
-	Root string    `json:"root"`
-	Time time.Time `json:"time"`
-}
-
 // clone returns a copy of d that can be changed without changing d.
-func (d *historyDoc) clone() *historyDoc {
+func cloneHistory(d *historyDoc) *historyDoc {
 	c := *d
 	c.Commits = slices.Clone(d.Commits)
 	c.Checkpoints = slices.Clone(d.Checkpoints)
@@ -107,7 +56,7 @@ func (d *historyDoc) clone() *historyDoc {
 
 // history returns the history of e, reading it from the store the first
 // time. The caller holds the session's call lock.
-func (m *Sessions) history(ctx context.Context, e *entry) (*historyDoc, error) {
+func (m *Manager) history(ctx context.Context, e *entry) (*historyDoc, error) {
 	if e.hist != nil {
 		return e.hist, nil
 	}
@@ -119,7 +68,7 @@ func (m *Sessions) history(ctx context.Context, e *entry) (*historyDoc, error) {
 }
 
 // readHistory reads the history blob hash of session h ("": none yet).
-func (m *Sessions) readHistory(ctx context.Context, h, hash string) (*historyDoc, error) {
+func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc, error) {
 	d := &historyDoc{Next: 1}
 	if hash == "" {
 		return d, nil
@@ -135,7 +84,7 @@ func (m *Sessions) readHistory(ctx context.Context, h, hash string) (*historyDoc
 }
 
 // storedHistory reads the history of session h as the store holds it.
-func (m *Sessions) storedHistory(ctx context.Context, h string) (*historyDoc, error) {
+func (m *Manager) storedHistory(ctx context.Context, h string) (*historyDoc, error) {
 	sh, err := m.store.Load(ctx, h)
 	if errors.Is(err, store.ErrNotFound) {
 		return &historyDoc{Next: 1}, nil // a session that never committed
@@ -152,18 +101,18 @@ func (m *Sessions) storedHistory(ctx context.Context, h string) (*historyDoc, er
 
 // callHistory is what one call does to its session's history: the
 // commit's record, and what the history tools ask the commit to record
-// besides. It travels in the call's context (historyKey).
+// besides. It is the session.History of the call (Use.History).
 type callHistory struct {
-	m *Sessions
+	m *Manager
 	e *entry
 	// checkpoint is to be added (session_checkpoint); undone lists the
 	// commits an undo or restore undid (restores is set).
-	checkpoint *checkpoint
+	checkpoint *session.Checkpoint
 	undone     []uint64
 	restores   bool
 }
 
-type historyKey struct{}
+var _ session.History = (*callHistory)(nil)
 
 // pending reports whether the call asked for a change of the history
 // whatever its state.
@@ -173,12 +122,12 @@ func (ch *callHistory) pending() bool { return ch != nil && (ch.checkpoint != ni
 // moves the state to st and changed files (changed says whether either
 // changed anything), and the blob of it; it adds to blobs those the
 // records need. The caller holds the session's call lock.
-func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, ch *callHistory, st *statetree.State, changed bool, files []session.FileChange, blobs map[string][]byte) (*historyDoc, []byte, error) {
+func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *callHistory, st *statetree.State, changed bool, files []session.FileChange, blobs map[string][]byte) (*historyDoc, []byte, error) {
 	cur, err := m.history(ctx, e)
 	if err != nil {
 		return nil, nil, err
 	}
-	d := cur.clone()
+	d := cloneHistory(cur)
 	prev := e.empty
 	switch {
 	case e.state == nil:
@@ -191,17 +140,17 @@ func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, 
 	}
 	restores := ch != nil && ch.restores
 	if changed || restores {
-		rec := commitRecord{Seq: d.Next, CallID: call.ID, Tool: call.Tool.Name(), Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
+		rec := session.HistoryCommit{Seq: d.Next, CallID: call.CallID, Tool: call.Tool, Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
 		d.Next++
 		if rec.State, err = changedSlices(call); err != nil {
 			return nil, nil, err
 		}
-		rec.Files = fileRecords(files, blobs)
+		rec.Files = historyFiles(files, blobs)
 		d.Commits = append(d.Commits, rec)
 		for len(d.Commits) > m.retention {
 			old := d.Commits[0]
 			d.Commits = d.Commits[1:]
-			if slices.ContainsFunc(old.Files, func(f fileRecord) bool { return f.Outside }) {
+			if slices.ContainsFunc(old.Files, func(f session.HistoryFile) bool { return f.Outside }) {
 				d.Lost = old.Seq
 			}
 		}
@@ -214,7 +163,7 @@ func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, 
 		}
 		if cp := ch.checkpoint; cp != nil {
 			cp.Seq, cp.Root = d.Next-1, st.Root
-			d.Checkpoints = append(slices.DeleteFunc(d.Checkpoints, func(c checkpoint) bool { return c.Name == cp.Name }), *cp)
+			d.Checkpoints = append(slices.DeleteFunc(d.Checkpoints, func(c session.Checkpoint) bool { return c.Name == cp.Name }), *cp)
 			if len(d.Checkpoints) > m.retention {
 				d.Checkpoints = d.Checkpoints[len(d.Checkpoints)-m.retention:]
 			}
@@ -228,11 +177,12 @@ func (m *Sessions) nextHistory(ctx context.Context, e *entry, call *tools.Call, 
 }
 
 // changedSlices names the STATE slices whose value the call changed.
-func changedSlices(call *tools.Call) ([]string, error) {
+func changedSlices(call *Commit) ([]string, error) {
 	if call.Tx == nil {
 		return nil, nil
 	}
-	before, after := call.Tx.Before(), call.Session.Slices()
+	sess := call.Tx.Session()
+	before, after := call.Tx.Before(), sess.Slices()
 	names := map[string]bool{}
 	for n := range before {
 		names[n] = true
@@ -245,11 +195,11 @@ func changedSlices(call *tools.Call) ([]string, error) {
 		if b, a := before[name], after[name]; b != nil && a != nil && sameValue(b, a) {
 			continue
 		}
-		x, err := call.Session.SliceText(name, before)
+		x, err := sess.SliceText(name, before)
 		if err != nil {
 			return nil, err
 		}
-		y, err := call.Session.SliceText(name, after)
+		y, err := sess.SliceText(name, after)
 		if err != nil {
 			return nil, err
 		}
@@ -271,10 +221,10 @@ func sameValue(a, b any) (same bool) {
 	return a == b
 }
 
-// fileRecords records the files a call changed, and adds to blobs the
+// historyFiles records the files a call changed, and adds to blobs the
 // content of those outside the stored state, before and after.
-func fileRecords(changes []session.FileChange, blobs map[string][]byte) []fileRecord {
-	out := make([]fileRecord, 0, len(changes))
+func historyFiles(changes []session.FileChange, blobs map[string][]byte) []session.HistoryFile {
+	out := make([]session.HistoryFile, 0, len(changes))
 	put := func(data []byte, exists bool) string {
 		if !exists {
 			return ""
@@ -282,7 +232,7 @@ func fileRecords(changes []session.FileChange, blobs map[string][]byte) []fileRe
 		return statetree.PutFile(data, func(h string, b []byte) { blobs[h] = b })
 	}
 	for _, c := range changes {
-		f := fileRecord{Path: c.Path, Dir: c.Dir, Outside: c.Outside}
+		f := session.HistoryFile{Path: c.Path, Dir: c.Dir, Outside: c.Outside}
 		switch {
 		case c.Outside && c.Dir:
 			f.Before, f.After = token(nil, false, c.Existed), token(nil, false, c.Exists)
@@ -298,7 +248,7 @@ func fileRecords(changes []session.FileChange, blobs map[string][]byte) []fileRe
 // liveHistory adds to live every blob the history hash of session h uses:
 // itself, the states its records and checkpoints name, and the content of
 // their files.
-func (m *Sessions) liveHistory(ctx context.Context, h, hash string, live map[string]bool) error {
+func (m *Manager) liveHistory(ctx context.Context, h, hash string, live map[string]bool) error {
 	if hash == "" {
 		return nil
 	}
@@ -344,36 +294,43 @@ func (m *Sessions) liveHistory(ctx context.Context, h, hash string, live map[str
 	return nil
 }
 
-// A restore: the point of the history to go back to, and what was done
-// since.
+// Retention implements session.History.
+func (ch *callHistory) Retention() int { return ch.m.retention }
 
-// target is a point of a session's history: the state after commit seq.
-type target struct {
-	seq  uint64
-	root string
+// Log implements session.History. The caller holds the session's call
+// lock.
+func (ch *callHistory) Log(ctx context.Context) (*session.HistoryLog, error) {
+	return ch.m.history(ctx, ch.e)
 }
 
-// restoreTo puts the session of the call back at t: it checks that every
-// file (and directory) outside the state that the commits since t changed
-// still holds what the last of them left there (refusing, naming the
-// files, when one was changed outside the server since), decodes the
-// state at t into the session, and puts those files back as they were at
-// t: directories made and files written in path order, then files and
-// directories removed, deepest first. It returns the paths put back, a
-// directory's ending with "/". The call's commit records the commits
-// since t that are not restores themselves as undone.
-func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *historyDoc, t target) ([]string, string, error) {
-	if d.Lost > t.seq {
+// Checkpoint implements session.History.
+func (ch *callHistory) Checkpoint(name string) {
+	ch.checkpoint = &session.Checkpoint{Name: name, Time: ch.m.now()}
+}
+
+// RestoreTo implements session.History: it checks that every file (and
+// directory) outside the state that the commits since seq changed still
+// holds what the last of them left there (refusing, naming the files,
+// when one was changed outside the server since), decodes the state root
+// into s, and puts those files back as they were then: directories made
+// and files written in path order, then files and directories removed,
+// deepest first. The caller holds the session's call lock.
+func (ch *callHistory) RestoreTo(ctx context.Context, s *session.Session, seq uint64, root string) ([]string, string, error) {
+	d, err := ch.Log(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if d.Lost > seq {
 		return nil, "The history no longer holds every call since then (it keeps the last " + fmt.Sprint(ch.m.retention) + "), so their files cannot be put back. Nothing was changed.", nil
 	}
 	type file struct {
-		expect, final string // tokens (see fileRecord)
+		expect, final string // tokens (see session.HistoryFile)
 		size          int64  // of the final content
 	}
 	files := map[string]*file{}
-	var since []commitRecord
+	var since []session.HistoryCommit
 	for _, c := range slices.Backward(d.Commits) {
-		if c.Seq <= t.seq {
+		if c.Seq <= seq {
 			break
 		}
 		since = append(since, c)
@@ -387,7 +344,7 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 			files[f.Path].final, files[f.Path].size = f.Before, f.BeforeSize
 		}
 	}
-	fs := session.FilesOf(call.Session)
+	fs := session.FilesOf(s)
 	if len(files) > 0 && len(fs) != 1 {
 		return nil, "", fmt.Errorf("the session has %d resources of files, want 1", len(fs))
 	}
@@ -406,8 +363,8 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 		return nil, fmt.Sprintf("Cannot go back: these files were changed outside the server since the server last wrote them: %s. Nothing was changed; put them back as the server left them, or keep working from here.", strings.Join(changedOutside, ", ")), nil
 	}
 	get := func(h string) ([]byte, error) { return ch.m.store.Blob(context.Background(), ch.e.handle, h) }
-	call.Session.ReplaceSlices(nil)
-	if _, err := statetree.DecodeRoot(call.Session, t.root, get); err != nil {
+	s.ReplaceSlices(nil)
+	if _, err := statetree.DecodeRoot(s, root, get); err != nil {
 		return nil, "", err
 	}
 	var put []string
@@ -460,4 +417,29 @@ func (ch *callHistory) restoreTo(ctx context.Context, call *tools.Call, d *histo
 	}
 	ch.restores = true
 	return put, "", nil
+}
+
+// History returns the history of session h as the store holds it, for a
+// read outside a call (a resource); nil when the sessions keep none. It
+// goes back nowhere: RestoreTo fails, and Checkpoint does nothing.
+func (m *Manager) History(h string) session.History {
+	if m.retention == 0 {
+		return nil
+	}
+	return storedHistory{m: m, h: h}
+}
+
+// storedHistory is Manager.History.
+type storedHistory struct {
+	m *Manager
+	h string
+}
+
+func (s storedHistory) Retention() int { return s.m.retention }
+func (s storedHistory) Log(ctx context.Context) (*session.HistoryLog, error) {
+	return s.m.storedHistory(ctx, s.h)
+}
+func (s storedHistory) Checkpoint(string) {}
+func (s storedHistory) RestoreTo(context.Context, *session.Session, uint64, string) ([]string, string, error) {
+	return nil, "", errors.New("a session's history is restored only by a call")
 }

@@ -1,0 +1,1040 @@
+// Package sessions keeps the server's sessions: where each lives, by
+// handle, and how a request finds its own. It knows nothing of MCP: a
+// request names a handle, a connection (whose implicit session it
+// continues) and its principal (Request), and gets a Use of the session,
+// through which its call commits.
+//
+// # Where sessions live
+//
+// Every session lives in a store (package store), and the sessions this
+// process serves also in its memory, as the cache of the revision each was
+// last loaded or committed at. A new session's head is created in the
+// store (a name taken is the store's ErrExists); a session first used in
+// this process is loaded from its head, its principal and time checked,
+// its state decoded (package statetree) into a fresh session.Session. A
+// call that changed state commits it, once, at its end (Use.Commit): the
+// blobs the change needs, then the head, by compare-and-swap on the
+// revision the call started from. A session's small state travels in its
+// head, so that a commit that changes only it (a plan) is one write, which
+// replaces the last and leaves nothing behind.
+//
+// A session ends when it has been idle for the TTL: the implicit session
+// of a connection leaves this process's memory with the connection (End),
+// and its handle continues it until then. An ended session is deleted from
+// the store with everything it stored, except the one a process names
+// (Request.Name, --session).
+//
+// # Reclaiming
+//
+// What the store holds is reclaimed in the background, never on a call's
+// path. A session's blobs (files, large values) are swept once its commits
+// in this process have written twice as many as the last sweep kept, and
+// at least sweepAfter (one sweep per session at a time): a sweep reads
+// every blob of the session and writes again those it keeps
+// (store.Store.Sweep), so waiting that long bounds its work to about the
+// blobs written since. Every quarter of the TTL (at least a minute apart),
+// the store expires the sessions whose head was last committed longer than
+// the TTL ago: those left by processes gone, and those nobody loads again.
+// Only commits count as use in the store, so just before, each session
+// live in this process that has not committed for half the TTL is touched
+// (its unchanged head committed again): a session kept alive here by
+// reads, or by a connection that stays open, is never expired under its
+// users.
+//
+// # The call log
+//
+// Every call that got past lookup leaves a record in its session's log in
+// the store (Record), appended in batches off the call's path (callLog).
+//
+// # Replicas
+//
+// Several processes (replicas) may share one store. Each watches it while
+// it serves (watch.go): when a session held in its memory is committed or
+// deleted through another process, it drops its copy, so that the next
+// call loads the latest revision, and tells Options.Changed. A commit that
+// loses the compare-and-swap all the same (the watch reports a change
+// after the fact) drops the copy too, and fails with ErrChanged: the
+// caller runs the call again, or answers ChangedMessage. A store that this
+// process alone writes is not watched, and a call's session is not checked
+// against it before the call runs (Use.Fresh).
+package sessions
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/statetree"
+	"github.com/wink-mcp/wink-mcp/store"
+)
+
+// DefaultTTL is how long a session named by a handle alone may be idle
+// when Options.TTL is zero.
+const DefaultTTL = 30 * time.Minute
+
+// Options configures New.
+type Options struct {
+	// Registry makes the sessions (session.Registry.NewSession).
+	Registry *session.Registry
+	// Store keeps the sessions; the caller closes it after Close.
+	Store store.Store
+	// Logger receives the logs; nil discards them.
+	Logger *slog.Logger
+	// TTL is how long a session named by a handle alone may be idle
+	// before it ends; zero means DefaultTTL.
+	TTL time.Duration
+	// MaxPerOwner bounds the sessions one principal holds live in this
+	// process: a request that would start one more gets
+	// ErrTooManySessions. Zero means no bound.
+	MaxPerOwner int
+	// History is how many of its last commits, and of its checkpoints,
+	// each session's history keeps (session.History); zero keeps none.
+	History int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Changed, when set, is told of each session held in this process
+	// that another process changed or deleted: the copy held here is
+	// dropped, and the session's clients may want to know.
+	Changed func(handle string)
+}
+
+// Manager holds the sessions: by handle, and the implicit session of each
+// connection. It is safe for concurrent use. Close stops its work in the
+// background and waits for it.
+type Manager struct {
+	registry *session.Registry
+	store    store.Store
+	logger   *slog.Logger
+	ttl      time.Duration
+	now      func() time.Time
+	onChange func(handle string)
+	// retention is how many commits (and checkpoints) each session's
+	// history keeps; 0 keeps no history (history.go).
+	retention int
+	// shared is set when other processes may write to the store (a store
+	// with a Shared method that says so): a call then checks, under the
+	// session's call lock, that its session is at the store's revision
+	// (Use.Fresh) before it runs. private is set when the store says that
+	// no one else writes to it: it is not watched, as this process sees
+	// its every change. (A store without the method, a memory store, may
+	// be shared by several managers of this process.)
+	shared, private bool
+
+	mu      sync.Mutex
+	handles map[string]*entry // every live session, by handle
+	// owned counts the live sessions by the principal they are bound to;
+	// mint starts none for a principal that holds maxOwned (0: no bound).
+	owned    map[string]int
+	maxOwned int
+	conns    map[string]*entry // implicit sessions, by connection
+	// connsOf holds, by handle, the connections whose implicit session it
+	// names.
+	connsOf  map[string][]string
+	sweeper  *time.Timer
+	sweeping map[string]bool // sessions whose blobs are being swept
+	closed   bool
+
+	calls *callLog // the sessions' call logs in the store
+
+	// flights counts the commits of this process in flight, by handle;
+	// held keeps the revisions the watch reported for the handle
+	// meanwhile, judged once the last has landed.
+	flights map[string]int
+	held    map[string][]uint64
+
+	ctx  context.Context // of the background work, cancelled by Close
+	stop context.CancelFunc
+	wg   sync.WaitGroup // the background work
+}
+
+// New returns the sessions of opts, and starts its work in the
+// background: expiring idle sessions, and watching the store.
+func New(opts Options) *Manager {
+	m := newManager(opts)
+	m.expireEvery(expirePeriod(m.ttl))
+	m.watch()
+	return m
+}
+
+// newManager is New without the work in the background.
+func newManager(opts Options) *Manager {
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTTL
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Changed == nil {
+		opts.Changed = func(string) {}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	sh, ok := opts.Store.(interface{ Shared() bool })
+	return &Manager{
+		shared:    ok && sh.Shared(),
+		private:   ok && !sh.Shared(),
+		registry:  opts.Registry,
+		store:     opts.Store,
+		logger:    opts.Logger,
+		ttl:       opts.TTL,
+		now:       opts.Now,
+		onChange:  opts.Changed,
+		retention: opts.History,
+		handles:   map[string]*entry{},
+		owned:     map[string]int{},
+		maxOwned:  opts.MaxPerOwner,
+		conns:     map[string]*entry{},
+		connsOf:   map[string][]string{},
+		flights:   map[string]int{},
+		held:      map[string][]uint64{},
+		sweeping:  map[string]bool{},
+		calls:     newCallLog(opts.Store, opts.Logger),
+		ctx:       ctx,
+		stop:      stop,
+	}
+}
+
+// TTL returns how long a session named by a handle alone may be idle.
+func (m *Manager) TTL() time.Duration { return m.ttl }
+
+// sweepAfter is the fewest blobs a session's commits in this process
+// write between two sweeps of its blobs.
+const sweepAfter = 256
+
+// expirePeriod returns how often the store expires idle sessions under
+// ttl.
+func expirePeriod(ttl time.Duration) time.Duration { return max(ttl/4, time.Minute) }
+
+// entry is one live session and what Manager knows about its use.
+type entry struct {
+	handle string
+	sess   *session.Session
+	owner  string // the principal it is bound to
+	conn   string // the client session whose implicit session it is, or ""
+	inUse  int    // requests using it now
+	used   time.Time
+	ended  bool // forgotten while in use: closed by the last release
+	named  bool // named by the process (--session): kept in the store when it ends
+
+	// Under the session's call lock: the revision of the stored head and
+	// the state it holds (nil while the head holds none, when empty is
+	// the root of the session as it started). rev is written under m.mu
+	// too, for the watch, and so is mine: whether this process wrote
+	// revision rev (created or committed it) rather than loaded it.
+	rev   uint64
+	mine  bool
+	state *statetree.State
+	empty string
+	// Also under the call lock: when the head was last committed, and
+	// the blobs written since the last sweep of the session's blobs
+	// started; kept is how many blobs that sweep kept (under m.mu).
+	stored  time.Time
+	written int
+	kept    int
+	// Also under the call lock, with a history (history.go): the hash of
+	// the blob of the history the head names ("" for none), the history
+	// (nil until read), and, until the first commit, the blobs of the
+	// empty state, which the first record goes back to.
+	histHash   string
+	hist       *historyDoc
+	emptyBlobs map[string][]byte
+	// docStored says whether the root document of state is stored as a
+	// blob too, as the history's records need the states they name.
+	docStored bool
+}
+
+// mint starts a session bound to owner under a fresh handle, or under name
+// when it is not empty (the caller makes sure it names no stored session),
+// creates it in the store, and returns it in use. The caller holds m.mu.
+func (m *Manager) mint(ctx context.Context, name, owner string) (*entry, error) {
+	if m.maxOwned > 0 && m.owned[owner] >= m.maxOwned {
+		m.logger.Warn("a principal holds the most sessions allowed; starting none", "principal", owner, "sessions", m.owned[owner])
+		return nil, ErrTooManySessions
+	}
+	h := name
+	if h == "" {
+		h = newHandle() // 130 random bits: never one in use
+	}
+	e, err := m.newEntry(h, owner)
+	if err != nil {
+		return nil, err
+	}
+	if e.rev, err = m.store.Create(ctx, h, head{Owner: owner}.marshal()); err != nil {
+		_ = e.sess.Close()
+		return nil, fmt.Errorf("creating session %s: %w", h, err)
+	}
+	e.mine = true
+	m.hold(e)
+	return e, nil
+}
+
+// newEntry returns a fresh session called h bound to owner, in use, with
+// the root of its empty state.
+func (m *Manager) newEntry(h, owner string) (*entry, error) {
+	s, err := m.registry.NewSession(h)
+	if err != nil {
+		return nil, err
+	}
+	st, blobs, err := statetree.Encode(s, nil)
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	now := m.now()
+	e := &entry{handle: h, sess: s, owner: owner, inUse: 1, used: now, stored: now, empty: st.Root}
+	if m.retention > 0 {
+		// The history's first record goes back to it: it is stored with
+		// the first commit, its root document as a blob.
+		if blobs == nil {
+			blobs = map[string][]byte{}
+		}
+		blobs[st.Root] = st.Doc
+		e.emptyBlobs = blobs
+	}
+	return e, nil
+}
+
+// load returns, in use, the stored session h decoded into a fresh session,
+// if owner may use it; store.ErrNotFound if there is none or it has been
+// idle for longer than the TTL (it is then deleted). The caller holds
+// m.mu.
+func (m *Manager) load(ctx context.Context, h, owner string) (*entry, error) {
+	e, err := m.decode(ctx, h, owner)
+	if err != nil {
+		return nil, err
+	}
+	m.hold(e)
+	return e, nil
+}
+
+// decode is load without making the session live: the entry it returns is
+// the caller's alone.
+func (m *Manager) decode(ctx context.Context, h, owner string) (*entry, error) {
+	sh, err := m.store.Load(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	hd, err := readHead(h, sh.Data)
+	if err != nil {
+		return nil, err
+	}
+	if hd.Owner != owner {
+		return nil, ErrUnknownSession
+	}
+	if m.now().Sub(sh.Time) > m.ttl {
+		m.deleteStored(h)
+		return nil, fmt.Errorf("session %s expired: %w", h, store.ErrNotFound)
+	}
+	e, err := m.newEntry(h, owner)
+	if err != nil {
+		return nil, err
+	}
+	e.rev, e.stored, e.histHash = sh.Rev, sh.Time, hd.History
+	if hd.Doc != nil {
+		e.emptyBlobs = nil
+		get := func(hash string) ([]byte, error) {
+			// Files of a workspace load on first read, after this request.
+			return m.store.Blob(context.Background(), h, hash)
+		}
+		if e.state, err = statetree.Decode(e.sess, hd.Doc, get); err != nil {
+			_ = e.sess.Close()
+			return nil, fmt.Errorf("session %s: %w", h, err)
+		}
+	}
+	return e, nil
+}
+
+// hold makes e a live session. The caller holds m.mu.
+func (m *Manager) hold(e *entry) {
+	m.handles[e.handle] = e
+	m.owned[e.owner]++
+}
+
+// deleteStored deletes the session h from the store, with its call log.
+func (m *Manager) deleteStored(h string) {
+	m.calls.drop(h)
+	if err := m.store.Delete(context.Background(), h); err != nil && !errors.Is(err, store.ErrNotFound) {
+		m.logger.Error("deleting a session from the store failed", "session", h, "err", err)
+	}
+}
+
+// resolve returns the session named h, in use, if owner may use it,
+// loading it from the store on its first use in this process. The caller
+// holds m.mu.
+func (m *Manager) resolve(ctx context.Context, h, owner string) (*entry, error) {
+	if !validHandle(h) {
+		return nil, ErrUnknownSession
+	}
+	e := m.handles[h]
+	if e == nil {
+		e, err := m.load(ctx, h, owner)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, ErrUnknownSession
+		}
+		return e, err
+	}
+	if e.owner != owner {
+		return nil, ErrUnknownSession
+	}
+	if m.expired(e, m.now()) {
+		m.forget(e)
+		return nil, ErrUnknownSession
+	}
+	e.inUse++
+	e.used = m.now()
+	return e, nil
+}
+
+// forget ends e: it is removed at once, deleted from the store unless the
+// process named it, and closed once no request uses it. The caller holds
+// m.mu.
+func (m *Manager) forget(e *entry) {
+	if m.handles[e.handle] != e {
+		return
+	}
+	m.evict(e)
+	if e.conn != "" && m.conns[e.conn] == e {
+		m.unbind(e.conn)
+	}
+	if !e.named {
+		m.deleteStored(e.handle)
+	}
+}
+
+// evict drops e from memory, leaving the store as it is: the session's
+// next use loads it again. The caller holds m.mu.
+func (m *Manager) evict(e *entry) {
+	if m.handles[e.handle] == e {
+		delete(m.handles, e.handle)
+		if m.owned[e.owner]--; m.owned[e.owner] == 0 {
+			delete(m.owned, e.owner)
+		}
+	}
+	e.ended = true
+	if e.inUse == 0 {
+		_ = e.sess.Close()
+	}
+}
+
+// Commit is what a commit records of the call that made it, in the
+// session's history.
+type Commit struct {
+	// CallID and Tool name the call.
+	CallID, Tool string
+	// ReadOnly says that the call's tool is read-only: it changes the
+	// policies' memory only, and its commit is not in the history.
+	ReadOnly bool
+	// Tx is the call's transaction: what its session held before the
+	// call, and the files it changed.
+	Tx *session.Tx
+}
+
+// commit stores the state of e after call succeeded (nil: no call, a
+// test): nothing when the call changed nothing and asked nothing of the
+// history (hist), otherwise the blobs the change needs and a new head
+// (put), with the call's record in the session's history, if it keeps one
+// and the call's tool is not read-only (such a call changes only the
+// policies' memory). When another writer committed first, it returns
+// ErrChanged. The caller holds the session's call lock.
+func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHistory) error {
+	st, blobs, err := statetree.Encode(e.sess, e.state)
+	if err != nil {
+		return err
+	}
+	changed := !(e.state == nil && st.Root == e.empty) && !(e.state != nil && st.Root == e.state.Root)
+	recorded := m.retention > 0 && call != nil && !call.ReadOnly
+	var files []session.FileChange
+	if recorded && call.Tx != nil {
+		if files, err = call.Tx.Changes(); err != nil {
+			return err
+		}
+	}
+	// A change of files outside the state (a disk workspace) is recorded
+	// in the history, whatever the state did.
+	outside := slices.ContainsFunc(files, func(c session.FileChange) bool { return c.Outside })
+	if !changed && !outside && !ch.pending() {
+		if e.state != nil {
+			e.state = st // the same state, with the values the next call compares against
+		}
+		return nil // still the state the head holds
+	}
+	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash}
+	var hist *historyDoc
+	if recorded {
+		if blobs == nil {
+			blobs = map[string][]byte{}
+		}
+		// The history names states by their root documents' hashes, and
+		// goes back to one by reading its blob.
+		blobs[st.Root] = st.Doc
+		var hb []byte
+		if hist, hb, err = m.nextHistory(ctx, e, call, ch, st, changed || outside, files, blobs); err != nil {
+			return err
+		}
+		hd.History = statetree.Hash(hb)
+		blobs[hd.History] = hb
+	}
+	switch err := m.put(ctx, e, hd.marshal(), blobs); {
+	case errors.Is(err, store.ErrConflict):
+		return ErrChanged
+	case errors.Is(err, store.ErrNotFound):
+		return ErrUnknownSession
+	case err != nil:
+		return StoreError{err}
+	}
+	e.state, e.stored, e.docStored = st, m.now(), recorded
+	e.emptyBlobs = nil
+	if hist != nil {
+		e.hist, e.histHash = hist, hd.History
+	}
+	e.written += len(blobs)
+	m.startSweep(e, hd)
+	return nil
+}
+
+// put commits head, and blobs before it, as the next revision of e, by
+// compare-and-swap on the revision e holds, and records the revision it
+// wrote. A conflict (another writer committed first) drops e from memory,
+// so that the next call loads the latest revision. What the watch reports
+// of the session meanwhile waits until the commit has landed (see
+// changed). The caller holds the session's call lock.
+func (m *Manager) put(ctx context.Context, e *entry, head []byte, blobs map[string][]byte) error {
+	m.mu.Lock()
+	m.flights[e.handle]++
+	m.mu.Unlock()
+	rev, err := m.store.Commit(ctx, e.handle, e.rev, head, blobs)
+	m.mu.Lock()
+	switch {
+	case err == nil:
+		e.rev, e.mine = rev, true
+	case errors.Is(err, store.ErrConflict):
+		m.evict(e)
+	}
+	foreign := m.land(e.handle)
+	m.mu.Unlock()
+	if foreign {
+		m.onChange(e.handle)
+	}
+	return err
+}
+
+// startSweep starts sweeping the blobs of e that hd, its head just
+// committed, does not use, once its commits have written enough blobs
+// since the last sweep (see Sessions), unless a sweep of it is running or
+// the sessions are closed. The caller holds the session's call lock.
+func (m *Manager) startSweep(e *entry, hd head) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e.written < max(2*e.kept, sweepAfter) || m.closed || m.sweeping[e.handle] {
+		return
+	}
+	e.written = 0
+	m.sweeping[e.handle] = true
+	m.wg.Add(1)
+	go m.sweepBlobs(e, e.rev, hd)
+}
+
+// sweepBlobs removes the blobs of e written before rev that hd, its head
+// at rev, does not use: its state, and its history with what that keeps.
+// Its failure fails no call: the blobs stay until the next sweep.
+func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head) {
+	defer m.wg.Done()
+	h := e.handle
+	kept := -1 // how many it kept, once it has
+	defer func() {
+		m.mu.Lock()
+		delete(m.sweeping, h)
+		if kept >= 0 {
+			e.kept = kept
+		}
+		m.mu.Unlock()
+	}()
+	live, err := statetree.Live(hd.Doc, func(hash string) ([]byte, error) { return m.store.Blob(m.ctx, h, hash) })
+	if err == nil {
+		err = m.liveHistory(m.ctx, h, hd.History, live)
+	}
+	n := 0
+	if err == nil {
+		n, err = m.store.Sweep(m.ctx, h, rev, func(hash string) bool { return live[hash] })
+	}
+	if err == nil {
+		kept = len(live)
+	}
+	switch {
+	case err == nil:
+		m.logger.Debug("swept a session's unused blobs", "session", h, "removed", n)
+	case errors.Is(err, store.ErrNotFound) || m.ctx.Err() != nil:
+		m.logger.Debug("sweeping a session's blobs stopped", "session", h, "err", err)
+	default:
+		m.logger.Warn("sweeping a session's blobs failed", "session", h, "err", err)
+	}
+}
+
+// expireEvery has the store expire idle sessions every period until
+// Close, touching first the sessions live in this process.
+func (m *Manager) expireEvery(period time.Duration) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.ctx.Done():
+				return
+			case <-t.C:
+				m.expire(m.ctx)
+			}
+		}
+	}()
+}
+
+// expire touches every session live in this process that has not expired
+// here, then has the store delete the sessions last committed longer than
+// the TTL ago.
+func (m *Manager) expire(ctx context.Context) {
+	m.mu.Lock()
+	now := m.now()
+	var live []*entry
+	for _, e := range m.handles {
+		if !m.expired(e, now) {
+			e.inUse++ // kept open while it is touched
+			live = append(live, e)
+		}
+	}
+	m.mu.Unlock()
+	for _, e := range live {
+		m.touch(ctx, e)
+		m.mu.Lock()
+		m.drop(e)
+		m.mu.Unlock()
+	}
+	n, err := m.store.Expire(ctx, now.Add(-m.ttl))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		m.logger.Warn("expiring idle sessions in the store failed", "err", err)
+	case n > 0:
+		m.logger.Debug("expired idle sessions in the store", "count", n)
+	}
+}
+
+// touch commits the unchanged head of e again when it was last committed
+// half the TTL ago or longer, so that the store counts e as in use.
+func (m *Manager) touch(ctx context.Context, e *entry) {
+	if err := e.sess.Acquire(ctx); err != nil {
+		return
+	}
+	defer e.sess.Release()
+	m.mu.Lock()
+	ended := e.ended
+	m.mu.Unlock()
+	if ended || m.now().Sub(e.stored) < m.ttl/2 {
+		return
+	}
+	hd := head{Owner: e.owner, History: e.histHash}
+	if e.state != nil {
+		hd.Doc = e.state.Doc
+	}
+	switch err := m.put(ctx, e, hd.marshal(), nil); {
+	case errors.Is(err, store.ErrConflict): // committed elsewhere: fresh
+	case err != nil:
+		m.logger.Warn("touching a session in the store failed", "session", e.handle, "err", err)
+	default:
+		e.stored = m.now()
+	}
+}
+
+// Close stops the background work on the store and waits for it, and for
+// the calls' records to be appended to their logs.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	if m.sweeper != nil {
+		m.sweeper.Stop()
+	}
+	m.mu.Unlock()
+	m.stop()
+	m.wg.Wait()
+	m.calls.close()
+}
+
+// release ends a request's use of e.
+func (m *Manager) release(e *entry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e.used = m.now()
+	m.drop(e)
+}
+
+// drop ends a use of e, closing it if it has ended and was the last. The
+// caller holds m.mu.
+func (m *Manager) drop(e *entry) {
+	e.inUse--
+	if e.ended && e.inUse == 0 {
+		_ = e.sess.Close()
+	}
+}
+
+// expired reports whether e, a session named by its handle alone, has been
+// idle for longer than the TTL.
+func (m *Manager) expired(e *entry, now time.Time) bool {
+	return e.conn == "" && e.inUse == 0 && now.Sub(e.used) > m.ttl
+}
+
+// connection returns, in use, the implicit session of the connection id,
+// starting it bound to owner (under name, when not empty) on first use.
+// Whoever may send on a connection uses its session: the transport decides
+// who may (an Mcp-Session-Id is as hard to guess as a handle); the binding
+// to owner applies when the session's handle is presented.
+//
+// A connection whose session was dropped from memory (its commit met
+// another writer's) loads it again.
+func (m *Manager) connection(ctx context.Context, id, owner, name string) (*entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.conns[id]
+	if old != nil && !old.ended {
+		old.inUse++
+		old.used = m.now()
+		return old, nil
+	}
+	if old != nil {
+		name = old.handle
+	}
+	var e *entry
+	var err error
+	if name == "" {
+		e, err = m.mint(ctx, "", owner)
+	} else {
+		e, err = m.resolve(ctx, name, owner)
+		if errors.Is(err, ErrUnknownSession) && m.handles[name] == nil {
+			// None stored under the name, or gone: start it.
+			if _, lerr := m.store.Load(ctx, name); errors.Is(lerr, store.ErrNotFound) {
+				e, err = m.mint(ctx, name, owner)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.conn = id
+	e.named = name != "" && (old == nil || old.named)
+	m.conns[id] = e
+	if old == nil {
+		m.connsOf[e.handle] = append(m.connsOf[e.handle], id)
+	}
+	return e, nil
+}
+
+// unbind removes the implicit session of the client session id. The
+// caller holds m.mu.
+func (m *Manager) unbind(id string) {
+	e := m.conns[id]
+	if e == nil {
+		return
+	}
+	delete(m.conns, id)
+	ids := slices.DeleteFunc(m.connsOf[e.handle], func(c string) bool { return c == id })
+	if len(ids) == 0 {
+		delete(m.connsOf, e.handle)
+	} else {
+		m.connsOf[e.handle] = ids
+	}
+}
+
+// sweep ends the sessions named by their handles alone that have been idle
+// for longer than the TTL, and sets itself to run again when the next one
+// would expire.
+func (m *Manager) sweep() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	now := m.now()
+	var next time.Time
+	for _, e := range m.handles {
+		switch {
+		case e.conn != "": // it ends with its connection
+		case m.expired(e, now):
+			m.forget(e)
+		case next.IsZero() || e.used.Before(next):
+			next = e.used
+		}
+	}
+	m.sweeper = nil
+	if !next.IsZero() {
+		m.sweeper = time.AfterFunc(next.Add(m.ttl).Sub(now)+time.Second, m.sweep)
+	}
+}
+
+// End lets go of the implicit session of the connection id, which has
+// gone. When its client ended it (final: an HTTP DELETE), the session
+// ends too, with what it stored, unless the process named it. Otherwise
+// (this process is stopping, a stream closed, the connection idled out)
+// it leaves this process's memory and stays in the store until it has
+// been idle for the TTL, for its handle to continue it, here after a
+// restart or on another replica.
+func (m *Manager) End(id string, final bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.conns[id]; e != nil {
+		m.unbind(id)
+		if final {
+			m.forget(e)
+		} else {
+			m.evict(e)
+		}
+	}
+}
+
+// Get returns the implicit session of the connection id, starting it if
+// needed, whoever it is bound to. It is for tests that look at a client's
+// state.
+func (m *Manager) Get(id string) (*session.Session, error) {
+	m.mu.Lock()
+	e := m.conns[id]
+	m.mu.Unlock()
+	if e == nil {
+		var err error
+		if e, err = m.connection(context.Background(), id, "", ""); err != nil {
+			return nil, err
+		}
+		m.release(e)
+	}
+	return e.sess, nil
+}
+
+// Len returns the number of live sessions.
+func (m *Manager) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.handles)
+}
+
+// Need says what a request does when it names no session and its
+// connection has none.
+type Need int
+
+const (
+	// NeedExisting refuses it with ErrNoSession (a read of session state).
+	NeedExisting Need = iota
+	// NeedNew starts a session under a fresh handle (a call that changes
+	// state).
+	NeedNew
+	// NeedAny runs it in an empty session of its own (a stateless tool, a
+	// resource or prompt).
+	NeedAny
+)
+
+// Request is what a request tells of the session it uses.
+type Request struct {
+	// Handle is the session the request names, "" for none.
+	Handle string
+	// Conn is the connection whose implicit session the request uses when
+	// it names none, "" for a request without one (a 2026-07-28 request
+	// over HTTP). A stdio process is one connection; so is a 2025-11-25
+	// protocol session over HTTP.
+	Conn string
+	// Name, with Conn, names the connection's implicit session: its first
+	// request resumes the session called Name, or starts it under that
+	// name (--session); "" gives it a fresh handle.
+	Name string
+	// Owner is the request's principal (identity.Identity.Principal).
+	Owner string
+	// Need says what a request that names no session and has no
+	// connection does.
+	Need Need
+}
+
+// Use is a request's use of its session, until Release.
+type Use struct {
+	// Session is the session.
+	Session *session.Session
+	// Handle names it; "" for a session of the request's own.
+	Handle string
+	// Minted says that the request started it: a call that fails in it
+	// discards it (Discard).
+	Minted bool
+
+	release func()
+	e       *entry // nil for a session of the request's own
+	m       *Manager
+	history *callHistory
+	// tmp marks a snapshot (Snapshot): its commit drops the copy held
+	// here, which it made stale.
+	tmp bool
+}
+
+// Release ends the request's use of the session.
+func (u *Use) Release() { u.release() }
+
+// Commit stores the session's state after a call that succeeded: nothing
+// when it changed nothing (a read-only call's memory aside), otherwise
+// once, by compare-and-swap on the revision the call started from. It
+// returns ErrChanged when another writer committed first, ErrUnknownSession
+// when the session has been deleted meanwhile, and a StoreError when the
+// store failed. The caller holds the session's call lock. A session of the
+// request's own stores nothing.
+func (u *Use) Commit(ctx context.Context, c *Commit) error {
+	if u.e == nil {
+		return nil
+	}
+	if err := u.m.commit(ctx, u.e, c, u.history); err != nil {
+		return err
+	}
+	if u.tmp {
+		u.m.mu.Lock()
+		u.m.foreign(u.Handle, u.e.rev)
+		u.m.mu.Unlock()
+	}
+	return nil
+}
+
+// Fresh checks, before a call runs, that no other process changed the
+// session since this one loaded or last committed it, and returns
+// ErrStale if one did: the session has been dropped from memory, and the
+// call may run again on the latest revision. It is free when no other
+// process writes the store, or when the request started the session. The
+// caller holds the session's call lock.
+func (u *Use) Fresh(ctx context.Context) error {
+	if u.e == nil || !u.m.shared || u.Minted || u.tmp {
+		return nil
+	}
+	return u.m.fresh(ctx, u.e)
+}
+
+// History returns the call's part in its session's history, nil when the
+// sessions keep none or the session is the request's own.
+func (u *Use) History() session.History {
+	if u.history == nil {
+		return nil
+	}
+	return u.history
+}
+
+// Use returns the session of r, in this order: the session r names, if
+// r's principal may use it; the implicit session of r's connection;
+// otherwise what r.Need says.
+func (m *Manager) Use(ctx context.Context, r Request) (*Use, error) {
+	var e *entry
+	var err error
+	minted := false
+	switch {
+	case r.Handle != "":
+		m.mu.Lock()
+		e, err = m.resolve(ctx, r.Handle, r.Owner)
+		m.mu.Unlock()
+	case r.Conn != "":
+		e, err = m.connection(ctx, r.Conn, r.Owner, r.Name)
+	case r.Need == NeedNew:
+		m.mu.Lock()
+		e, err = m.mint(ctx, "", r.Owner)
+		if err == nil && m.sweeper == nil {
+			m.sweeper = time.AfterFunc(m.ttl+time.Second, m.sweep)
+		}
+		m.mu.Unlock()
+		minted = true
+	case r.Need == NeedAny:
+		s, err := m.registry.NewSession("request-" + rand.Text())
+		if err != nil {
+			return nil, err
+		}
+		return &Use{Session: s, release: func() { _ = s.Close() }, m: m}, nil
+	default:
+		return nil, ErrNoSession
+	}
+	if err != nil {
+		return nil, err
+	}
+	u := &Use{Session: e.sess, Handle: e.handle, Minted: minted, e: e, m: m,
+		release: func() { m.release(e) }}
+	if m.retention > 0 {
+		u.history = &callHistory{m: m, e: e}
+	}
+	return u, nil
+}
+
+// Read is Use for a read outside a call (a resource): in a store that
+// other processes write, it makes sure that the session is the store's
+// latest revision (Use.Fresh), loading it again when another process
+// changed it.
+func (m *Manager) Read(ctx context.Context, r Request) (*Use, error) {
+	for run := 1; ; run++ {
+		u, err := m.Use(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if err = u.Fresh(ctx); err == nil {
+			return u, nil
+		}
+		u.Release()
+		if !errors.Is(err, ErrStale) || run == maxReads {
+			return nil, err
+		}
+	}
+}
+
+// maxReads is how many times Read loads a session that keeps changing
+// through other processes.
+const maxReads = 5
+
+// Started reports whether the implicit session of the connection conn is
+// live here, or named (name, by the process): whether a request on it
+// that names no session has one.
+func (m *Manager) Started(conn, name string) bool {
+	if conn == "" {
+		return false
+	}
+	if name != "" {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.conns[conn] != nil
+}
+
+// Conns returns the connections whose implicit session is h.
+func (m *Manager) Conns(h string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.connsOf[h])
+}
+
+// Snapshot returns, for a task, a use of session h of owner that no other
+// request shares: the session decoded from the store's latest revision,
+// which commits by compare-and-swap on that revision, and then drops the
+// copy this process holds of h, older than the revision committed.
+func (m *Manager) Snapshot(ctx context.Context, h, owner string) (*Use, error) {
+	e, err := m.decode(ctx, h, owner)
+	if errors.Is(err, store.ErrNotFound) {
+		err = ErrUnknownSession
+	}
+	if err != nil {
+		return nil, err
+	}
+	u := &Use{Session: e.sess, Handle: h, e: e, m: m, tmp: true,
+		release: func() { _ = e.sess.Close() }}
+	if m.retention > 0 {
+		u.history = &callHistory{m: m, e: e}
+	}
+	return u, nil
+}
+
+// Discard ends a session a request started and then failed in: nothing
+// was kept in it, and its handle was never shown.
+func (m *Manager) Discard(handle string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.handles[handle]; e != nil {
+		m.forget(e)
+	}
+}
