@@ -299,3 +299,32 @@ func Example_policy() {
 	// Hello, Ada.
 	// (structured: {"text":"Hello, Ada."})
 }
+
+// ExampleReply is a transport of one's own: each request goes to
+// HandleMessage with a Reply in its context, which writes its response
+// once, so that a call that overruns its deadline (a handler stuck in a
+// system call) is answered a second after it, through the Reply, while its
+// handler runs on.
+func ExampleReply() {
+	tree, err := sections.NewTree(&sections.Section{Key: "hello", Title: "Hello", Guidance: "Greet people with `greet`.", Stateless: true, Tools: []*tools.Tool{greet}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Name: "hello", Version: "1.0.0", Tree: tree})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	id := json.RawMessage(`1`)
+	msg := json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}`)
+	r := server.NewReply(id, func(resp mcp.JSONRPCMessage, early bool) {
+		// early: the handler still runs; an HTTP transport closes the
+		// connection after this response.
+		b, _ := json.Marshal(resp)
+		fmt.Println(string(b))
+	})
+	r.Send(server.HandleMessage(r.Context(context.Background()), srv.MCP(), msg))
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Greeted Ada.\n\nHello, Ada."}],"structuredContent":{"text":"Hello, Ada."}}}
+}
