@@ -29,10 +29,12 @@
 // What the store holds is reclaimed in the background, never on a call's
 // path. A session's blobs (files, large values) are swept once its commits
 // in this process have written twice as many as the last sweep kept, and
-// at least sweepAfter (one sweep per session at a time): a sweep reads
-// every blob of the session and writes again those it keeps
+// at least sweepAfter, or twice the bytes it wrote again, and at least
+// sweepAfterBytes (one sweep per session at a time): a sweep reads the
+// headers of every blob of the session and writes again those it keeps
 // (store.Store.Sweep), so waiting that long bounds its work to about the
-// blobs written since. Every quarter of the TTL (at least a minute apart),
+// blobs written since, and the bytes of garbage the store holds to about
+// what the session holds. Every quarter of the TTL (at least a minute apart),
 // the store expires the sessions whose head was last committed longer than
 // the TTL ago: those left by processes gone, and those nobody loads again.
 // Only commits count as use in the store, so just before, each session
@@ -205,9 +207,15 @@ func newManager(opts Options) *Manager {
 // TTL returns how long a session named by a handle alone may be idle.
 func (m *Manager) TTL() time.Duration { return m.ttl }
 
-// sweepAfter is the fewest blobs a session's commits in this process
-// write between two sweeps of its blobs.
-const sweepAfter = 256
+// A session's commits in this process write at least sweepAfter blobs,
+// or sweepAfterBytes of them, between two sweeps of its blobs: a commit
+// of a plan writes none, and a sweep of a small session costs a few
+// requests, so a session that writes small files is swept once in 100 to
+// 250 calls; one that writes 100 KB files, every 40 or so.
+const (
+	sweepAfter      = 256
+	sweepAfterBytes = 4 << 20
+)
 
 // expirePeriod returns how often the store expires idle sessions under
 // ttl.
@@ -234,11 +242,14 @@ type entry struct {
 	state *statetree.State
 	empty string
 	// Also under the call lock: when the head was last committed, and
-	// the blobs written since the last sweep of the session's blobs
-	// started; kept is how many blobs that sweep kept (under m.mu).
-	stored  time.Time
-	written int
-	kept    int
+	// the blobs (and bytes) written since the last sweep of the session's
+	// blobs started; kept is how many blobs that sweep kept, and
+	// keptBytes the bytes it wrote again (under m.mu).
+	stored       time.Time
+	written      int
+	writtenBytes int64
+	kept         int
+	keptBytes    int64
 	// Also under the call lock, with a history (history.go): the hash of
 	// the blob of the history the head names ("" for none), the history
 	// (nil until read), and, until the first commit, the blobs of the
@@ -496,6 +507,9 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		e.hist, e.histHash = hist, hd.History
 	}
 	e.written += len(blobs)
+	for _, b := range blobs {
+		e.writtenBytes += int64(len(b))
+	}
 	m.startSweep(e, hd)
 	return nil
 }
@@ -533,13 +547,21 @@ func (m *Manager) put(ctx context.Context, e *entry, head []byte, blobs map[stri
 func (m *Manager) startSweep(e *entry, hd head) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e.written < max(2*e.kept, sweepAfter) || m.closed || m.sweeping[e.handle] {
+	if !e.sweepDue() || m.closed || m.sweeping[e.handle] {
 		return
 	}
-	e.written = 0
+	e.written, e.writtenBytes = 0, 0
 	m.sweeping[e.handle] = true
 	m.wg.Add(1)
 	go m.sweepBlobs(e, e.rev, hd)
+}
+
+// sweepDue reports whether e's commits have written enough blobs since
+// the last sweep for another (see Manager): twice as many as it kept, or
+// twice the bytes it wrote again, and at least sweepAfter blobs or
+// sweepAfterBytes.
+func (e *entry) sweepDue() bool {
+	return e.written >= max(2*e.kept, sweepAfter) || e.writtenBytes >= max(2*e.keptBytes, sweepAfterBytes)
 }
 
 // sweepBlobs removes the blobs of e written before rev that hd, its head
@@ -548,12 +570,12 @@ func (m *Manager) startSweep(e *entry, hd head) {
 func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head) {
 	defer m.wg.Done()
 	h := e.handle
-	kept := -1 // how many it kept, once it has
+	kept, keptBytes := -1, int64(0) // what it kept, once it has
 	defer func() {
 		m.mu.Lock()
 		delete(m.sweeping, h)
 		if kept >= 0 {
-			e.kept = kept
+			e.kept, e.keptBytes = kept, keptBytes
 		}
 		m.mu.Unlock()
 	}()
@@ -561,16 +583,16 @@ func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head) {
 	if err == nil {
 		err = m.liveHistory(m.ctx, h, hd.History, live)
 	}
-	n := 0
+	var sw store.Swept
 	if err == nil {
-		n, err = m.store.Sweep(m.ctx, h, rev, func(hash string) bool { return live[hash] })
+		sw, err = m.store.Sweep(m.ctx, h, rev, func(hash string) bool { return live[hash] })
 	}
 	if err == nil {
-		kept = len(live)
+		kept, keptBytes = len(live), sw.KeptBytes
 	}
 	switch {
 	case err == nil:
-		m.logger.Debug("swept a session's unused blobs", "session", h, "removed", n)
+		m.logger.Debug("swept a session's unused blobs", "session", h, "removed", sw.Removed, "rewritten", sw.Kept)
 	case errors.Is(err, store.ErrNotFound) || m.ctx.Err() != nil:
 		m.logger.Debug("sweeping a session's blobs stopped", "session", h, "err", err)
 	default:

@@ -516,11 +516,11 @@ func TestThroughTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := st.Sweep(ctx, "sess", rev, func(h string) bool { return live[h] })
+	sw, err := st.Sweep(ctx, "sess", rev, func(h string) bool { return live[h] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 { // the old workspace root and a/, and "one"
+	if n := sw.Removed; n != 3 { // the old workspace root and a/, and "one"
 		t.Fatalf("swept %d blobs, want 3", n)
 	}
 	again := newSession(t, newRegistry(t, nil))

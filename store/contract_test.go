@@ -260,11 +260,11 @@ func testBlobBeforeHead(t *testing.T, s Store) {
 
 	// The orphan was written after rev1: a sweep at rev1 keeps it, as it
 	// may belong to a commit in flight. A sweep at a later head removes it.
-	if n := must[int](t)(s.Sweep(ctx, "s", rev1, func(h string) bool { return h == Hash(kept) })); n != 0 {
+	if n := must[Swept](t)(s.Sweep(ctx, "s", rev1, func(h string) bool { return h == Hash(kept) })).Removed; n != 0 {
 		t.Fatalf("sweep at %d removed %d blobs written after it", rev1, n)
 	}
 	rev2 := must[uint64](t)(s.Commit(ctx, "s", rev1, h.Data, nil))
-	if n := must[int](t)(s.Sweep(ctx, "s", rev2, func(h string) bool { return h == Hash(kept) })); n != 1 {
+	if n := must[Swept](t)(s.Sweep(ctx, "s", rev2, func(h string) bool { return h == Hash(kept) })).Removed; n != 1 {
 		t.Fatalf("sweep removed %d blobs, want the orphan", n)
 	}
 	_, err = s.Blob(ctx, "s", Hash(orphan))
@@ -391,14 +391,14 @@ func testSweep(t *testing.T, s Store) {
 	// A commit after the sweep's revision brings a back: written again, it
 	// survives a sweep at the older revision that does not count it.
 	rev = must[uint64](t)(s.Commit(ctx, "s", rev, []byte("a b"), blobsA))
-	if n := must[int](t)(s.Sweep(ctx, "s", atB, liveAtB)); n != 0 {
+	if n := must[Swept](t)(s.Sweep(ctx, "s", atB, liveAtB)).Removed; n != 0 {
 		t.Fatalf("sweep removed %d blobs, want none", n)
 	}
 	must[[]byte](t)(s.Blob(ctx, "s", Hash(a)))
 
 	// Dropped again, and swept at the current head: a goes, b stays.
 	rev = must[uint64](t)(s.Commit(ctx, "s", rev, []byte("b"), nil))
-	if n := must[int](t)(s.Sweep(ctx, "s", rev, liveAtB)); n != 1 {
+	if n := must[Swept](t)(s.Sweep(ctx, "s", rev, liveAtB)).Removed; n != 1 {
 		t.Fatalf("sweep removed %d blobs, want 1", n)
 	}
 	_, err := s.Blob(ctx, "s", Hash(a))

@@ -286,9 +286,9 @@ func TestEmbeddedSweepCost(t *testing.T) {
 	var requests atomic.Int64
 	sub := must[*nats.Subscription](t)(s.nc.Subscribe("$JS.API.STREAM.>", func(*nats.Msg) { requests.Add(1) }))
 	defer sub.Unsubscribe()
-	n := must[int](t)(s.Sweep(ctx, "s", rev, func(h string) bool { return slices.Contains(kept, h) }))
-	if n != 45 {
-		t.Errorf("the sweep removed %d blobs, want 45", n)
+	sw := must[Swept](t)(s.Sweep(ctx, "s", rev, func(h string) bool { return slices.Contains(kept, h) }))
+	if sw.Removed != 45 || sw.Kept != len(kept) {
+		t.Errorf("the sweep removed %d blobs and kept %d, want 45 and %d", sw.Removed, sw.Kept, len(kept))
 	}
 	if err := s.nc.Flush(); err != nil {
 		t.Fatal(err)

@@ -499,21 +499,23 @@ func (s *JetStream) Blob(ctx context.Context, session, hash string) ([]byte, err
 	return m.Data, nil
 }
 
-// Sweep implements Store in one pass over the session's blobs, without a
-// request per blob it removes: each blob written before rev that live keeps
-// is published again, in place of its older copy (a subject keeps one
-// message), and then one purge removes what is left of the session's blobs
-// below rev, which is what live does not keep. Its cost is a scan of the
-// session's blobs, a publish per blob it keeps, and one purge.
+// Sweep implements Store without a request per blob it removes: a scan
+// of the headers of the session's blobs finds those written before rev,
+// each blob among them that live keeps is published again, in place of
+// its older copy (a subject keeps one message), and then one purge
+// removes what is left of the session's blobs below rev, which is what
+// live does not keep. Its cost is a scan of the session's blobs, a read
+// and a publish per blob it keeps, and one purge; at most sweepWindow
+// bytes of them are in flight at once.
 //
 // A blob kept is written again with a later revision, as a commit would,
 // so that the contract holds whatever runs meanwhile: a commit writes
 // every blob its head needs and the one it loaded did not; another sweep
 // at a later revision removes a copy only if it is dead there. A session
 // deleted while it ran has the blobs it wrote again removed.
-func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (int, error) {
+func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (Swept, error) {
 	if err := checkSession(session); err != nil {
-		return 0, err
+		return Swept{}, err
 	}
 	ctx, cancel := deadline(ctx, s.timeout)
 	defer cancel()
@@ -523,57 +525,33 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 	// below rev was written before that one was read.
 	end, err := s.read(ctx, prefix+"*")
 	if errors.Is(err, ErrNotFound) {
-		return 0, nil
+		return Swept{}, nil
 	}
 	if err != nil {
-		return 0, fail("sweep", session, err)
+		return Swept{}, fail("sweep", session, err)
 	}
-	var (
-		dead    int
-		kept    = map[string]uint64{} // subject → its new revision
-		pending []jetstream.PubAckFuture
-	)
-	wait := func(n int) error {
-		for len(pending) > n {
-			select {
-			case ack := <-pending[0].Ok():
-				kept[pending[0].Msg().Subject] = ack.Sequence
-			case err := <-pending[0].Err():
-				return err
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			pending = pending[1:]
-		}
-		return nil
-	}
-	var werr error
+	var keep []string // the subjects of the blobs below rev that live keeps
+	dead := 0
 	err = s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{prefix + "*"},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	}, end.Sequence, func() { dead = 0 }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
-		if meta.Sequence.Stream >= rev || werr != nil {
-			return
-		}
-		if !live(strings.TrimPrefix(m.Subject(), prefix)) {
+		HeadersOnly:    true,
+	}, end.Sequence, func() { keep, dead = keep[:0], 0 }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		switch {
+		case meta.Sequence.Stream >= rev:
+		case live(strings.TrimPrefix(m.Subject(), prefix)):
+			keep = append(keep, m.Subject())
+		default:
 			dead++
-			return
 		}
-		if werr = wait(blobWindow - 1); werr != nil {
-			return
-		}
-		a, err := s.js.PublishMsgAsync(&nats.Msg{Subject: m.Subject(), Data: m.Data()})
-		if err != nil {
-			werr = err
-			return
-		}
-		pending = append(pending, a)
 	})
-	if err == nil {
-		err = werr
+	if err != nil {
+		return Swept{}, fail("sweep", session, err)
 	}
-	if err == nil {
-		err = wait(0)
+	sw := Swept{Removed: dead}
+	kept := map[string]uint64{} // subject → the revision it was written again at
+	if dead > 0 {
+		err = s.rewrite(ctx, keep, rev, kept, &sw)
 	}
 	if err == nil && dead > 0 {
 		err = s.purge(ctx, s.state, prefix+"*", rev)
@@ -582,9 +560,58 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 		err = s.unlessDeleted(ctx, session, kept)
 	}
 	if err != nil {
-		return 0, fail("sweep", session, err)
+		return Swept{}, fail("sweep", session, err)
 	}
-	return dead, nil
+	return sw, nil
+}
+
+// sweepWindow bounds the bytes of the blobs a sweep has written again and
+// not yet seen stored.
+const sweepWindow = 1 << 20
+
+// rewrite publishes again the blob of each subject whose copy is below
+// rev, records in written the revision each got, and counts them in sw.
+func (s *JetStream) rewrite(ctx context.Context, subjects []string, rev uint64, written map[string]uint64, sw *Swept) error {
+	var pending []jetstream.PubAckFuture
+	inFlight := 0
+	wait := func(bytes int) error {
+		for len(pending) > 0 && inFlight > bytes {
+			select {
+			case ack := <-pending[0].Ok():
+				written[pending[0].Msg().Subject] = ack.Sequence
+			case err := <-pending[0].Err():
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			inFlight -= len(pending[0].Msg().Data)
+			pending = pending[1:]
+		}
+		return nil
+	}
+	for _, subject := range subjects {
+		m, err := s.read(ctx, subject)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // removed meanwhile
+		case err != nil:
+			return err
+		case m.Sequence >= rev:
+			continue // written again meanwhile
+		}
+		if err := wait(sweepWindow - len(m.Data)); err != nil {
+			return err
+		}
+		a, err := s.js.PublishMsgAsync(&nats.Msg{Subject: subject, Data: m.Data})
+		if err != nil {
+			return err
+		}
+		pending = append(pending, a)
+		inFlight += len(m.Data)
+		sw.Kept++
+		sw.KeptBytes += int64(len(m.Data))
+	}
+	return wait(0)
 }
 
 // unlessDeleted removes the blobs a sweep wrote again, by subject and

@@ -159,12 +159,12 @@ func (m *Memory) Blob(ctx context.Context, session, hash string) ([]byte, error)
 }
 
 // Sweep implements Store. live is called without the store locked.
-func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (int, error) {
+func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (Swept, error) {
 	if err := checkSession(session); err != nil {
-		return 0, err
+		return Swept{}, err
 	}
 	if err := m.begin(ctx); err != nil {
-		return 0, err
+		return Swept{}, err
 	}
 	var old []string
 	for k, b := range m.blobs[session] {
@@ -174,25 +174,33 @@ func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live fun
 	}
 	m.mu.Unlock()
 
-	var dead []string
+	var dead, kept []string
 	for _, k := range old {
-		if !live(k) {
+		if live(k) {
+			kept = append(kept, k)
+		} else {
 			dead = append(dead, k)
 		}
 	}
 
 	if err := m.begin(ctx); err != nil {
-		return 0, err
+		return Swept{}, err
 	}
 	defer m.mu.Unlock()
-	n := 0
+	var sw Swept
 	for _, k := range dead {
 		if b, ok := m.blobs[session][k]; ok && b.rev < rev {
 			delete(m.blobs[session], k)
-			n++
+			sw.Removed++
 		}
 	}
-	return n, nil
+	for _, k := range kept {
+		if b, ok := m.blobs[session][k]; ok {
+			sw.Kept++
+			sw.KeptBytes += int64(len(b.data))
+		}
+	}
+	return sw, nil
 }
 
 // Delete implements Store.

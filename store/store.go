@@ -116,10 +116,10 @@ type Store interface {
 	Blob(ctx context.Context, session, hash string) ([]byte, error)
 
 	// Sweep removes the session's blobs that were written before revision
-	// rev and for which live reports false, and returns how many it
-	// removed. live must report true for every blob the head at rev refers
+	// rev and for which live reports false, and says what it removed and
+	// kept. live must report true for every blob the head at rev refers
 	// to. Blobs written after rev are kept whatever live says.
-	Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (int, error)
+	Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (Swept, error)
 
 	// Delete removes the session's head, blobs and log. It returns
 	// ErrNotFound if the session does not exist. A commit that loaded the
@@ -175,6 +175,14 @@ type Head struct {
 	Rev uint64
 	// Time is when the head was last committed.
 	Time time.Time
+}
+
+// Swept is what a Sweep did: the blobs it removed, and those written
+// before its revision that it kept, with their bytes.
+type Swept struct {
+	Removed   int
+	Kept      int
+	KeptBytes int64
 }
 
 // Change reports that a session's head moved to revision Rev, or, when Rev

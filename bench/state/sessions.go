@@ -29,7 +29,9 @@ func sessions(ctx context.Context, cfg config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := mcpc.Start(ctx, cfg.argv("--http", addr))
+	// One client opens every session: the bound on the sessions of one
+	// principal is lifted for it.
+	p, err := mcpc.Start(ctx, cfg.argv("--http", addr, "--max-sessions-per-principal", "0"))
 	if err != nil {
 		return err
 	}
