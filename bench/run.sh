@@ -18,7 +18,9 @@
 #
 # Environment:
 #   WINK_BIN     the wink-mcp binary (default: built from the repository)
-#   WINK_BEFORE  another wink-mcp binary, measured in the same runs as "before"
+#   WINK_BEFORE  another wink-mcp binary, measured in the same runs as "before",
+#                as it serves by default (an older build may know none of
+#                the store's flags)
 #   HOOKS=1      run each wink binary twice: with every lifecycle hook on
 #                (bench/hooks.yaml) and with none (bench/nohooks.yaml)
 #   CALLS        measured calls per side, in-flight level and round (10000)
@@ -86,9 +88,14 @@ compare() {
 	for name in wink before; do
 		bin="$tmp/$name"
 		[[ -e "$bin" ]] || continue
-		for store in "${stores[@]}"; do
+		local kinds=("${stores[@]}")
+		# An older build may know none of the store's flags: it is measured
+		# as it serves by default.
+		[[ "$name" == before ]] && kinds=("default=")
+		for store in "${kinds[@]}"; do
 			# Each binary keeps its state apart: builds may store it differently.
-			side="$name-${store%%=*}=$bin --state-dir $tmp/state-$name ${store#*=} $flags"
+			side="$name-${store%%=*}=$bin ${store#*=} $flags"
+			[[ "$name" == wink ]] && side+=" --state-dir $tmp/state-$name"
 			if [[ "${HOOKS:-}" == 1 ]]; then
 				sides+=(--side "${side/=/-nohooks=} --config $tmp/nohooks.yaml" --tool "$tool" --args "$args")
 				sides+=(--side "${side/=/-hooks=} --config $tmp/hooks.yaml" --tool "$tool" --args "$args")
