@@ -81,6 +81,7 @@ status=0
 # stopping the script.
 compare() {
 	[[ -z "${ONLY:-}" || ",$ONLY," == *",$1,"* ]] || return 0
+	local comparison="$1"
 	shift
 	local title="$1" tool="$4" args="$5" flags="${6:-}"
 	local sides=(--side "bare=$tmp/bare" --tool "$2" --args "$3")
@@ -93,9 +94,11 @@ compare() {
 		# as it serves by default.
 		[[ "$name" == before ]] && kinds=("default=")
 		for store in "${kinds[@]}"; do
-			# Each binary keeps its state apart: builds may store it differently.
+			# Each binary keeps its state apart (builds may store it
+			# differently), and each comparison starts afresh: a resumed
+			# session keeps its stored files, not a new --mount.
 			side="$name-${store%%=*}=$bin ${store#*=} $flags"
-			[[ "$name" == wink ]] && side+=" --state-dir $tmp/state-$name"
+			[[ "$name" == wink ]] && side+=" --state-dir $tmp/state-$name-$comparison"
 			if [[ "${HOOKS:-}" == 1 ]]; then
 				sides+=(--side "${side/=/-nohooks=} --config $tmp/nohooks.yaml" --tool "$tool" --args "$args")
 				sides+=(--side "${side/=/-hooks=} --config $tmp/hooks.yaml" --tool "$tool" --args "$args")
