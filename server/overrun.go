@@ -31,6 +31,7 @@ const overrunGrace = time.Second
 type Reply struct {
 	id   mcp.RequestId
 	send func(resp mcp.JSONRPCMessage, early bool)
+	mu   sync.Mutex // held while a response is sent
 	sent atomic.Bool
 }
 
@@ -55,13 +56,19 @@ func (r *Reply) Context(ctx context.Context) context.Context {
 }
 
 // Send sends resp, unless a response was sent already; a nil resp (the
-// answer to a notification) sends nothing. It reports whether it sent.
+// answer to a notification) sends nothing. It reports whether it sent. It
+// returns once the response sent is written, this one or the one sent
+// early from another goroutine, so that the transport may end the
+// request after it.
 func (r *Reply) Send(resp mcp.JSONRPCMessage) bool { return r.deliver(resp, false) }
 
 func (r *Reply) deliver(resp mcp.JSONRPCMessage, early bool) bool {
-	if resp == nil || !r.sent.CompareAndSwap(false, true) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if resp == nil || r.sent.Load() {
 		return false
 	}
+	r.sent.Store(true)
 	r.send(resp, early)
 	return true
 }

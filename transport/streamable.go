@@ -88,6 +88,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 			r = r.WithContext(winkserver.NewReply(env.ID, func(resp mcp.JSONRPCMessage, _ bool) { mw.answer(resp) }).Context(r.Context()))
 		}
 		h.modern.ServeHTTP(mw, r)
+		mw.finish()
 		return
 	}
 	if badVersion(w, r) {
@@ -460,6 +461,14 @@ func (w *modernWriter) Flush() {
 
 // Unwrap gives http.ResponseController the response.
 func (w *modernWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish ends the response as the handler returns: an answer in progress
+// is written before, and nothing is written after.
+func (w *modernWriter) finish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.answered = true
+}
 
 // answer writes resp, the answer to a call that overran its deadline, and
 // drops what is written after.
