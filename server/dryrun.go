@@ -119,25 +119,12 @@ func diffOf(s *session.Session, tx *session.Tx) (Diff, error) {
 	if before == nil {
 		return d, nil
 	}
-	names := map[string]bool{}
-	for n := range before {
-		names[n] = true
+	changed, err := s.ChangedSlices(before, after)
+	if err != nil {
+		return d, err
 	}
-	for n := range after {
-		names[n] = true
-	}
-	for _, name := range slices.Sorted(maps.Keys(names)) {
-		a, err := s.SliceText(name, before)
-		if err != nil {
-			return d, err
-		}
-		b, err := s.SliceText(name, after)
-		if err != nil {
-			return d, err
-		}
-		if a != b {
-			d.State = append(d.State, SliceDiff{Slice: name, Diff: unified(name, name, a, b)})
-		}
+	for _, c := range changed {
+		d.State = append(d.State, SliceDiff{Slice: c.Name, Diff: unified(c.Name, c.Name, c.Before, c.After)})
 	}
 	changes, err := tx.Changes()
 	if err != nil {

@@ -112,3 +112,33 @@ func TestSliceText(t *testing.T) {
 		}
 	}
 }
+
+// TestChangedSlices: a slice changed when its text differs, whether it was
+// added, removed or given another value; a slice whose text is the same,
+// or that holds the same value, did not change; the changes come sorted.
+func TestChangedSlices(t *testing.T) {
+	type point struct{ X, Y int }
+	r := session.NewRegistry()
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		session.Persist(r, session.NewKey[point](name), session.JSON[point]())
+	}
+	s, err := r.NewSession("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := &struct{}{}
+	before := map[string]any{"a": point{1, 1}, "b": point{2, 2}, "c": point{3, 3}, "e": same}
+	after := map[string]any{"a": point{1, 1}, "b": point{2, 9}, "d": point{4, 4}, "e": same}
+	got, err := s.ChangedSlices(before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []session.SliceChange{
+		{Name: "b", Before: "{\n  \"X\": 2,\n  \"Y\": 2\n}\n", After: "{\n  \"X\": 2,\n  \"Y\": 9\n}\n"},
+		{Name: "c", Before: "{\n  \"X\": 3,\n  \"Y\": 3\n}\n"},
+		{Name: "d", After: "{\n  \"X\": 4,\n  \"Y\": 4\n}\n"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ChangedSlices = %q; want %q", got, want)
+	}
+}

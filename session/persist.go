@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"slices"
 	"strings"
 )
 
@@ -107,6 +108,56 @@ func (s *Session) SliceText(name string, values map[string]any) (string, error) 
 		return "", fmt.Errorf("session: slice %q: %w", name, err)
 	}
 	return out.String() + "\n", nil
+}
+
+// SliceChange is a STATE slice whose value changed, as a person reads it
+// before and after (SliceText).
+type SliceChange struct {
+	Name          string
+	Before, After string
+}
+
+// ChangedSlices returns, sorted by name, the STATE slices whose text in
+// after differs from their text in before (the values of Slices at two
+// moments, such as Tx.Before and now). A slice that holds the same value
+// in both is not read: a value of a slice never changes.
+func (s *Session) ChangedSlices(before, after map[string]any) ([]SliceChange, error) {
+	names := map[string]bool{}
+	for n := range before {
+		names[n] = true
+	}
+	for n := range after {
+		names[n] = true
+	}
+	var out []SliceChange
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		if b, a := before[name], after[name]; b != nil && a != nil && sameValue(b, a) {
+			continue
+		}
+		x, err := s.SliceText(name, before)
+		if err != nil {
+			return nil, err
+		}
+		y, err := s.SliceText(name, after)
+		if err != nil {
+			return nil, err
+		}
+		if x != y {
+			out = append(out, SliceChange{Name: name, Before: x, After: y})
+		}
+	}
+	return out, nil
+}
+
+// sameValue reports whether a and b are the same comparable value (the
+// same pointer, say).
+func sameValue(a, b any) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false // not comparable
+		}
+	}()
+	return a == b
 }
 
 // UnmarshalSlice sets the STATE slice called name to the value its codec

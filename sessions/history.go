@@ -182,43 +182,12 @@ func changedSlices(call *Commit) ([]string, error) {
 		return nil, nil
 	}
 	sess := call.Tx.Session()
-	before, after := call.Tx.Before(), sess.Slices()
-	names := map[string]bool{}
-	for n := range before {
-		names[n] = true
-	}
-	for n := range after {
-		names[n] = true
-	}
+	changes, err := sess.ChangedSlices(call.Tx.Before(), sess.Slices())
 	var out []string
-	for _, name := range slices.Sorted(maps.Keys(names)) {
-		if b, a := before[name], after[name]; b != nil && a != nil && sameValue(b, a) {
-			continue
-		}
-		x, err := sess.SliceText(name, before)
-		if err != nil {
-			return nil, err
-		}
-		y, err := sess.SliceText(name, after)
-		if err != nil {
-			return nil, err
-		}
-		if x != y {
-			out = append(out, name)
-		}
+	for _, c := range changes {
+		out = append(out, c.Name)
 	}
-	return out, nil
-}
-
-// sameValue reports whether a and b are the same comparable value (the
-// same pointer, say): a value of a slice never changes.
-func sameValue(a, b any) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false // not comparable
-		}
-	}()
-	return a == b
+	return out, err
 }
 
 // historyFiles records the files a call changed, and adds to blobs the
