@@ -381,37 +381,72 @@ func (s *JetStream) Commit(ctx context.Context, session string, rev uint64, head
 // got.
 func (s *JetStream) putBlobs(ctx context.Context, session string, blobs map[string][]byte) (uint64, error) {
 	var highest uint64
-	wait := func(a jetstream.PubAckFuture) error {
-		select {
-		case ack := <-a.Ok():
-			highest = max(highest, ack.Sequence)
-			return nil
-		case err := <-a.Err():
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	pending := make([]jetstream.PubAckFuture, 0, min(len(blobs), blobWindow))
+	p := &pipeline{js: s.js, maxMsgs: blobWindow, stored: func(_ *nats.Msg, rev uint64) { highest = max(highest, rev) }}
 	for h, b := range blobs {
-		if len(pending) == blobWindow {
-			if err := wait(pending[0]); err != nil {
-				return 0, err
-			}
-			pending = pending[1:]
-		}
-		a, err := s.js.PublishMsgAsync(&nats.Msg{Subject: s.blobSubject(session, h), Data: b})
-		if err != nil {
+		if err := p.publish(ctx, &nats.Msg{Subject: s.blobSubject(session, h), Data: b}); err != nil {
 			return 0, err
 		}
-		pending = append(pending, a)
 	}
-	for _, a := range pending {
-		if err := wait(a); err != nil {
-			return 0, err
-		}
+	if err := p.wait(ctx); err != nil {
+		return 0, err
 	}
 	return highest, nil
+}
+
+// pipeline publishes messages without waiting for each to be stored
+// before the next, with at most maxMsgs of them (if not 0), or maxBytes of
+// their data (if not 0), not yet acknowledged, and calls stored with each
+// message and the revision it got, in the order they were published.
+type pipeline struct {
+	js       jetstream.JetStream
+	maxMsgs  int
+	maxBytes int
+	stored   func(m *nats.Msg, rev uint64)
+
+	pending []jetstream.PubAckFuture
+	bytes   int
+}
+
+// publish publishes m once the window has room for it.
+func (p *pipeline) publish(ctx context.Context, m *nats.Msg) error {
+	for len(p.pending) > 0 && (p.maxMsgs > 0 && len(p.pending) >= p.maxMsgs || p.maxBytes > 0 && p.bytes+len(m.Data) > p.maxBytes) {
+		if err := p.next(ctx); err != nil {
+			return err
+		}
+	}
+	a, err := p.js.PublishMsgAsync(m)
+	if err != nil {
+		return err
+	}
+	p.pending = append(p.pending, a)
+	p.bytes += len(m.Data)
+	return nil
+}
+
+// wait waits until every message published is stored.
+func (p *pipeline) wait(ctx context.Context) error {
+	for len(p.pending) > 0 {
+		if err := p.next(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// next waits for the acknowledgment of the oldest message pending.
+func (p *pipeline) next(ctx context.Context) error {
+	a := p.pending[0]
+	select {
+	case ack := <-a.Ok():
+		p.stored(a.Msg(), ack.Sequence)
+	case err := <-a.Err():
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p.pending = p.pending[1:]
+	p.bytes -= len(a.Msg().Data)
+	return nil
 }
 
 // blobWindow bounds the blobs of one commit in flight at once.
@@ -572,23 +607,7 @@ const sweepWindow = 1 << 20
 // rewrite publishes again the blob of each subject whose copy is below
 // rev, records in written the revision each got, and counts them in sw.
 func (s *JetStream) rewrite(ctx context.Context, subjects []string, rev uint64, written map[string]uint64, sw *Swept) error {
-	var pending []jetstream.PubAckFuture
-	inFlight := 0
-	wait := func(bytes int) error {
-		for len(pending) > 0 && inFlight > bytes {
-			select {
-			case ack := <-pending[0].Ok():
-				written[pending[0].Msg().Subject] = ack.Sequence
-			case err := <-pending[0].Err():
-				return err
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			inFlight -= len(pending[0].Msg().Data)
-			pending = pending[1:]
-		}
-		return nil
-	}
+	p := &pipeline{js: s.js, maxBytes: sweepWindow, stored: func(m *nats.Msg, rev uint64) { written[m.Subject] = rev }}
 	for _, subject := range subjects {
 		m, err := s.read(ctx, subject)
 		switch {
@@ -599,19 +618,13 @@ func (s *JetStream) rewrite(ctx context.Context, subjects []string, rev uint64, 
 		case m.Sequence >= rev:
 			continue // written again meanwhile
 		}
-		if err := wait(sweepWindow - len(m.Data)); err != nil {
+		if err := p.publish(ctx, &nats.Msg{Subject: subject, Data: m.Data}); err != nil {
 			return err
 		}
-		a, err := s.js.PublishMsgAsync(&nats.Msg{Subject: subject, Data: m.Data})
-		if err != nil {
-			return err
-		}
-		pending = append(pending, a)
-		inFlight += len(m.Data)
 		sw.Kept++
 		sw.KeptBytes += int64(len(m.Data))
 	}
-	return wait(0)
+	return p.wait(ctx)
 }
 
 // unlessDeleted removes the blobs a sweep wrote again, by subject and
