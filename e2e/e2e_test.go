@@ -365,9 +365,9 @@ var (
 )
 
 // normalise re-marshals a frame with sorted keys and volatile values
-// (call ids, start times, durations, session handles) replaced by
-// placeholders, also inside JSON held in strings (the text of the log
-// resource).
+// (call ids, start times, durations, session handles, the server's
+// version) replaced by placeholders, also inside JSON held in strings
+// (the text of the log resource).
 func normalise(line []byte) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
@@ -398,6 +398,12 @@ func scrub(v any) any {
 				v[k] = "<time>"
 			case "duration_ns":
 				v[k] = "<dur>"
+			case "serverInfo":
+				// The version is "dev", or a stamp of the checkout
+				// the binary was built from (go build -buildvcs=auto).
+				if info, ok := x.(map[string]any); ok {
+					info["version"] = "<version>"
+				}
 			default:
 				v[k] = scrub(x)
 			}
