@@ -89,10 +89,15 @@ func (c *roundRobin) call(tool string, args map[string]any) (r result, cut bool,
 }
 
 // retried reports whether a client calls again after the answer r, err:
-// no answer, or the retryable answer to a commit that lost.
+// no answer, the retryable answer to a commit that lost, or that of a
+// store that did not answer in time.
 func retried(r result, err error) bool {
-	return errors.Is(err, errNoAnswer) || err == nil && r.IsError && r.text() == changedElsewhere
+	return errors.Is(err, errNoAnswer) || err == nil && r.IsError && (r.text() == changedElsewhere || storeLate(r))
 }
+
+// storeLate reports whether r is the answer of a call whose store did not
+// answer in time: its change may or may not have landed.
+func storeLate(r result) bool { return r.IsError && strings.HasPrefix(r.text(), storeDown) }
 
 // tally records, for concurrent writers, which of their changes were
 // acknowledged and which may have been cut off in flight.
@@ -132,7 +137,7 @@ func addPlanSteps(t *testing.T, c *roundRobin, h, prefix string, writers, steps 
 				for attempt := 1; ; attempt++ {
 					r, cut, err := c.call("planning_add_step", with(h, map[string]any{"steps": []string{title}}))
 					ok := err == nil && !r.IsError
-					w.record(title, ok, cut)
+					w.record(title, ok, cut || storeLate(r))
 					if ok {
 						break
 					}
@@ -157,9 +162,16 @@ var planStep = regexp.MustCompile(`(?m)^\d+ \[\w+\] (.+)$`)
 func checkPlan(t *testing.T, url, h, prefix string, w *tally) {
 	t.Helper()
 	c := &httpClient{url: url}
+	checkSteps(t, url, func() result { return c.call(t, "planning_read_plan", with(h, map[string]any{})) }, prefix, w)
+}
+
+// checkSteps is checkPlan with the plan read by read from where.
+func checkSteps(t *testing.T, where string, read func() result, prefix string, w *tally) {
+	t.Helper()
+	url := where
 	var steps []string
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		r := c.call(t, "planning_read_plan", with(h, map[string]any{}))
+		r := read()
 		if r.IsError {
 			t.Fatalf("reading the plan from %s: %+v", url, r)
 		}

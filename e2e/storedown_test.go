@@ -9,7 +9,7 @@ import (
 )
 
 // TestStoreDown: the server's external NATS store, a 3-node cluster,
-// stops. A call that changes state gets "Session store unavailable: …" once its deadline
+// stops. A call that changes state gets "Session store unavailable; call again. …" once its deadline
 // passes, the server goes on answering, and when the store is back the
 // session continues, with nothing of the failed call in it.
 func TestStoreDown(t *testing.T) {
@@ -24,7 +24,7 @@ func TestStoreDown(t *testing.T) {
 
 	ns.Shutdown()
 	r := c.call(t, "planning_add_step", with(h, map[string]any{"steps": []string{"lost"}}))
-	if !r.IsError || !strings.HasPrefix(r.text(), "Session store unavailable: ") {
+	if !r.IsError || !strings.HasPrefix(r.text(), "Session store unavailable; call again. ") {
 		t.Fatalf("a call while the store is down: %+v", r)
 	}
 	if res := c.post(t, "tools/list", "", map[string]any{"_meta": modernMeta()}); !strings.Contains(string(res), "planning_read_plan") {

@@ -55,6 +55,12 @@ func countingSection(contained bool, hold func()) *sections.Section {
 		Tools: []*tools.Tool{
 			tools.New("tally_add", "Add to the tally.", tools.Annotations{Title: "Add"},
 				func(ctx *tools.Context, p byParams) (tools.Result[counter], error) {
+					if n := read(ctx.Session).Count; n+p.By < 0 {
+						if hold != nil {
+							hold()
+						}
+						return tools.Fail[counter](fmt.Sprintf("The tally is %d; it cannot go below zero.", n)), nil
+					}
 					if err := ctx.Dispatch(tallied{p.By}); err != nil {
 						return tools.Result[counter]{}, err
 					}
@@ -334,16 +340,22 @@ func TestWatchRestarts(t *testing.T) {
 }
 
 // quietShared is a memory store that says other processes write to it,
-// and whose watch reports nothing: a replica on it learns of another's
+// and whose watch never starts (so that the replica does not catch up
+// with the store when it would): a replica on it learns of another's
 // commits only by checking its copy of a session against the store.
 type quietShared struct{ *store.Memory }
 
 func (quietShared) Shared() bool { return true }
 
+func (quietShared) Sharing() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 func (quietShared) Watch(ctx context.Context) (<-chan store.Change, error) {
-	ch := make(chan store.Change)
-	context.AfterFunc(ctx, func() { close(ch) })
-	return ch, nil
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
 
 // TestFreshOnSharedStore: on a store that other processes write, a replica
@@ -373,6 +385,41 @@ func TestFreshOnSharedStore(t *testing.T) {
 		r := add(t, a, h, 100)
 		if want := float64(1 + 110*i); r.IsError || r.StructuredContent["count"] != want || runs != 1 {
 			t.Fatalf("a after b's commit: %+v in %d runs, want the count %v in one", r, runs, want)
+		}
+	}
+}
+
+// TestContainedWriteOnSharedStore: a call that only changes its session's
+// state is not checked against the store before it runs. On a copy that
+// another replica replaced, a call that changes the state loses its
+// compare-and-swap, and one that fails or changes nothing is found stale
+// after it ran: each runs again on the latest revision, so that nothing
+// is lost and no answer comes from the old copy.
+func TestContainedWriteOnSharedStore(t *testing.T) {
+	st := quietShared{store.NewMemory(store.Options{})}
+	runs := 0
+	a := newReplica(t, st, countingSection(true, func() { runs++ }), nil)
+	b := newReplica(t, st, countingSection(true, nil), nil)
+	h := add(t, a, "", 1).Session()
+	count := 1
+	for _, tc := range []struct {
+		name string
+		by   func(count int) int // what a adds, given the latest count
+	}{
+		{"a change", func(int) int { return 100 }},
+		{"a failure on the old copy", func(count int) int { return 5 - count }},
+		{"no change", func(int) int { return 0 }},
+	} {
+		if r := add(t, b, h, 10); r.IsError {
+			t.Fatalf("%s: b: %+v", tc.name, r)
+		}
+		count += 10
+		by := tc.by(count)
+		runs = 0
+		r := add(t, a, h, by)
+		count += by
+		if r.IsError || r.StructuredContent["count"] != float64(count) || runs != 2 {
+			t.Fatalf("%s: a after b's commit: %+v in %d runs, want the count %v in two", tc.name, r, runs, count)
 		}
 	}
 }

@@ -223,25 +223,43 @@ func interrupted(call *tools.Call, err error) *tools.Outcome {
 // the other read-only calls for a call of a tool annotated read-only.
 // Waiting for it respects the call's deadline. Once it holds the lock, a
 // session in a store that other processes write checks that it is still
-// the latest (use.fresh), so that no call runs on a revision another
-// replica has replaced. A call that waited in vain says which call, if
-// any, holds the lock past its deadline.
+// the latest (use.Fresh), so that no call reads, acts outside the session
+// or shows a dry run on a revision another process has replaced. A call
+// that only changes the session's state (a tool of a Contained section,
+// not a dry run) is checked after it ran instead, and only if it wrote no
+// revision: one it wrote settles the question, as its compare-and-swap
+// would have lost on a replaced revision (and the call run again). One
+// that failed or changed nothing on a replaced revision runs again on the
+// latest, as it left nothing behind. A call that waited in vain says
+// which call, if any, holds the lock past its deadline.
 func (o *overruns) serialise(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+		ro := call.Tool.Annotations().ReadOnly
 		acquire, release := call.Session.Acquire, call.Session.Release
-		if call.Tool.Annotations().ReadOnly {
+		if ro {
 			acquire, release = call.Session.AcquireRead, call.Session.ReleaseRead
 		}
 		if err := acquire(ctx); err != nil {
 			return o.waited(call, err)
 		}
 		defer release()
-		if u := useOf(ctx); u != nil {
+		u := useOf(ctx)
+		if u == nil {
+			return next(ctx, call)
+		}
+		after := !ro && !call.DryRun && o.s.rerun[call.Tool]
+		if !after {
 			if err := u.Fresh(ctx); err != nil {
 				return storeFailed(call, err)
 			}
 		}
-		return next(ctx, call)
+		out := next(ctx, call)
+		if after && !u.Wrote() {
+			if err := u.Fresh(ctx); err != nil {
+				return storeFailed(call, err)
+			}
+		}
+		return out
 	}
 }
 

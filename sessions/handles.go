@@ -46,7 +46,7 @@ const (
 	NoSessionMessage       = "No session to read: pass 'session' with the handle from the 'Session:' line of an earlier result, or start a session with a call that changes state."
 	TooManySessionsMessage = "Too many sessions: this client holds as many as the server allows. Continue one by passing 'session' with the handle from the 'Session:' line of an earlier result, or end one; an idle session ends by itself after the session TTL."
 	ChangedMessage         = "The session changed elsewhere; call again."
-	StoreDownMessage       = "Session store unavailable: "
+	StoreDownMessage       = "Session store unavailable; call again. "
 )
 
 // Message returns what the client reads when finding its session failed

@@ -119,14 +119,14 @@ type Manager struct {
 	// retention is how many commits (and checkpoints) each session's
 	// history keeps; 0 keeps no history (history.go).
 	retention int
-	// shared is set when other processes may write to the store (a store
-	// with a Shared method that says so): a call then checks, under the
+	// sharing is the store, when it says whether other processes write to
+	// it (sharedStore). While they may, a call checks, under the
 	// session's call lock, that its session is at the store's revision
-	// (Use.Fresh) before it runs. private is set when the store says that
-	// no one else writes to it: it is not watched, as this process sees
-	// its every change. (A store without the method, a memory store, may
-	// be shared by several managers of this process.)
-	shared, private bool
+	// (Use.Fresh) before it runs; until then, the store is not watched,
+	// as this process sees its every change. A store without the methods,
+	// a memory store, is watched (several managers of this process may
+	// share it) and not checked.
+	sharing sharedStore
 
 	mu      sync.Mutex
 	handles map[string]*entry // every live session, by handle
@@ -155,6 +155,14 @@ type Manager struct {
 	wg   sync.WaitGroup // the background work
 }
 
+// sharedStore is a store that says whether other processes write to it:
+// Shared reports whether they may now (once true, it stays true), and
+// Sharing returns a channel closed when Shared first reports true.
+type sharedStore interface {
+	Shared() bool
+	Sharing() <-chan struct{}
+}
+
 // New returns the sessions of opts, and starts its work in the
 // background: expiring idle sessions, and watching the store.
 func New(opts Options) *Manager {
@@ -179,10 +187,9 @@ func newManager(opts Options) *Manager {
 		opts.Changed = func(string) {}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	sh, ok := opts.Store.(interface{ Shared() bool })
+	sharing, _ := opts.Store.(sharedStore)
 	return &Manager{
-		shared:    ok && sh.Shared(),
-		private:   ok && !sh.Shared(),
+		sharing:   sharing,
 		registry:  opts.Registry,
 		store:     opts.Store,
 		logger:    opts.Logger,
@@ -455,17 +462,17 @@ type Commit struct {
 // and the call's tool is not read-only (such a call changes only the
 // policies' memory). When another writer committed first, it returns
 // ErrChanged. The caller holds the session's call lock.
-func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHistory) error {
+func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHistory) (wrote bool, err error) {
 	st, blobs, err := statetree.Encode(e.sess, e.state)
 	if err != nil {
-		return err
+		return false, err
 	}
 	changed := !(e.state == nil && st.Root == e.empty) && !(e.state != nil && st.Root == e.state.Root)
 	recorded := m.retention > 0 && call != nil && !call.ReadOnly
 	var files []session.FileChange
 	if recorded && call.Tx != nil {
 		if files, err = call.Tx.Changes(); err != nil {
-			return err
+			return false, err
 		}
 	}
 	// A change of files outside the state (a disk workspace) is recorded
@@ -475,7 +482,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		if e.state != nil {
 			e.state = st // the same state, with the values the next call compares against
 		}
-		return nil // still the state the head holds
+		return false, nil // still the state the head holds
 	}
 	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash}
 	var hist *historyDoc
@@ -488,18 +495,18 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		blobs[st.Root] = st.Doc
 		var hb []byte
 		if hist, hb, err = m.nextHistory(ctx, e, call, ch, st, changed || outside, files, blobs); err != nil {
-			return err
+			return false, err
 		}
 		hd.History = statetree.Hash(hb)
 		blobs[hd.History] = hb
 	}
 	switch err := m.put(ctx, e, hd.marshal(), blobs); {
 	case errors.Is(err, store.ErrConflict):
-		return ErrChanged
+		return false, ErrChanged
 	case errors.Is(err, store.ErrNotFound):
-		return ErrUnknownSession
+		return false, ErrUnknownSession
 	case err != nil:
-		return StoreError{err}
+		return false, StoreError{err}
 	}
 	e.state, e.stored, e.docStored = st, m.now(), recorded
 	e.emptyBlobs = nil
@@ -511,7 +518,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		e.writtenBytes += int64(len(b))
 	}
 	m.startSweep(e, hd)
-	return nil
+	return true, nil
 }
 
 // put commits head, and blobs before it, as the next revision of e, by
@@ -894,7 +901,14 @@ type Use struct {
 	// tmp marks a snapshot (Snapshot): its commit drops the copy held
 	// here, which it made stale.
 	tmp bool
+	// wrote is set once Commit wrote a revision of the session.
+	wrote bool
 }
+
+// Wrote reports whether Commit wrote a revision of the session: its
+// compare-and-swap found the session at the revision the call started
+// from, which was then the latest.
+func (u *Use) Wrote() bool { return u.wrote }
 
 // Release ends the request's use of the session.
 func (u *Use) Release() { u.release() }
@@ -910,9 +924,11 @@ func (u *Use) Commit(ctx context.Context, c *Commit) error {
 	if u.e == nil {
 		return nil
 	}
-	if err := u.m.commit(ctx, u.e, c, u.history); err != nil {
+	wrote, err := u.m.commit(ctx, u.e, c, u.history)
+	if err != nil {
 		return err
 	}
+	u.wrote = wrote
 	if u.tmp {
 		u.m.mu.Lock()
 		u.m.foreign(u.Handle, u.e.rev)
@@ -928,7 +944,7 @@ func (u *Use) Commit(ctx context.Context, c *Commit) error {
 // process writes the store, or when the request started the session. The
 // caller holds the session's call lock.
 func (u *Use) Fresh(ctx context.Context) error {
-	if u.e == nil || !u.m.shared || u.Minted || u.tmp {
+	if u.e == nil || u.m.sharing == nil || !u.m.sharing.Shared() || u.Minted || u.tmp {
 		return nil
 	}
 	return u.m.fresh(ctx, u.e)

@@ -18,18 +18,22 @@ const (
 
 // watch follows the changes of sessions' heads in the store until Close,
 // passing each to changed, after catching up with those it could not see
-// (catchUp); a store that this process alone writes (private) is not
-// watched. A watch that fails to start (the store is down) or ends while
+// (catchUp); a store that says whether other processes write to it is
+// watched from when they may. A watch that fails to start (the store is down) or ends while
 // the sessions are open is logged and started again after a wait that
 // doubles from watchRetry up to watchRetryMax; the wait starts over once a
 // watch has run for watchRetryMax.
 func (m *Manager) watch() {
-	if m.private {
-		return
-	}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
+		if m.sharing != nil {
+			select {
+			case <-m.sharing.Sharing():
+			case <-m.ctx.Done():
+				return
+			}
+		}
 		wait := watchRetry
 		for {
 			started := time.Now()

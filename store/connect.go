@@ -12,12 +12,13 @@ import (
 // CredsFile and TLS to connect and Replicas for its streams; a fresh
 // cluster is waited for until it has elected the streams' leaders or ctx
 // ends. The connection is kept across failovers; calls made while it is
-// down fail at their deadline with ErrUnavailable.
+// down are tried again until their deadline, then fail with
+// ErrUnavailable.
 func Connect(ctx context.Context, url string, opts Options) (*JetStream, error) {
 	opts = opts.withDefaults()
 	ctx, cancel := deadline(ctx, opts.Timeout)
 	defer cancel()
-	nopts := []nats.Option{nats.Name("wink-mcp"), nats.MaxReconnects(-1)}
+	nopts := []nats.Option{nats.Name("wink-mcp"), nats.MaxReconnects(-1), noBuffering}
 	if opts.CredsFile != "" {
 		nopts = append(nopts, nats.UserCredentials(opts.CredsFile))
 	}
@@ -35,3 +36,8 @@ func Connect(ctx context.Context, url string, opts Options) (*JetStream, error) 
 	}
 	return s, nil
 }
+
+// noBuffering makes a publish fail at once while the connection is down,
+// rather than wait in a buffer to be sent when it is back: a call answered
+// as failed must not land later. Calls try again themselves (retry).
+var noBuffering = nats.ReconnectBufSize(-1)

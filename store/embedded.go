@@ -1,109 +1,368 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
-// OpenEmbedded starts a NATS server with JetStream inside the process,
-// listening on no port and keeping its files under dir, and returns a store
-// on it. Only one process at a time may use dir: it is locked for as long
-// as the store is open. Of opts it does not use Replicas, CredsFile and TLS.
+// OpenEmbedded returns a store on the state directory dir, which any number
+// of processes may open at once. The process that holds dir's lock runs a
+// NATS server with JetStream inside itself, keeping its files under dir and
+// listening on loopback for the others; every other process reaches that
+// server there, presenting the token of dir's credential file. When the
+// holder goes, however it ends, the other processes' connections drop and
+// each tries the lock as it reconnects: the one that takes it starts the
+// server on dir's files, and the others reconnect to it. Calls made
+// meanwhile are tried again until their deadline, then fail with
+// ErrUnavailable.
+//
+// Of opts it does not use Replicas, CredsFile and TLS.
 func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, error) {
 	opts = opts.withDefaults()
 	opts.Replicas = 1
 	ctx, cancel := deadline(ctx, opts.Timeout)
 	defer cancel()
 
-	lock, err := lockDir(dir)
+	h, err := newHost(dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.NewServer(&server.Options{
-		ServerName: "wink-mcp",
-		DontListen: true,
-		JetStream:  true,
-		StoreDir:   dir,
-		SyncAlways: opts.SyncAlways,
-		NoSigs:     true,
-	})
+	nc, err := h.connect(ctx)
 	if err != nil {
-		lock.Close()
-		return nil, fmt.Errorf("store: embedded server in %s: %w", dir, err)
-	}
-	srv.SetLoggerV2(serverLog{opts.Logger}, false, false, false)
-	srv.Start()
-	stop := func() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-		lock.Close()
-	}
-	wait := opts.Timeout
-	if d, ok := ctx.Deadline(); ok {
-		wait = time.Until(d)
-	}
-	if !srv.ReadyForConnections(wait) {
-		stop()
-		return nil, fmt.Errorf("store: embedded server in %s: not ready after %v: %w", dir, wait, ErrUnavailable)
-	}
-	nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name("wink-mcp"), nats.NoReconnect())
-	if err != nil {
-		stop()
-		return nil, fmt.Errorf("store: connect to embedded server: %w", err)
+		h.close()
+		return nil, err
 	}
 	s, err := open(ctx, nc, opts)
 	if err != nil {
 		nc.Close()
-		stop()
+		h.close()
 		if errors.Is(err, ErrIncompatible) {
 			return nil, fmt.Errorf("store: the state dir %s: %w; move it away to start afresh", dir, err)
 		}
 		return nil, err
 	}
-	s.srv, s.lock = srv, lock
+	s.host = h
 	return s, nil
 }
 
-// lockDir creates dir if needed and takes the exclusive lock of its file
-// "lock", which holds the id of the process that has it. The lock goes
-// with the process, however it ends.
-func lockDir(dir string) (*os.File, error) {
+// How a process reaches the server of a state directory: reconnectWait is
+// the pause between attempts to reconnect (or to take the server over)
+// after the connection dropped, sharedPoll how often the holder looks for
+// other processes until it has seen one.
+const (
+	reconnectWait = 50 * time.Millisecond
+	sharedPoll    = 250 * time.Millisecond
+)
+
+// A host is the way of one process to the NATS server that keeps a state
+// directory's store: the server itself while the process holds the
+// directory's lock, or a connection over loopback to the process that
+// does. It is the connections' provider (nats.InProcessServer), called at
+// every connect and reconnect, which is where a process takes the server
+// over when the holder has gone.
+//
+// The directory holds three files of the host's: "lock", locked by the
+// holder, which writes there its process id and the address it listens
+// on; "credential" (0600), the token every connection presents; and the
+// server's own "jetstream" directory.
+type host struct {
+	dir    string
+	opts   Options
+	token  string
+	lock   *os.File // the lock file, open for as long as the host
+	logger *slog.Logger
+
+	mu     sync.Mutex // held while connecting, and so while taking over
+	closed bool
+	failed string                        // the last error of taking the server over, if it failed
+	srv    atomic.Pointer[server.Server] // the server, while this process holds dir
+
+	// seen is set once another process has been seen on the directory:
+	// this process reached the server over loopback, or its server had
+	// another client. sharing is closed then.
+	seen      atomic.Bool
+	sharing   chan struct{}
+	shareOnce sync.Once
+	stopPoll  chan struct{}
+}
+
+// newHost creates dir (0700) if needed, and opens its lock file and its
+// credential, which it creates if missing.
+func newHost(dir string, opts Options) (*host, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: state dir %s cannot be created: %w", dir, err)
 	}
+	token, err := credential(filepath.Join(dir, "credential"))
+	if err != nil {
+		return nil, fmt.Errorf("store: state dir %s is not writable: %w", dir, err)
+	}
 	path := filepath.Join(dir, "lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	lock, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: state dir %s is not writable: %w", dir, err)
 	}
-	ok, err := tryLock(f)
-	if !ok {
-		holder, _ := os.ReadFile(path)
-		f.Close()
-		if err == nil {
-			return nil, fmt.Errorf("store: state dir %s is in use by process %s (lock file %s)",
-				dir, strings.TrimSpace(string(holder)), path)
+	return &host{
+		dir: dir, opts: opts, token: token, lock: lock, logger: opts.Logger,
+		sharing: make(chan struct{}), stopPoll: make(chan struct{}),
+	}, nil
+}
+
+// credential returns the token in the file path, which it first creates
+// (0600) with a random token if there is none. The file appears whole or
+// not at all, so that processes starting together agree on one token.
+func credential(path string) (string, error) {
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil && len(bytes.TrimSpace(b)) > 0 {
+			return string(bytes.TrimSpace(b)), nil
 		}
-		return nil, fmt.Errorf("store: lock %s: %w", path, err)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(path), ".credential-*")
+		if err != nil {
+			return "", err
+		}
+		_, werr := tmp.WriteString(rand.Text() + "\n")
+		cerr := tmp.Close()
+		if werr == nil && cerr == nil {
+			// A link fails if the file exists: then the token already
+			// there is read on the next turn.
+			if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
+				werr = err
+			}
+		}
+		os.Remove(tmp.Name())
+		if err := errors.Join(werr, cerr); err != nil {
+			return "", err
+		}
 	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+}
+
+// connect connects to the directory's server, trying again until ctx ends
+// while a holder is starting its server, and returns a connection that
+// reconnects, and takes the server over, for as long as it is open.
+func (h *host) connect(ctx context.Context) (*nats.Conn, error) {
+	for {
+		nc, err := nats.Connect("", nats.InProcessServer(h), nats.Token(h.token), nats.Name("wink-mcp"),
+			nats.MaxReconnects(-1), nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(0, 0), noBuffering)
+		if err == nil {
+			return nc, nil
+		}
+		var fatal fatalError
+		if errors.As(err, &fatal) {
+			return nil, fatal.err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("store: state dir %s: %w: %w", h.dir, ErrUnavailable, err)
+		case <-time.After(reconnectWait):
+		}
+	}
+}
+
+// lockFile is tryLock, which a test replaces to see a filesystem without
+// file locks.
+var lockFile = tryLock
+
+// errLocksUnsupported is wrapped by the error of tryLock on a filesystem
+// without file locks (some network filesystems).
+var errLocksUnsupported = errors.New("file locks are not supported")
+
+// fatalError is an error of InProcessConn that trying again cannot mend:
+// the state dir's lock or server failed.
+type fatalError struct{ err error }
+
+func (e fatalError) Error() string { return e.err.Error() }
+
+// InProcessConn returns a connection to the directory's server: to the
+// server of this process, if it holds the directory or takes it now, and
+// otherwise over loopback to the address the holder wrote in the lock
+// file.
+func (h *host) InProcessConn() (net.Conn, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, net.ErrClosed
+	}
+	if srv := h.srv.Load(); srv != nil && !srv.Running() {
+		// The server of this process stopped by itself: start it again,
+		// under the lock this process still holds.
+		srv.WaitForShutdown()
+		h.srv.Store(nil)
+	}
+	if h.srv.Load() == nil {
+		if err := h.hold(); err != nil {
+			// Logged once for as long as it stays the same: a
+			// connection that dropped tries again every reconnectWait.
+			if msg := err.Error(); msg != h.failed {
+				h.failed = msg
+				h.logger.Error("taking over the session store failed", "dir", h.dir, "err", err)
+			}
+			return nil, fatalError{err}
+		}
+		h.failed = ""
+	}
+	if srv := h.srv.Load(); srv != nil {
+		return srv.InProcessConn()
+	}
+	addr, err := h.holder()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("store: the server of %s at %s: %w", h.dir, addr, err)
+	}
+	h.share()
+	return conn, nil
+}
+
+// hold takes the directory's lock if no other process holds it (or keeps
+// it, if this process holds it), and then
+// starts the server on the directory's files and writes its address in
+// the lock file. It returns nil, and holds nothing, when another process
+// holds the lock.
+func (h *host) hold() error {
+	ok, err := lockFile(h.lock)
+	switch {
+	case errors.Is(err, errLocksUnsupported):
+		return fmt.Errorf("store: state dir %s: file locks do not work there (%w); choose a state dir on a local filesystem", h.dir, err)
+	case err != nil:
+		return fmt.Errorf("store: lock %s: %w", h.lock.Name(), err)
+	case !ok:
+		return nil
+	}
+	srv, err := h.start()
+	if err != nil {
+		unlock(h.lock)
+		return err
+	}
+	addr := srv.Addr().String()
+	if err := h.lock.Truncate(0); err == nil {
+		_, err = h.lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+addr+"\n"), 0)
 	}
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("store: state dir %s is not writable: %w", dir, err)
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		unlock(h.lock)
+		return fmt.Errorf("store: state dir %s is not writable: %w", h.dir, err)
 	}
-	return f, nil
+	h.srv.Store(srv)
+	h.logger.Debug("holding the session store", "dir", h.dir, "addr", addr)
+	if !h.seen.Load() {
+		go h.poll(srv)
+	}
+	return nil
+}
+
+// start starts the server on the directory's files, listening on a free
+// port of the loopback interface for connections that present the token.
+func (h *host) start() (*server.Server, error) {
+	srv, err := server.NewServer(&server.Options{
+		ServerName:    "wink-mcp",
+		Host:          "127.0.0.1",
+		Port:          server.RANDOM_PORT,
+		Authorization: h.token,
+		JetStream:     true,
+		StoreDir:      h.dir,
+		SyncAlways:    h.opts.SyncAlways,
+		NoSigs:        true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: embedded server in %s: %w", h.dir, err)
+	}
+	srv.SetLoggerV2(serverLog{h.logger}, false, false, false)
+	srv.Start()
+	if !srv.ReadyForConnections(h.opts.Timeout) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("store: embedded server in %s: not ready after %v: %w", h.dir, h.opts.Timeout, ErrUnavailable)
+	}
+	return srv, nil
+}
+
+// holder returns the address the holder wrote in the lock file.
+func (h *host) holder() (string, error) {
+	b, err := os.ReadFile(h.lock.Name())
+	if err != nil {
+		return "", err
+	}
+	lines := bytes.Split(b, []byte("\n"))
+	if len(lines) < 3 || len(lines[1]) == 0 {
+		return "", fmt.Errorf("store: the holder of %s has not started its server yet", h.dir)
+	}
+	return string(lines[1]), nil
+}
+
+// poll looks for another client of srv until it sees one, the host is
+// closed, or srv stops.
+func (h *host) poll(srv *server.Server) {
+	t := time.NewTicker(sharedPoll)
+	defer t.Stop()
+	for !h.shared() {
+		select {
+		case <-t.C:
+		case <-h.stopPoll:
+			return
+		}
+		if !srv.Running() {
+			return
+		}
+	}
+}
+
+// shared reports whether another process has been seen on the directory:
+// this process reaches the server over loopback, or its server has
+// another client than this process's connection, or had one.
+func (h *host) shared() bool {
+	if h.seen.Load() {
+		return true
+	}
+	if srv := h.srv.Load(); srv == nil || srv.NumClients() > 1 {
+		h.share()
+		return true
+	}
+	return false
+}
+
+// share records that another process has been seen on the directory.
+func (h *host) share() {
+	h.shareOnce.Do(func() {
+		h.seen.Store(true)
+		close(h.sharing)
+	})
+}
+
+// close stops the server, if this process holds it, and releases the
+// directory. The connection is closed first.
+func (h *host) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.closed = true
+	close(h.stopPoll)
+	if srv := h.srv.Load(); srv != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+	h.lock.Close()
 }
 
 // serverLog passes the embedded server's warnings and errors to a slog

@@ -3,7 +3,6 @@ package store
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,7 +70,6 @@ func TestEmbeddedStateDir(t *testing.T) {
 		root            bool // the case holds for root too
 	}{
 		{"a file in the way", filepath.Join(file, "state"), "cannot be created", true},
-		{"locked by another store", held, "is in use by process " + strconv.Itoa(os.Getpid()), true},
 		{"not writable", readOnly, "is not writable", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,23 +88,38 @@ func TestEmbeddedStateDir(t *testing.T) {
 	must[*JetStream](t)(OpenEmbedded(ctx, held, Options{})).Close()
 }
 
-// TestEmbeddedServerStopped checks that a store whose server has stopped
-// answers at once with ErrUnavailable.
+// TestEmbeddedLocksUnsupported checks that a state dir on a filesystem
+// without file locks is a startup error that names the dir and says why.
+func TestEmbeddedLocksUnsupported(t *testing.T) {
+	defer func(f func(*os.File) (bool, error)) { lockFile = f }(lockFile)
+	lockFile = func(*os.File) (bool, error) {
+		return false, fmt.Errorf("%w: %w", errLocksUnsupported, syscall.ENOLCK)
+	}
+	dir := t.TempDir()
+	_, err := OpenEmbedded(ctxT(t), dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "file locks do not work there") {
+		t.Fatalf("error %v, want one naming %s that says file locks do not work there", err, dir)
+	}
+}
+
+// TestEmbeddedServerStopped checks that a process whose server stopped
+// by itself starts it again, under the lock it still holds: a commit made
+// meanwhile lands.
 func TestEmbeddedServerStopped(t *testing.T) {
 	ctx := ctxT(t)
 	s := must[*JetStream](t)(OpenEmbedded(ctx, t.TempDir(), Options{}))
 	defer s.Close()
 	rev := must[uint64](t)(s.Create(ctx, "s", nil))
-	s.srv.Shutdown()
-	s.srv.WaitForShutdown()
+	srv := s.host.srv.Load()
+	srv.Shutdown()
+	srv.WaitForShutdown()
 
-	start := time.Now()
-	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	_, err := s.Commit(cctx, "s", rev, []byte("h"), nil)
-	wantErr(t, err, ErrUnavailable)
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("commit on a stopped server took %v", d)
+	rev = must[uint64](t)(s.Commit(ctx, "s", rev, []byte("h"), nil))
+	if h := must[Head](t)(s.Load(ctx, "s")); h.Rev != rev || string(h.Data) != "h" {
+		t.Fatalf("after the restart: head %q at %d, want h at %d", h.Data, h.Rev, rev)
+	}
+	if s.host.srv.Load() == srv {
+		t.Fatal("the server was not started again")
 	}
 }
 
@@ -133,10 +147,17 @@ func TestEmbeddedKill9(t *testing.T) {
 			}
 			acked = must[int](t)(strconv.Atoi(strings.TrimSpace(line)))
 		}
+		// In the first round, a store opened while the child holds the
+		// dir reaches the child's server, and takes it over once the
+		// child is killed; in the others, the dir is opened afresh.
+		var sibling *JetStream
 		if round == 0 {
-			_, err := OpenEmbedded(ctx, dir, Options{})
-			if want := "is in use by process " + strconv.Itoa(cmd.Process.Pid); err == nil || !strings.Contains(err.Error(), want) {
-				t.Fatalf("open while the child has the store: %v, want %q", err, want)
+			sibling = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+			if sibling.host.srv.Load() != nil {
+				t.Fatal("a second store on the dir started a server of its own")
+			}
+			if c := loadCounter(t, sibling, "counter"); c.N < acked {
+				t.Fatalf("through the child's server: counter %d after the child acknowledged %d", c.N, acked)
 			}
 		}
 		cmd.Process.Kill()
@@ -149,14 +170,138 @@ func TestEmbeddedKill9(t *testing.T) {
 		}
 		cmd.Wait()
 
-		s := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+		s := sibling
+		if s == nil {
+			s = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+		}
+		start := time.Now()
 		c := loadCounter(t, s, "counter")
+		if sibling != nil {
+			if s.host.srv.Load() == nil {
+				t.Fatal("the other store did not take the server over")
+			}
+			t.Logf("taken over and read %v after the kill", time.Since(start))
+		}
 		s.Close()
 		if c.N < acked || c.N > acked+1 {
 			t.Fatalf("round %d: counter %d after the child acknowledged %d", round, c.N, acked)
 		}
 		acked = c.N
 	}
+}
+
+// TestEmbeddedShared opens three stores on one state dir, as three
+// processes would: each reads what the others commit, a stale commit is
+// refused whichever process makes it, and when the holder of the dir
+// closes, and then the next, the one left serves on with everything.
+func TestEmbeddedShared(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	var stores [3]*JetStream
+	for i := range stores {
+		stores[i] = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+		defer stores[i].Close()
+	}
+	a, b, c := stores[0], stores[1], stores[2]
+	if a.host.srv.Load() == nil || b.host.srv.Load() != nil || c.host.srv.Load() != nil {
+		t.Fatal("want the first store to hold the dir's server, and no other")
+	}
+	for i, s := range stores {
+		if !s.Shared() {
+			t.Errorf("store %d does not say it is shared", i)
+		}
+		select {
+		case <-s.Sharing():
+		case <-time.After(5 * time.Second):
+			t.Errorf("store %d: Sharing not closed", i)
+		}
+	}
+
+	rev := must[uint64](t)(b.Create(ctx, "s", []byte("from b")))
+	if h := must[Head](t)(c.Load(ctx, "s")); string(h.Data) != "from b" || h.Rev != rev {
+		t.Fatalf("c reads %q at %d", h.Data, h.Rev)
+	}
+	content, blobs := blob("a's blob")
+	rev = must[uint64](t)(a.Commit(ctx, "s", rev, []byte("from a"), blobs))
+	_, err := c.Commit(ctx, "s", rev-1, []byte("stale"), nil)
+	wantErr(t, err, ErrConflict)
+	if got := must[[]byte](t)(b.Blob(ctx, "s", Hash(content))); !bytes.Equal(got, content) {
+		t.Fatalf("b reads blob %q", got)
+	}
+
+	// The holder goes; one of the others takes its place.
+	a.Close()
+	rev = must[uint64](t)(c.Commit(ctx, "s", rev, []byte("from c"), nil))
+	if b.host.srv.Load() == nil && c.host.srv.Load() == nil {
+		t.Fatal("no store took the server over")
+	}
+	if h := must[Head](t)(b.Load(ctx, "s")); string(h.Data) != "from c" || h.Rev != rev {
+		t.Fatalf("b reads %q at %d after the takeover", h.Data, h.Rev)
+	}
+	// And then the new holder goes too.
+	holder, left := b, c
+	if c.host.srv.Load() != nil {
+		holder, left = c, b
+	}
+	holder.Close()
+	rev = must[uint64](t)(left.Commit(ctx, "s", rev, []byte("last"), nil))
+	if h := must[Head](t)(left.Load(ctx, "s")); string(h.Data) != "last" || h.Rev != rev {
+		t.Fatalf("the last store reads %q at %d", h.Data, h.Rev)
+	}
+	if got := must[[]byte](t)(left.Blob(ctx, "s", Hash(content))); !bytes.Equal(got, content) {
+		t.Fatalf("the last store reads blob %q", got)
+	}
+}
+
+// TestEmbeddedAlone checks that a store alone on its dir does not say it
+// is shared, and says so once another opens the dir.
+func TestEmbeddedAlone(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	a := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+	defer a.Close()
+	if a.Shared() {
+		t.Fatal("a store alone on its dir says it is shared")
+	}
+	b := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+	defer b.Close()
+	if !a.Shared() {
+		t.Fatal("the holder does not say it is shared once another store is open")
+	}
+	b.Close()
+	if !a.Shared() {
+		t.Fatal("the holder forgot it was shared when the other store closed")
+	}
+}
+
+// TestEmbeddedCredential checks the dir's files (the dir 0700, the
+// credential 0600) and that the server refuses a connection without the
+// credential, or with another.
+func TestEmbeddedCredential(t *testing.T) {
+	ctx := ctxT(t)
+	dir := filepath.Join(t.TempDir(), "state")
+	s := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+	defer s.Close()
+	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, "credential"): 0o600, filepath.Join(dir, "lock"): 0o600} {
+		if fi := must[os.FileInfo](t)(os.Stat(path)); fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", path, fi.Mode().Perm(), want)
+		}
+	}
+	addr := must[string](t)(s.host.holder())
+	for name, opts := range map[string][]nats.Option{
+		"no credential":     nil,
+		"another":           {nats.Token("not-the-token")},
+		"user and password": {nats.UserInfo("wink-mcp", s.host.token)},
+	} {
+		if nc, err := nats.Connect("nats://"+addr, opts...); err == nil {
+			nc.Close()
+			t.Errorf("%s: connected", name)
+		} else if !errors.Is(err, nats.ErrAuthorization) {
+			t.Errorf("%s: %v, want an authorization violation", name, err)
+		}
+	}
+	nc := must[*nats.Conn](t)(nats.Connect("nats://"+addr, nats.Token(s.host.token)))
+	nc.Close()
 }
 
 func TestServerLog(t *testing.T) {

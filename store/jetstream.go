@@ -5,12 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -47,8 +45,7 @@ type JetStream struct {
 	timeout   time.Duration
 	retention int
 
-	srv  *server.Server // the embedded server, or nil
-	lock *os.File       // the embedded state dir's lock, or nil
+	host *host // the state dir's server (OpenEmbedded), or nil
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -468,10 +465,15 @@ const maxRefusals = 10
 // the expected revision.
 var errMoved = errors.New("head moved")
 
+// errUnsettled reports that a head moved past the expected revision after
+// an attempt to replace it got no answer: whether that attempt was stored
+// (and replaced since by another writer's head) nothing tells.
+var errUnsettled = errors.New("the head moved after an attempt that got no answer, which may have been stored")
+
 // putHead publishes head, with headers hdr, if the session's head is at
 // revision rev (0: if there is none) and returns its revision. It returns
-// errMoved if the head is elsewhere, ErrNotFound if the session was
-// deleted. Whatever went wrong with the request, what happened is read from
+// errMoved if the head is elsewhere, errUnsettled if it moved after an
+// attempt that got no answer, ErrNotFound if the session was deleted. Whatever went wrong with the request, what happened is read from
 // the head, which carries the id of the commit that wrote it; while the
 // head is still at rev the request is sent again under the same id, which
 // the server recognises if the first one was applied after all.
@@ -480,6 +482,9 @@ func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, hea
 	opts = append(opts, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgID(nuid.Next()))
 	var out uint64
 	refusals := 0
+	// lost is set once an attempt got no answer: it may have been stored,
+	// and replaced since by another writer's head.
+	lost := false
 	err := retry(ctx, func(ctx context.Context) (bool, error) {
 		msg := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: head}
 		for k, v := range hdr {
@@ -490,6 +495,8 @@ func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, hea
 			out = ack.Sequence
 			return true, nil
 		}
+		var api *jetstream.APIError
+		lost = lost || !errors.As(err, &api)
 		cur, gerr := last(ctx, s.state, subject)
 		switch {
 		case gerr == nil && cur.Header.Get(jetstream.MsgIDHeader) == msg.Header.Get(jetstream.MsgIDHeader):
@@ -499,7 +506,6 @@ func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, hea
 			// Not applied, or not yet (a replicated stream refuses while
 			// an earlier write is in flight): send it again, unless the
 			// server keeps refusing.
-			var api *jetstream.APIError
 			if errors.As(err, &api) {
 				if refusals++; refusals == maxRefusals {
 					return true, err
@@ -507,6 +513,10 @@ func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, hea
 			}
 		case gerr == nil && isDeleted(cur.Header):
 			return true, ErrNotFound
+		case gerr == nil && lost:
+			// Another writer's head replaced rev, or the head of an
+			// attempt that got no answer: which, nothing tells.
+			return true, errUnsettled
 		case gerr == nil:
 			return true, errMoved
 		case errors.Is(gerr, ErrNotFound) && rev != 0:
@@ -953,10 +963,23 @@ func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
 	return out, nil
 }
 
-// Shared reports whether other processes may write to the store: true for
-// an external cluster (Connect), false for the embedded server
-// (OpenEmbedded), which its process alone uses.
-func (s *JetStream) Shared() bool { return s.srv == nil }
+// Shared reports whether other processes may write to the store: always
+// for an external cluster (Connect); for a state dir (OpenEmbedded), once
+// another process has been seen on it, from then on.
+func (s *JetStream) Shared() bool { return s.host == nil || s.host.shared() }
+
+// Sharing returns a channel closed once Shared reports true: at once for
+// an external cluster, and for a state dir when another process is first
+// seen on it (which the holder of the dir notices within sharedPoll).
+func (s *JetStream) Sharing() <-chan struct{} {
+	if s.host == nil {
+		return closed
+	}
+	return s.host.sharing
+}
+
+// closed is a closed channel.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Close implements Store. It closes the connection, then stops the
 // embedded server and releases the state dir.
@@ -964,12 +987,8 @@ func (s *JetStream) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.done)
 		s.nc.Close()
-		if s.srv != nil {
-			s.srv.Shutdown()
-			s.srv.WaitForShutdown()
-		}
-		if s.lock != nil {
-			s.lock.Close()
+		if s.host != nil {
+			s.host.close()
 		}
 	})
 	return nil

@@ -58,6 +58,10 @@ type side struct {
 	url  string   // or the URL of a running server (HTTP only)
 	tool string
 	args json.RawMessage
+	// also are running processes that serve the side's calls with its
+	// server (the holder of a state directory it shares): their CPU time
+	// counts as the server's.
+	also []int
 }
 
 // config is what to measure.
@@ -157,6 +161,20 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 		return err
 	})
+	fs.Func("cpu-of", "comma-separated ids of running processes that serve the last --side's calls with its server; their CPU time counts as the server's", func(v string) error {
+		s, err := last("--cpu-of")
+		if err != nil {
+			return err
+		}
+		for f := range strings.SplitSeq(v, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || pid <= 0 {
+				return fmt.Errorf("%q is not a process id", f)
+			}
+			s.also = append(s.also, pid)
+		}
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -240,7 +258,14 @@ func measure(ctx context.Context, cfg config, s *side, c int) (sample, error) {
 	if _, _, err := calls(ctx, srv.clients, params, c, cfg.warmup); err != nil {
 		return sample{}, srv.explain(fmt.Errorf("warmup: %w", err))
 	}
-	cpu0 := srv.cpuTime()
+	cpu := func() time.Duration {
+		t := srv.cpuTime()
+		for _, pid := range s.also {
+			t += mcpc.CPUTimeOf(pid)
+		}
+		return t
+	}
+	cpu0 := cpu()
 	lat, elapsed, err := calls(ctx, srv.clients, params, c, cfg.calls)
 	if err != nil {
 		return sample{}, srv.explain(err)
@@ -250,7 +275,7 @@ func measure(ctx context.Context, cfg config, s *side, c int) (sample, error) {
 		rate: float64(cfg.calls) / elapsed.Seconds(),
 		p50:  percentile(lat, 0.50),
 		p99:  percentile(lat, 0.99),
-		cpu:  (srv.cpuTime() - cpu0) / time.Duration(cfg.calls),
+		cpu:  (cpu() - cpu0) / time.Duration(cfg.calls),
 		rss:  srv.peakRSS(),
 		cold: srv.cold,
 	}, nil

@@ -120,7 +120,16 @@ func (p *Process) Stop(timeout time.Duration) error {
 // CPUTime returns the CPU time, user and system, that the process has used
 // so far; 0 where /proc/PID/stat cannot be read (outside Linux).
 func (p *Process) CPUTime() time.Duration {
-	b := p.proc("stat")
+	if p.cmd.Process == nil {
+		return 0
+	}
+	return CPUTimeOf(p.cmd.Process.Pid)
+}
+
+// CPUTimeOf returns the CPU time, user and system, that process pid has
+// used so far; 0 where /proc/PID/stat cannot be read (outside Linux).
+func CPUTimeOf(pid int) time.Duration {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	// utime and stime are the 12th and 13th fields after the command name,
 	// which is in parentheses, in clock ticks of 1/100 s.
 	f := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
