@@ -127,6 +127,12 @@ func TestOneSessionManyProcesses(t *testing.T) {
 	if r := c.call(t, "read_file", map[string]any{"file_path": "notes.md"}); r.IsError || !strings.Contains(r.text(), "1 | from a") {
 		t.Errorf("c reads %+v", r)
 	}
+	if r := c.call(t, "write_file", map[string]any{"file_path": "notes.md", "content": "from c\n", "overwrite": true}); r.IsError {
+		t.Fatalf("write through c: %+v", r)
+	}
+	if r := a.call(t, "read_file", map[string]any{"file_path": "notes.md"}); r.IsError || !strings.Contains(r.text(), "1 | from c") {
+		t.Errorf("a reads %+v", r)
+	}
 	marks = []int{len(a.p.out), len(b.p.out)}
 	if r := c.call(t, "planning_add_step", map[string]any{"steps": []string{"review"}}); r.IsError {
 		t.Fatalf("add through c: %+v", r)
@@ -204,7 +210,7 @@ func TestOneSessionManyProcesses(t *testing.T) {
 	}
 	fresh := &stdioClient{p: start(t, "", "--state-dir", state, "--session", "project"), modern: true}
 	checkSteps(t, "a fresh process", func() result { return fresh.call(t, "planning_read_plan", map[string]any{}) }, "k", w)
-	if r := fresh.call(t, "read_file", map[string]any{"file_path": "notes.md"}); r.IsError || !strings.Contains(r.text(), "1 | from a") {
+	if r := fresh.call(t, "read_file", map[string]any{"file_path": "notes.md"}); r.IsError || !strings.Contains(r.text(), "1 | from c") {
 		t.Errorf("a fresh process reads %+v", r)
 	}
 }
