@@ -226,9 +226,9 @@ func interrupted(call *tools.Call, err error) *tools.Outcome {
 // the latest (use.Fresh), so that no call reads, acts outside the session
 // or shows a dry run on a revision another process has replaced. A call
 // that only changes the session's state (a tool of a Contained section,
-// not a dry run) is checked after it ran instead, and only if it wrote no
-// revision: one it wrote settles the question, as its compare-and-swap
-// would have lost on a replaced revision (and the call run again). One
+// not a dry run) is checked after it ran instead, and only if it sent no
+// commit to the store: a commit, by compare-and-swap, settles the
+// question (on a replaced revision it loses, and the call runs again). One
 // that failed or changed nothing on a replaced revision runs again on the
 // latest, as it left nothing behind. A call that waited in vain says
 // which call, if any, holds the lock past its deadline.
@@ -254,7 +254,7 @@ func (o *overruns) serialise(next tools.Handler) tools.Handler {
 			}
 		}
 		out := next(ctx, call)
-		if after && !u.Wrote() {
+		if after && !u.Sent() {
 			if err := u.Fresh(ctx); err != nil {
 				return storeFailed(call, err)
 			}

@@ -462,7 +462,7 @@ type Commit struct {
 // and the call's tool is not read-only (such a call changes only the
 // policies' memory). When another writer committed first, it returns
 // ErrChanged. The caller holds the session's call lock.
-func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHistory) (wrote bool, err error) {
+func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHistory) (sent bool, err error) {
 	st, blobs, err := statetree.Encode(e.sess, e.state)
 	if err != nil {
 		return false, err
@@ -502,11 +502,11 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	}
 	switch err := m.put(ctx, e, hd.marshal(), blobs); {
 	case errors.Is(err, store.ErrConflict):
-		return false, ErrChanged
+		return true, ErrChanged
 	case errors.Is(err, store.ErrNotFound):
-		return false, ErrUnknownSession
+		return true, ErrUnknownSession
 	case err != nil:
-		return false, StoreError{err}
+		return true, StoreError{err}
 	}
 	e.state, e.stored, e.docStored = st, m.now(), recorded
 	e.emptyBlobs = nil
@@ -901,14 +901,17 @@ type Use struct {
 	// tmp marks a snapshot (Snapshot): its commit drops the copy held
 	// here, which it made stale.
 	tmp bool
-	// wrote is set once Commit wrote a revision of the session.
-	wrote bool
+	// sent is set once Commit sent a revision of the session to the
+	// store.
+	sent bool
 }
 
-// Wrote reports whether Commit wrote a revision of the session: its
-// compare-and-swap found the session at the revision the call started
-// from, which was then the latest.
-func (u *Use) Wrote() bool { return u.wrote }
+// Sent reports whether Commit sent a revision of the session to the
+// store, by compare-and-swap on the revision the call started from: its
+// outcome says whether that was the latest (it was stored), that it was
+// not (ErrChanged), or that nothing could tell (a StoreError). A call
+// that changed nothing sends nothing.
+func (u *Use) Sent() bool { return u.sent }
 
 // Release ends the request's use of the session.
 func (u *Use) Release() { u.release() }
@@ -924,11 +927,11 @@ func (u *Use) Commit(ctx context.Context, c *Commit) error {
 	if u.e == nil {
 		return nil
 	}
-	wrote, err := u.m.commit(ctx, u.e, c, u.history)
+	sent, err := u.m.commit(ctx, u.e, c, u.history)
+	u.sent = sent
 	if err != nil {
 		return err
 	}
-	u.wrote = wrote
 	if u.tmp {
 		u.m.mu.Lock()
 		u.m.foreign(u.Handle, u.e.rev)
