@@ -160,7 +160,7 @@ func parseFlags(args []string, help io.Writer) (*flags, error) {
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(help, "Usage: wink-mcp [flags]\n\nServes MCP over stdio, or over HTTP with --http, with the configured sections.\n\nFlags:\n")
+			fmt.Fprintf(help, "Usage: wink-mcp [flags]\n       wink-mcp recover [--state-dir DIR]\n\nServes MCP over stdio, or over HTTP with --http, with the configured sections.\nrecover puts back the files of disk workspaces that calls of a dead process left half changed.\n\nFlags:\n")
 			fs.SetOutput(help)
 			fs.PrintDefaults()
 		}
@@ -175,6 +175,9 @@ func parseFlags(args []string, help io.Writer) (*flags, error) {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "recover" {
+		return runRecover(args[1:], stdout, stderr)
+	}
 	f, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -272,6 +272,33 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
+// TestRecoverCommand: "wink-mcp recover" takes its state directory from
+// --state-dir, else from the configuration file, says what it found on
+// stdout, and refuses a bad command line with exit 2.
+func TestRecoverCommand(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "wink.yaml")
+	if err := os.WriteFile(cfg, []byte("state_dir: "+dir+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{"recover", "--state-dir", dir}, 0, "No disk workspace keeps its journals in " + dir},
+		{[]string{"recover", "--config", cfg}, 0, "No disk workspace keeps its journals in " + dir},
+		{[]string{"recover", "extra"}, 2, ""},
+		{[]string{"recover", "--bogus"}, 2, ""},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(t.Context(), c.args, strings.NewReader(""), &stdout, &stderr)
+		if code != c.code || !strings.Contains(stdout.String(), c.stdout) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", c.args, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
 // TestExampleServes: config/example.yaml as shipped serves stdio and lists
 // its tools to a local client, with nothing to set up first.
 func TestExampleServes(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Backend keeps the files of the workspace. Build one with NewMemory or
@@ -55,8 +56,16 @@ func NewMemory(files map[string][]byte) (*Backend, error) {
 // named by a hash of dir's real path, so that every process working on
 // dir with the same state directory shares them. Before it returns, it
 // puts back every call that a dead process left in flight there (see the
-// package documentation); logger reports what it did.
+// package documentation), and does again every second while it is open,
+// so that the calls of a process on the same workspace that dies are put
+// back without waiting for a restart; logger reports what it did.
 func OpenDisk(dir, stateDir string, logger *slog.Logger) (*Backend, error) {
+	return openDisk(dir, stateDir, logger, repairEvery)
+}
+
+// openDisk is OpenDisk, which puts back the calls that dead processes
+// left in flight every interval while it is open (never if 0).
+func openDisk(dir, stateDir string, logger *slog.Logger, interval time.Duration) (*Backend, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -90,7 +99,8 @@ func OpenDisk(dir, stateDir string, logger *slog.Logger) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	b := &diskBackend{dir: abs, root: root, state: state, logger: logger}
+	b := &diskBackend{dir: abs, real: real, root: root, state: state, logger: logger, stop: make(chan struct{}), repaired: make(chan struct{})}
+	b.writeRoot()
 	n, err := b.recoverAll()
 	if err != nil {
 		root.Close()
@@ -98,6 +108,12 @@ func OpenDisk(dir, stateDir string, logger *slog.Logger) (*Backend, error) {
 	}
 	if n > 0 {
 		logger.Warn("workspace: put back calls a dead process left in flight", "calls", n, "root", abs, "state", state)
+	}
+	b.recovered = n
+	if interval > 0 {
+		go b.repair(interval)
+	} else {
+		close(b.repaired)
 	}
 	return &Backend{impl: b}, nil
 }

@@ -29,19 +29,29 @@ const tmpPrefix = ".wink-tmp-"
 // workspace's directory in the state directory.
 type diskBackend struct {
 	dir    string
+	real   string // dir with symbolic links resolved
 	root   *os.Root
 	state  string
 	logger *slog.Logger
+
+	// recovered is how many calls left in flight the backend put back
+	// when it opened.
+	recovered int
+	// stop ends the repair (repair.go), which closes repaired as it ends.
+	stop, repaired chan struct{}
 }
 
 func (b *diskBackend) open() (store, error) { return &diskStore{b: b, root: b.root}, nil }
 
 func (b *diskBackend) kind() string { return "disk" }
 
-// Close closes the directory, and removes the workspace's directory in the
-// state directory if nothing is left in it.
+// Close stops the repair, closes the directory, and removes the
+// workspace's directory in the state directory if nothing but its root
+// file is left in it.
 func (b *diskBackend) Close() error {
-	_ = os.Remove(b.state)
+	close(b.stop)
+	<-b.repaired
+	b.forget()
 	return b.root.Close()
 }
 

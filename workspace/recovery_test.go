@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // diskFixture is a disk workspace directory and its state directory,
@@ -60,7 +61,7 @@ func (f *diskFixture) tree() string {
 func (f *diskFixture) leftovers() []string {
 	var out []string
 	_ = filepath.WalkDir(f.state, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && d.Name() != rootFile {
 			out = append(out, filepath.Base(p))
 		}
 		return nil
@@ -264,5 +265,59 @@ func TestKilledMountKeepsTheFilesWritten(t *testing.T) {
 	f.open()
 	if got, left := f.tree(), f.leftovers(); got != "m/ -rwxr-xr-x\nm/a.txt -rw-r--r-- m/a.txt" || len(left) > 0 {
 		t.Errorf("after the restart:\n%s\nleft in the state directory: %v", got, left)
+	}
+}
+
+// TestSiblingPutsBackCallsInFlight: while one process has the workspace
+// open, another process on it dies in the middle of a call; the first puts
+// the call back within a few seconds, without a restart.
+func TestSiblingPutsBackCallsInFlight(t *testing.T) {
+	f := newDiskFixture(t, map[string]string{"a.txt": "old a"})
+	before := f.tree()
+	f.open() // the process that lives on
+	dead := f.open()
+	s := inFlight(t, dead, func(s *diskStore) {
+		must(t, s.writeFile("a.txt", []byte("new a")))
+		must(t, s.writeFile("n/b.txt", []byte("new b")))
+	})
+	die(s)
+	for end := time.Now().Add(10 * time.Second); f.tree() != before; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("10s after the process died:\n%s\nwant:\n%s", f.tree(), before)
+		}
+	}
+	if left := f.leftovers(); len(left) > 0 {
+		t.Errorf("left in the state directory: %v", left)
+	}
+}
+
+// TestRecover: Recover puts back what a dead process left in flight in
+// each workspace of a state directory, which it finds by their root files,
+// and reports a workspace whose root file is gone.
+func TestRecover(t *testing.T) {
+	f := newDiskFixture(t, map[string]string{"a.txt": "old a"})
+	before := f.tree()
+	b, err := openDisk(f.dir, f.state, slog.New(slog.DiscardHandler), 0)
+	must(t, err)
+	s := inFlight(t, b.impl.(*diskBackend), func(s *diskStore) {
+		must(t, s.writeFile("a.txt", []byte("new a")))
+	})
+	die(s)
+	must(t, b.Close())
+	lost := filepath.Join(f.state, "journal", "zz") // listed after any hash
+	must(t, os.MkdirAll(lost, 0o700))
+
+	got, err := Recover(f.state, nil)
+	must(t, err)
+	real, err := filepath.EvalSymlinks(f.dir)
+	must(t, err)
+	if len(got) != 2 || got[0].Root != real || got[0].Calls != 1 || got[0].Err != nil || got[1].Root != lost || got[1].Err == nil {
+		t.Fatalf("Recover: %+v, want %s unknown and one call put back in %s", got, lost, real)
+	}
+	if tree := f.tree(); tree != before {
+		t.Errorf("after Recover:\n%s\nwant:\n%s", tree, before)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(f.state, "journal")); len(entries) != 1 {
+		t.Errorf("the state directory keeps %d workspaces' directories, want the unknown one only", len(entries))
 	}
 }
