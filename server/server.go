@@ -349,7 +349,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 		if stateful {
 			h, rest, err := takeSession(args)
 			if err != nil {
-				return mcp.NewToolResultError("Invalid arguments: " + err.Error()), nil
+				return mcp.NewToolResultError(s.invalid(t, err)), nil
 			}
 			if h != "" {
 				handle = h

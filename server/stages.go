@@ -113,7 +113,7 @@ func record(next tools.Handler) tools.Handler {
 // validate checks the deadline the client put in _meta (metaDeadline),
 // its dry-run flag (metaDryRun) and the arguments against the tool's
 // schema, and decodes the arguments into call.Params.
-func validate(next tools.Handler) tools.Handler {
+func (s *Server) validate(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 		if _, _, err := metaDeadline(call); err != nil {
 			return tools.Failure(tools.ClassValidation, "Invalid _meta: "+err.Error())
@@ -129,11 +129,26 @@ func validate(next tools.Handler) tools.Handler {
 				// that does not match its Go type.
 				call.Logger.Error("arguments passed the schema but did not decode", "err", err)
 			}
-			return tools.Failure(tools.ClassValidation, "Invalid arguments: "+err.Error())
+			return tools.Failure(tools.ClassValidation, s.invalid(call.Tool, err))
 		}
 		call.Params = params
 		return next(ctx, call)
 	}
+}
+
+// invalid is the message of a call of t whose arguments err refused: what
+// the schema error explains (schema.Error.Explain), naming the closest
+// argument to an unknown one and listing those t takes as advertised,
+// "session" included for a tool of a section that keeps state.
+func (s *Server) invalid(t *tools.Tool, err error) string {
+	var se *schema.Error
+	if !errors.As(err, &se) {
+		return "Invalid arguments: " + err.Error()
+	}
+	if s.stateful[t] {
+		return se.Explain(t.Name(), sessionArg)
+	}
+	return se.Explain(t.Name())
 }
 
 // callDeadline returns the call's deadline: the earliest of the server's
