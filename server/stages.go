@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/schema"
@@ -149,6 +150,29 @@ func (s *Server) invalid(t *tools.Tool, err error) string {
 		return se.Explain(t.Name(), sessionArg)
 	}
 	return se.Explain(t.Name())
+}
+
+// newSession tells a call that failed for want of something its session
+// does not hold (tools.Outcome.Missing: a plan, a file, a policy's
+// memory) in a session started for it that its session is new, and how to
+// name the one it meant (sessions.NewSessionMessage): a client without a
+// connection (2026-07-28 over HTTP) that does not pass the handle back
+// gets a new, empty session on each call that changes state. It runs
+// outside the policies, so that it sees their denials as well as the
+// tool's failures.
+func newSession(next tools.Handler) tools.Handler {
+	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+		out := next(ctx, call)
+		if !out.Success && out.Missing != "" {
+			if u := useOf(ctx); u != nil && u.Minted {
+				if !strings.HasSuffix(out.Message, ".") {
+					out.Message += "."
+				}
+				out.Message += " " + sessions.NewSessionMessage(out.Missing)
+			}
+		}
+		return out
+	}
 }
 
 // callDeadline returns the call's deadline: the earliest of the server's
