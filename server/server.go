@@ -460,7 +460,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	}
 	call.Client = cl
 	call.Logger = slog.New(&callHandler{Handler: s.logger.Handler(), attrs: [...]slog.Attr{
-		slog.String("tool", t.Name()), slog.String("call", call.ID), slog.String("session", sess.ID()),
+		slog.String("tool", t.Name()), slog.String("call", call.ID), slog.Any("session", session.LogHandle(sess.ID())),
 	}})
 	call.Deadline = callDeadline(ctx, call, s.deadline)
 	call.Timeout = call.Deadline.Sub(call.Started).Round(time.Millisecond)
