@@ -107,8 +107,12 @@ func (u *unknowns) explain(b *strings.Builder, root string) {
 // the field's name.
 func split(ptr string) (parent, name string) {
 	i := strings.LastIndexByte(ptr, '/')
-	name = strings.ReplaceAll(strings.ReplaceAll(ptr[i+1:], "~1", "/"), "~0", "~")
-	return ptr[:max(i, 0)], name
+	return ptr[:max(i, 0)], unescape(ptr[i+1:])
+}
+
+// unescape decodes one JSON pointer segment (escape encodes it).
+func unescape(seg string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
 }
 
 // quote writes a field's name in single quotes, as the messages do; a name
@@ -124,7 +128,7 @@ func quote(name string) string {
 // when none is close enough to suggest. Names are compared without case,
 // '_' and '-' (so replaceAll means replace_all): a field equal to name in
 // that form wins; otherwise the first of those at the smallest edit
-// distance (Levenshtein), if that distance is at most a third of name's
+// distance (distance), if that distance is at most a third of name's
 // length (none below three characters).
 func Closest(name string, known []string) string {
 	n := fold(name)
@@ -196,8 +200,7 @@ func (v *Validator) declared(loc string) []string {
 		if seg == "" {
 			continue
 		}
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		if node = member(node, seg); node == nil {
+		if node = member(node, unescape(seg)); node == nil {
 			return nil
 		}
 	}

@@ -47,8 +47,8 @@ func Fail[R any](message string) Result[R] {
 }
 
 // Missing returns a failed result for a call that needs what its session
-// does not hold: what names it ("plan", "file notes.md in its
-// workspace"), message is the error the model reads. When the session was
+// does not hold: what names it ("plan", "notes.md in its workspace"),
+// message is the error the model reads. When the session was
 // started for the call, because its client named none (a client without a
 // connection that did not pass the handle back), the server adds that the
 // session is new and how to name the one meant.
