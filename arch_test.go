@@ -34,7 +34,7 @@ var allowedImports = map[string][]string{
 	"sessions":    {"session", "statetree", "store"},
 	"history":     {"sections", "tools", "session"},
 	"server":      {"sections", "tools", "policy", "session", "sessions", "schema", "identity", "store"},
-	"transport":   {"server", "identity"},
+	"transport":   {"server", "identity", "session"},
 	"hooks":       {"tools", "session", "policy", "schema", "identity"},
 	"consent":     {"tools", "session"},
 }

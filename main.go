@@ -451,7 +451,8 @@ func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.S
 	if err != nil {
 		return nil, fmt.Errorf("session store in %s: %w", dir, err)
 	}
-	logger.Debug("session store open", "dir", dir, "ms", time.Since(start).Milliseconds())
+	// Not dir itself: a stdio process's is named after its session.
+	logger.Debug("session store open", "dir", filepath.Dir(dir), "ms", time.Since(start).Milliseconds())
 	return st, nil
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"testing"
@@ -106,4 +107,40 @@ func TestGoSDKOverHTTP(t *testing.T) {
 		c := connectSDK(t, &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: http.DefaultClient}, "2025-11-25")
 		keepState(t, c, true)
 	})
+}
+
+// TestGoSDKForgottenHandle: the SDK's default client over HTTP sets up a
+// plan and writes a file, then calls without the handle. A call that
+// changes state runs in a new session, which lacks the plan or the file:
+// its error says so, and how to name the session meant; passing the
+// handle then works. A read without the handle says how to name one.
+func TestGoSDKForgottenHandle(t *testing.T) {
+	s := serveHTTP(t)
+	c := connectSDK(t, &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: http.DefaultClient}, "")
+	r := c.call(t, "planning_setup_plan", map[string]any{"objective": "Ship it", "initial_steps": []string{"draft"}})
+	h := r.session(t)
+	if r := c.call(t, "write_file", with(h, map[string]any{"file_path": "notes.md", "content": "hello\n"})); r.IsError {
+		t.Fatalf("write_file: %+v", r)
+	}
+	const forgot = " This call named no session, so it ran in a new one, which has no %s. To continue the session of an earlier call, pass the handle from the line 'Session: s_…' of its result as `session`."
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"planning_update_step", map[string]any{"step_id": 1, "status": "done"}, "No plan is currently initialised." + fmt.Sprintf(forgot, "plan")},
+		{"planning_add_step", map[string]any{"steps": []string{"review"}}, "No plan is currently initialised." + fmt.Sprintf(forgot, "plan")},
+		{"edit_file", map[string]any{"file_path": "notes.md", "old_string": "hello", "new_string": "bye"}, "File does not exist: notes.md." + fmt.Sprintf(forgot, "notes.md in its workspace")},
+		{"planning_read_plan", map[string]any{}, noSession},
+	} {
+		if r := c.call(t, tc.tool, tc.args); !r.IsError || r.text() != tc.want {
+			t.Errorf("%s without the handle:\n got %+v\nwant %q", tc.tool, r, tc.want)
+		}
+	}
+	if r := c.call(t, "planning_update_step", with(h, map[string]any{"step_id": 1, "status": "done"})); r.IsError {
+		t.Errorf("with the handle: %+v", r)
+	}
+	if r := c.call(t, "edit_file", with(h, map[string]any{"file_path": "notes.md", "old_string": "hello", "new_string": "bye"})); r.IsError {
+		t.Errorf("with the handle: %+v", r)
+	}
 }

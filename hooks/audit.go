@@ -48,7 +48,8 @@ func (Fsync) Enum() []string {
 type AuditRecord struct {
 	// Time is when the record was written.
 	Time time.Time `json:"time"`
-	// Session is the client session's identifier.
+	// Session names the call's session by its session.LogID, never by its
+	// handle, which is a credential.
 	Session string `json:"session"`
 	// Subject and Scopes are the caller's identity, if any.
 	Subject string   `json:"subject,omitempty"`
@@ -88,7 +89,7 @@ func (h *Hooks) Audit() tools.Middleware {
 
 func (h *Hooks) writeAudit(ctx context.Context, call *tools.Call, out *tools.Outcome) {
 	r := h.plan(call.Tool).redactor
-	rec := AuditRecord{Time: h.now(), Session: call.Session.ID()}
+	rec := AuditRecord{Time: h.now(), Session: session.LogID(call.Session.ID())}
 	if out.Invocation != nil {
 		rec.ToolInvoked = *out.Invocation
 	} else {

@@ -52,7 +52,8 @@ func TestAuditLog(t *testing.T) {
 	if l := lines[1]; l["success"] != false || l["class"] != "failure" || l["message"] != "Negative." {
 		t.Errorf("second line %v", l)
 	}
-	s1, s2 := h.session(cs).ID(), h.session(h.client("s2")).ID()
+	// Sessions are named by their LogID, never by their handle.
+	s1, s2 := session.LogID(h.session(cs).ID()), session.LogID(h.session(h.client("s2")).ID())
 	for i, want := range [][3]any{{s1, "alice", "p_write"}, {s1, "alice", "p_write"}, {s2, "bob", "p_write"}, {s2, "bob", "p_read"}, {s1, nil, "p_read"}} {
 		if l := lines[i]; l["session"] != want[0] || l["subject"] != want[1] || l["tool"] != want[2] {
 			t.Errorf("line %d: session %v, subject %v, tool %v; want %v", i+1, l["session"], l["subject"], l["tool"], want)
@@ -87,7 +88,7 @@ func TestAuditFile(t *testing.T) {
 	}
 	log := h.invocations(cs)
 	for i, rec := range recs {
-		if rec.CallID != log[i].CallID || rec.Session != h.session(cs).ID() || rec.Subject != "alice" || len(rec.Scopes) != 2 {
+		if rec.CallID != log[i].CallID || rec.Session != session.LogID(h.session(cs).ID()) || rec.Subject != "alice" || len(rec.Scopes) != 2 {
 			t.Errorf("record %d: %+v", i, rec)
 		}
 		if b, _ := json.Marshal(rec); bytes.Contains(b, []byte("hunter2")) {

@@ -12,8 +12,8 @@ func addStep() *tools.Tool {
 		"Append one or more steps to the active plan.",
 		tools.Annotations{Title: "Add plan steps"},
 		func(ctx *tools.Context, p AddStepParams) (tools.Result[*Plan], error) {
-			if msg := checkActive(Current(ctx.Session)); msg != "" {
-				return tools.Fail[*Plan](msg), nil
+			if failed, ok := checkActive(Current(ctx.Session)); !ok {
+				return failed, nil
 			}
 			if len(p.Steps) == 0 {
 				return tools.Fail[*Plan]("Provide at least one step to add."), nil
@@ -35,13 +35,20 @@ func addStep() *tools.Tool {
 	)
 }
 
-// checkActive returns the error text for a plan that cannot change, or "".
-func checkActive(p *Plan) string {
+// checkActive reports whether p can change, and if not the failed result
+// that says why.
+func checkActive(p *Plan) (tools.Result[*Plan], bool) {
 	switch {
 	case p == nil:
-		return "No plan is currently initialised."
+		return noPlan(), false
 	case p.Status != Active:
-		return "Plan must be active. Current status: " + string(p.Status) + "."
+		return tools.Fail[*Plan]("Plan must be active. Current status: " + string(p.Status) + "."), false
 	}
-	return ""
+	return tools.Result[*Plan]{}, true
+}
+
+// noPlan is the result of a call that needs a plan in a session that has
+// none: what the session lacks, for a session started for the call.
+func noPlan() tools.Result[*Plan] {
+	return tools.Missing[*Plan]("plan", "No plan is currently initialised.")
 }

@@ -12,7 +12,7 @@ func readPlan() *tools.Tool {
 		func(ctx *tools.Context, _ ReadPlanParams) (tools.Result[*Plan], error) {
 			plan := Current(ctx.Session)
 			if plan == nil {
-				return tools.Fail[*Plan]("No plan is currently initialised."), nil
+				return noPlan(), nil
 			}
 			msg := "Retrieved the current plan (no steps recorded)."
 			if n := len(plan.Steps); n > 0 {

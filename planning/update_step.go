@@ -19,8 +19,8 @@ func updateStep() *tools.Tool {
 		tools.Annotations{Title: "Update plan step", Idempotent: true},
 		func(ctx *tools.Context, p UpdateStepParams) (tools.Result[*Plan], error) {
 			plan := Current(ctx.Session)
-			if msg := checkActive(plan); msg != "" {
-				return tools.Fail[*Plan](msg), nil
+			if failed, ok := checkActive(plan); !ok {
+				return failed, nil
 			}
 			var title string
 			if p.Title != nil {

@@ -33,6 +33,10 @@ type Policy interface {
 type Denial struct {
 	Policy string
 	Reason string
+	// Missing names what the policy looked for in the session and did
+	// not find, when that is why it denies the call (see
+	// tools.Result.Missing).
+	Missing string
 }
 
 // Error returns the reason.
@@ -53,7 +57,9 @@ func Middleware(forTool func(*tools.Tool) []Policy) tools.Middleware {
 				if err := p.Check(call); err != nil {
 					o := tools.Failure(tools.ClassPolicy, err.Error())
 					var d *Denial
-					if !errors.As(err, &d) {
+					if errors.As(err, &d) {
+						o.Missing = d.Missing
+					} else {
 						o.Err = err
 					}
 					return o

@@ -136,7 +136,9 @@ func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []strin
 		}
 		switch {
 		case !ok:
-			return Deny(p.Name(), fmt.Sprintf("File '%s' must be read before overwriting.", path))
+			d := Deny(p.Name(), fmt.Sprintf("File '%s' must be read before overwriting.", path))
+			d.Missing = "record of reading " + path
+			return d
 		case seen != v:
 			return Deny(p.Name(), fmt.Sprintf("File '%s' changed since it was last read; read it again before writing.", path))
 		}

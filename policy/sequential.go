@@ -68,7 +68,9 @@ func (p *SequentialDependency) Check(call *tools.Call) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return Deny(p.Name(), fmt.Sprintf("Tool '%s' requires: %s", call.Tool.Name(), strings.Join(missing, ", ")))
+	d := Deny(p.Name(), fmt.Sprintf("Tool '%s' requires: %s", call.Tool.Name(), strings.Join(missing, ", ")))
+	d.Missing = "record of a successful call of " + strings.Join(missing, ", ")
+	return d
 }
 
 // OnResult records the success of a tool the policy governs.

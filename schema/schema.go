@@ -4,6 +4,11 @@
 //
 //	/step_id: expected integer, got string; /extra: unknown field
 //
+// and, for an unknown field, the field it most likely meant and the fields
+// its object takes, in the order the schema declares them (Error.Explain):
+//
+//	Unknown argument 'replaceAll'; did you mean 'replace_all'? edit_file takes: file_path, old_string, new_string, replace_all.
+//
 // Validation never coerces: "1" is not an integer. Schemas are compiled with
 // santhosh-tekuri/jsonschema/v5 with no network loader, so a $ref can only
 // point inside the schema itself.
@@ -28,6 +33,7 @@ import (
 // concurrent use.
 type Validator struct {
 	schema *jsonschema.Schema
+	doc    json.RawMessage // the schema as compiled, for the order of its properties
 }
 
 // Compile compiles the JSON Schema doc (draft 2020-12 unless it says
@@ -46,16 +52,29 @@ func Compile(doc json.RawMessage) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	return &Validator{schema: s}, nil
+	return &Validator{schema: s, doc: doc}, nil
 }
 
 // Problem is one reason a value does not match: where, and what was wrong.
 type Problem struct {
 	// Pointer is the JSON pointer of the offending value ("" is the root).
 	Pointer string
-	// Message says what was expected, in plain words.
+	// Message says what was expected, in plain words; UnknownField for a
+	// field the schema does not allow.
 	Message string
+	// Known lists, for an unknown field, the fields its object takes, in
+	// the order the schema declares them (empty for an object that takes
+	// none); nil when the schema does not say (the field was refused by
+	// unevaluatedProperties), and for every other problem.
+	Known []string
 }
+
+// The messages of a problem about a field the schema does not allow, and
+// about one it requires that is missing.
+const (
+	UnknownField  = "unknown field"
+	RequiredField = "required field is missing"
+)
 
 // String returns "pointer: message", with "(root)" for the root.
 func (p Problem) String() string {
@@ -152,30 +171,35 @@ func (v *Validator) Validate(val any) error {
 		return &Error{Problems: []Problem{{Message: err.Error()}}}
 	}
 	var probs []Problem
-	collect(ve, &probs)
+	v.collect(ve, &probs)
 	slices.SortStableFunc(probs, func(a, b Problem) int { return strings.Compare(a.Pointer, b.Pointer) })
-	probs = slices.Compact(probs)
+	probs = slices.CompactFunc(probs, func(a, b Problem) bool { return a.Pointer == b.Pointer && a.Message == b.Message })
 	return &Error{Problems: probs}
 }
 
 // collect appends the problems of the leaves of ve's cause tree.
-func collect(ve *jsonschema.ValidationError, out *[]Problem) {
+func (v *Validator) collect(ve *jsonschema.ValidationError, out *[]Problem) {
 	if len(ve.Causes) > 0 {
 		for _, c := range ve.Causes {
-			collect(c, out)
+			v.collect(c, out)
 		}
 		return
 	}
 	keyword := ve.KeywordLocation[strings.LastIndexByte(ve.KeywordLocation, '/')+1:]
 	loc := pointer(ve.InstanceLocation)
 	switch {
-	case keyword == "additionalProperties" || keyword == "unevaluatedProperties":
+	case keyword == "additionalProperties":
+		known := v.declared(ve.AbsoluteKeywordLocation)
 		for _, name := range quotedNames(ve.Message) {
-			*out = append(*out, Problem{Pointer: loc + "/" + escape(name), Message: "unknown field"})
+			*out = append(*out, Problem{Pointer: loc + "/" + escape(name), Message: UnknownField, Known: known})
 		}
+	case keyword == "unevaluatedProperties":
+		// The library reports each field on its own, at the field's
+		// location, as "not allowed".
+		*out = append(*out, Problem{Pointer: loc, Message: UnknownField})
 	case keyword == "required" && strings.HasPrefix(ve.Message, "missing properties: "):
 		for _, name := range quotedNames(ve.Message) {
-			*out = append(*out, Problem{Pointer: loc + "/" + escape(name), Message: "required field is missing"})
+			*out = append(*out, Problem{Pointer: loc + "/" + escape(name), Message: RequiredField})
 		}
 	default:
 		*out = append(*out, Problem{Pointer: loc, Message: plain(keyword, ve.Message)})

@@ -3,6 +3,7 @@ package schema_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/wink-mcp/wink-mcp/schema"
@@ -135,6 +136,23 @@ func TestValidateJSON(t *testing.T) {
 	}
 }
 
+// TestUnevaluatedPropertiesNamed pins a bug: a field refused by
+// unevaluatedProperties (in a schema given with tools.WithInputSchema)
+// failed validation with no problem at all, and an empty message, because
+// the library names such a field by its location, not in its message.
+func TestUnevaluatedPropertiesNamed(t *testing.T) {
+	v := mustCompile(t, `{
+		"type": "object",
+		"properties": {"a": {"type": "integer"}},
+		"allOf": [{"properties": {"b": {"type": "integer"}}}],
+		"unevaluatedProperties": false
+	}`)
+	err := v.ValidateJSON([]byte(`{"a": 1, "b": 2, "c": 3, "d": 4}`))
+	if err == nil || err.Error() != "/c: unknown field; /d: unknown field" {
+		t.Errorf("got %v, want /c: unknown field; /d: unknown field", err)
+	}
+}
+
 func TestProblemsAreStructured(t *testing.T) {
 	v := mustCompile(t, testSchema)
 	err := v.ValidateJSON([]byte(`{"step_id": "1", "a/b": 1.5, "extra": 1}`))
@@ -144,16 +162,13 @@ func TestProblemsAreStructured(t *testing.T) {
 	}
 	want := []schema.Problem{
 		{Pointer: "/a~1b", Message: "expected integer, got number"},
-		{Pointer: "/extra", Message: "unknown field"},
+		{Pointer: "/extra", Message: "unknown field", Known: []string{
+			"step_id", "title", "status", "count", "tags", "steps", "a/b", "a~b", "it's", `say "hi"`, "café", "100%", "my obj",
+		}},
 		{Pointer: "/step_id", Message: "expected integer, got string"},
 	}
-	if len(se.Problems) != len(want) {
-		t.Fatalf("Problems = %v, want %v", se.Problems, want)
-	}
-	for i := range want {
-		if se.Problems[i] != want[i] {
-			t.Errorf("Problems[%d] = %+v, want %+v", i, se.Problems[i], want[i])
-		}
+	if !reflect.DeepEqual(se.Problems, want) {
+		t.Errorf("Problems =\n%+v\nwant\n%+v", se.Problems, want)
 	}
 }
 

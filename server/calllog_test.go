@@ -101,7 +101,7 @@ func TestCallLogAppendFails(t *testing.T) {
 		t.Errorf("log = %s, want [] (the record was refused)", text)
 	}
 	srv.Close()
-	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "session="+r.Session()) || !strings.Contains(got, store.ErrUnavailable.Error()) {
+	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "session="+session.LogID(r.Session())) || !strings.Contains(got, store.ErrUnavailable.Error()) {
 		t.Errorf("the refused record is not in the logs:\n%s", got)
 	}
 }

@@ -26,6 +26,12 @@
 //     not read-only); a read gets sessions.NoSessionMessage. A tool of a Stateless
 //     section runs in an empty session of its own.
 //
+// A call that fails in a session started for it is not kept. When it failed
+// for want of what the session lacks (a plan, a file of a memory
+// workspace, a policy's memory: tools.Result.Missing), its error goes on
+// with sessions.NewSessionMessage, so that a client that forgot to pass the
+// handle back learns so rather than that its plan is gone.
+//
 // A handle that is malformed, unknown, expired, or bound to another
 // principal (identity.Identity.Principal: the bearer token's subject, or
 // the static token) gets sessions.UnknownSessionMessage, the same for all, and
@@ -77,6 +83,9 @@
 //	             until it does
 //	serialise    one call per session from here to the commit or restore,
 //	             or several calls of read-only tools together
+//	new session  after a failure for want of what the session lacks
+//	             (tools.Outcome.Missing), in a session started for the
+//	             call, say that it is new and how to name the one meant
 //	policies     the tool's section's policies, then the server-wide ones
 //	steps        lets a handler that acts for other tools (apply_edits) have
 //	             each step checked by that tool's policies (Call.Authorise)

@@ -76,7 +76,7 @@ func ExampleNew() {
 	// Hello, Ada.
 	// (structured: {"text":"Hello, Ada."})
 	// error: Name must not be empty.
-	// error: Invalid arguments: /name: expected string, got number; /shout: unknown field
+	// error: Invalid arguments: /name: expected string, got number. Unknown argument 'shout'. greet takes: name, loud, session.
 }
 
 // connect returns an initialised client of srv in the same process.

@@ -275,7 +275,7 @@ func TestStatelessTools(t *testing.T) {
 	if r := c.Call(context.Background(), "echo_say", map[string]any{"word": "hi"}, modern(nil)); r.IsError || r.Text() != "Said hi." || r.StructuredContent != nil {
 		t.Errorf("echo: %+v", r)
 	}
-	if r := c.Call(context.Background(), "echo_say", map[string]any{"word": "hi", "session": "x"}, modern(nil)); !r.IsError || r.Text() != "Invalid arguments: /session: unknown field" {
+	if r := c.Call(context.Background(), "echo_say", map[string]any{"word": "hi", "session": "x"}, modern(nil)); !r.IsError || r.Text() != "Unknown argument 'session'. echo_say takes: word." {
 		t.Errorf("echo with a session argument: %+v", r)
 	}
 	if n := srv.Sessions().Len(); n != 0 {

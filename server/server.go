@@ -349,7 +349,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 		if stateful {
 			h, rest, err := takeSession(args)
 			if err != nil {
-				return mcp.NewToolResultError("Invalid arguments: " + err.Error()), nil
+				return mcp.NewToolResultError(s.invalid(t, err)), nil
 			}
 			if h != "" {
 				handle = h
@@ -460,7 +460,7 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	}
 	call.Client = cl
 	call.Logger = slog.New(&callHandler{Handler: s.logger.Handler(), attrs: [...]slog.Attr{
-		slog.String("tool", t.Name()), slog.String("call", call.ID), slog.String("session", sess.ID()),
+		slog.String("tool", t.Name()), slog.String("call", call.ID), slog.Any("session", session.LogHandle(sess.ID())),
 	}})
 	call.Deadline = callDeadline(ctx, call, s.deadline)
 	call.Timeout = call.Deadline.Sub(call.Started).Round(time.Millisecond)

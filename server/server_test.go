@@ -28,11 +28,13 @@ func TestFailureTable(t *testing.T) {
 		class string
 	}{
 		{"schema", "probe_add", map[string]any{"by": "1", "extra": true}, nil,
-			"Invalid arguments: /by: expected integer, got string; /extra: unknown field", "validation"},
+			"Invalid arguments: /by: expected integer, got string. Unknown argument 'extra'. probe_add takes: by, session.", "validation"},
+		{"unknown argument named", "probe_add", map[string]any{"By": 1}, nil,
+			"Unknown argument 'By'; did you mean 'by'? probe_add takes: by, session.", "validation"},
 		{"missing field", "probe_add", map[string]any{}, nil,
 			"Invalid arguments: /by: required field is missing", "validation"},
 		{"no params rejects any key", "probe_get", map[string]any{"x": 1}, nil,
-			"Invalid arguments: /x: unknown field", "validation"},
+			"Unknown argument 'x'. probe_get takes: session.", "validation"},
 		{"policy denies", "probe_add", map[string]any{"by": 1}, nil,
 			"Tool 'probe_add' requires: probe_get", "policy"},
 		{"deadline expired", "probe_add", map[string]any{"by": 1}, map[string]any{"io.github.wink-mcp/deadline": "2000-01-01T00:00:00Z"},

@@ -45,7 +45,7 @@ func (s *Server) pipeline(opts Options) (tools.Handler, error) {
 	for _, mw := range opts.Middleware {
 		stages = append(stages, contained(mw))
 	}
-	add(s.disclose, validate, deadlineStage(opts.Now), s.overruns.stage(), s.overruns.serialise,
+	add(s.disclose, s.validate, deadlineStage(opts.Now), s.overruns.stage(), s.overruns.serialise, newSession,
 		policy.Middleware(func(t *tools.Tool) []policy.Policy { return s.policies[t] }),
 		policy.Steps(func(name string) (*tools.Tool, []policy.Policy) {
 			t := s.byName[name]

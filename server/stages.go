@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/schema"
@@ -113,7 +114,7 @@ func record(next tools.Handler) tools.Handler {
 // validate checks the deadline the client put in _meta (metaDeadline),
 // its dry-run flag (metaDryRun) and the arguments against the tool's
 // schema, and decodes the arguments into call.Params.
-func validate(next tools.Handler) tools.Handler {
+func (s *Server) validate(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
 		if _, _, err := metaDeadline(call); err != nil {
 			return tools.Failure(tools.ClassValidation, "Invalid _meta: "+err.Error())
@@ -129,10 +130,48 @@ func validate(next tools.Handler) tools.Handler {
 				// that does not match its Go type.
 				call.Logger.Error("arguments passed the schema but did not decode", "err", err)
 			}
-			return tools.Failure(tools.ClassValidation, "Invalid arguments: "+err.Error())
+			return tools.Failure(tools.ClassValidation, s.invalid(call.Tool, err))
 		}
 		call.Params = params
 		return next(ctx, call)
+	}
+}
+
+// invalid is the message of a call of t whose arguments err refused: what
+// the schema error explains (schema.Error.Explain), naming the closest
+// argument to an unknown one and listing those t takes as advertised,
+// "session" included for a tool of a section that keeps state.
+func (s *Server) invalid(t *tools.Tool, err error) string {
+	var se *schema.Error
+	if !errors.As(err, &se) {
+		return "Invalid arguments: " + err.Error()
+	}
+	if s.stateful[t] {
+		return se.Explain(t.Name(), sessionArg)
+	}
+	return se.Explain(t.Name())
+}
+
+// newSession tells a call that failed for want of something its session
+// does not hold (tools.Outcome.Missing: a plan, a file, a policy's
+// memory) in a session started for it that its session is new, and how to
+// name the one it meant (sessions.NewSessionMessage): a client without a
+// connection (2026-07-28 over HTTP) that does not pass the handle back
+// gets a new, empty session on each call that changes state. It runs
+// outside the policies, so that it sees their denials as well as the
+// tool's failures.
+func newSession(next tools.Handler) tools.Handler {
+	return func(ctx context.Context, call *tools.Call) *tools.Outcome {
+		out := next(ctx, call)
+		if !out.Success && out.Missing != "" {
+			if u := useOf(ctx); u != nil && u.Minted {
+				if !strings.HasSuffix(out.Message, ".") {
+					out.Message += "."
+				}
+				out.Message += " " + sessions.NewSessionMessage(out.Missing)
+			}
+		}
+		return out
 	}
 }
 

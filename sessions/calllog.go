@@ -83,7 +83,7 @@ func newCallLog(st store.Store, logger *slog.Logger) *callLog {
 func (l *callLog) add(h string, ev *session.ToolInvoked) {
 	rec, err := logRecord(ev)
 	if err != nil {
-		l.logger.Warn("recording a call in its session's log failed", "session", h, "call", ev.CallID, "err", err)
+		l.logger.Warn("recording a call in its session's log failed", "session", session.LogHandle(h), "call", ev.CallID, "err", err)
 		return
 	}
 	l.mu.Lock()
@@ -95,7 +95,7 @@ func (l *callLog) add(h string, ev *session.ToolInvoked) {
 		l.room.Wait()
 	}
 	if l.closed {
-		l.logger.Warn("a call ended after the server closed; it is not in its session's log", "session", h, "call", ev.CallID)
+		l.logger.Warn("a call ended after the server closed; it is not in its session's log", "session", session.LogHandle(h), "call", ev.CallID)
 		return
 	}
 	q := l.queues[h]
@@ -157,7 +157,7 @@ func (l *callLog) drain(h string, q *logQueue) {
 		l.room.Broadcast()
 		if err != nil {
 			l.mu.Unlock()
-			l.logger.Warn("appending calls to their session's log in the store failed", "session", h, "lost", lost, "err", err)
+			l.logger.Warn("appending calls to their session's log in the store failed", "session", session.LogHandle(h), "lost", lost, "err", err)
 			l.mu.Lock()
 		}
 		t.Reset(l.linger)

@@ -49,6 +49,16 @@ const (
 	StoreDownMessage       = "Session store unavailable; call again. "
 )
 
+// NewSessionMessage follows the error of a call that failed for want of
+// what (a plan, a file) in a session started for it: its client named no
+// session, and has no connection whose session it could use (a 2026-07-28
+// client over HTTP that did not pass the handle back). The session is not
+// kept (the call failed in it), so its handle is not shown.
+func NewSessionMessage(what string) string {
+	return "This call named no session, so it ran in a new one, which has no " + what +
+		". To continue the session of an earlier call, pass the handle from the line 'Session: s_…' of its result as `session`."
+}
+
 // Message returns what the client reads when finding its session failed
 // with err, or "" for a failure of the server's own.
 func Message(err error) string {

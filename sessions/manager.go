@@ -380,7 +380,7 @@ func (m *Manager) hold(e *entry) {
 func (m *Manager) deleteStored(h string) {
 	m.calls.drop(h)
 	if err := m.store.Delete(context.Background(), h); err != nil && !errors.Is(err, store.ErrNotFound) {
-		m.logger.Error("deleting a session from the store failed", "session", h, "err", err)
+		m.logger.Error("deleting a session from the store failed", "session", session.LogHandle(h), "err", err)
 	}
 }
 
@@ -599,11 +599,11 @@ func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head) {
 	}
 	switch {
 	case err == nil:
-		m.logger.Debug("swept a session's unused blobs", "session", h, "removed", sw.Removed, "rewritten", sw.Kept)
+		m.logger.Debug("swept a session's unused blobs", "session", session.LogHandle(h), "removed", sw.Removed, "rewritten", sw.Kept)
 	case errors.Is(err, store.ErrNotFound) || m.ctx.Err() != nil:
-		m.logger.Debug("sweeping a session's blobs stopped", "session", h, "err", err)
+		m.logger.Debug("sweeping a session's blobs stopped", "session", session.LogHandle(h), "err", err)
 	default:
-		m.logger.Warn("sweeping a session's blobs failed", "session", h, "err", err)
+		m.logger.Warn("sweeping a session's blobs failed", "session", session.LogHandle(h), "err", err)
 	}
 }
 
@@ -675,7 +675,7 @@ func (m *Manager) touch(ctx context.Context, e *entry) {
 	switch err := m.put(ctx, e, hd.marshal(), nil); {
 	case errors.Is(err, store.ErrConflict): // committed elsewhere: fresh
 	case err != nil:
-		m.logger.Warn("touching a session in the store failed", "session", e.handle, "err", err)
+		m.logger.Warn("touching a session in the store failed", "session", session.LogHandle(e.handle), "err", err)
 	default:
 		e.stored = m.now()
 	}

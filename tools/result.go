@@ -31,6 +31,9 @@ type Result[R any] struct {
 	ExcludeValueFromContext bool
 	// Content holds extra content blocks (images, audio, resources).
 	Content []mcp.Content
+	// Missing names what a failed call needed from its session and did
+	// not find there ("plan"), when that is why it failed (see Missing).
+	Missing string
 }
 
 // OK returns a successful result.
@@ -41,6 +44,16 @@ func OK[R any](message string, value R) Result[R] {
 // Fail returns a failed result whose message the model reads as the error.
 func Fail[R any](message string) Result[R] {
 	return Result[R]{Message: message}
+}
+
+// Missing returns a failed result for a call that needs what its session
+// does not hold: what names it ("plan", "notes.md in its workspace"),
+// message is the error the model reads. When the session was
+// started for the call, because its client named none (a client without a
+// connection that did not pass the handle back), the server adds that the
+// session is new and how to name the one meant.
+func Missing[R any](what, message string) Result[R] {
+	return Result[R]{Message: message, Missing: what}
 }
 
 // Failf is Fail with a format string.
@@ -115,6 +128,10 @@ type Outcome struct {
 	Err error
 	// Meta is sent as the result's _meta object.
 	Meta map[string]any
+	// Missing names what the call needed from its session and did not
+	// find there, when that is why it failed (Result.Missing, or a
+	// policy's denial).
+	Missing string
 
 	// Cached marks an outcome answered from a cache without running the
 	// tool (set by the cache stage).

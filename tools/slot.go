@@ -17,7 +17,7 @@ import "strconv"
 //	concurrency  calls in flight per tool and server-wide
 //	cache        answer read-only, idempotent calls from a per-session cache
 //	input        normalise arguments before validation
-//	(server)     validate, deadline, serialise, policies, steps
+//	(server)     validate, deadline, serialise, new session, policies, steps
 //	retry        run the rest again on a transient error
 //	(server)     transaction: snapshot, run, commit or restore
 //	execute      around the handler, inside the transaction

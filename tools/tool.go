@@ -152,7 +152,7 @@ func New[P, R any](name, description string, ann Annotations, h HandlerFunc[P, R
 			Content: r.Content,
 		}
 		if !r.Success {
-			o.Class = ClassFailure
+			o.Class, o.Missing = ClassFailure, r.Missing
 		}
 		return o, nil
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/wink-mcp/wink-mcp/identity"
 	winkserver "github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // Defaults for HTTPOptions fields left at their zero value.
@@ -368,7 +369,7 @@ func (h *HTTP) endSession(s *httpSession, why string) {
 			ctx = winkserver.ClientEnded(ctx)
 		}
 		h.srv.UnregisterSession(ctx, s.id)
-		h.logger.Debug("session ended", "session", s.id, "why", why)
+		h.logger.Debug("session ended", "mcp_session", session.LogHandle(s.id), "why", why)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	winkserver "github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // serveMCP is the Streamable HTTP endpoint.
@@ -117,7 +118,7 @@ func (h *HTTP) answered(w http.ResponseWriter, sess *httpSession, body []byte, e
 	switch {
 	case env.Method == "" && env.hasID():
 		if !sess.deliver(body) {
-			h.logger.Warn("transport: dropping a response that matches no pending request", "session", sess.id)
+			h.logger.Warn("transport: dropping a response that matches no pending request", "mcp_session", session.LogHandle(sess.id))
 		}
 		w.WriteHeader(http.StatusAccepted)
 	case env.Method == "":
@@ -355,7 +356,7 @@ func (h *HTTP) follow(r *http.Request, sess *httpSession, conn *httpConn) {
 		case <-quiet.C:
 			left := sess.quietLeft(h.opts.Now(), h.opts.SessionTTL)
 			if left <= 0 {
-				h.logger.Debug("closing a quiet stream", "session", sess.id, "after", h.opts.SessionTTL)
+				h.logger.Debug("closing a quiet stream", "mcp_session", session.LogHandle(sess.id), "after", h.opts.SessionTTL)
 				return
 			}
 			quiet.Reset(left)

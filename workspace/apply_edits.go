@@ -2,9 +2,11 @@ package workspace
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -156,9 +158,12 @@ func (s *settings) applyEdits(write, edit, rm, move *tools.Tool) *tools.Tool {
 			paths := map[string]bool{}
 			for i, e := range p.Edits {
 				label := fmt.Sprintf("edits[%d] (%s %s)", i, e.Op, e.target())
-				fail := func(msg string) (tools.Result[*Applied], error) {
-					return tools.Fail[*Applied](fmt.Sprintf("%s failed: %s No edit was applied.", label, msg)), nil
+				// lacking fails the call for want of what (tools.Missing),
+				// fail for another reason.
+				lacking := func(what, msg string) (tools.Result[*Applied], error) {
+					return tools.Missing[*Applied](what, fmt.Sprintf("%s failed: %s No edit was applied.", label, msg)), nil
 				}
+				fail := func(msg string) (tools.Result[*Applied], error) { return lacking("", msg) }
 				if editHook != nil {
 					if err := editHook(ctx, i); err != nil {
 						return tools.Result[*Applied]{}, fmt.Errorf("%s: %w", label, err)
@@ -179,6 +184,10 @@ func (s *settings) applyEdits(write, edit, rm, move *tools.Tool) *tools.Tool {
 				var done func(*tools.Outcome) error
 				if ctx.Call.Authorise != nil {
 					if done, err = ctx.Call.Authorise(t.Name(), params); err != nil {
+						var d *policy.Denial
+						if errors.As(err, &d) {
+							return lacking(d.Missing, err.Error())
+						}
 						return fail(err.Error())
 					}
 				}
@@ -197,7 +206,7 @@ func (s *settings) applyEdits(write, edit, rm, move *tools.Tool) *tools.Tool {
 					return tools.Result[*Applied]{}, fmt.Errorf("%s: %w", label, err)
 				}
 				if !r.Success {
-					return fail(r.Message)
+					return lacking(r.Missing, r.Message)
 				}
 				if done != nil {
 					if err := done(&tools.Outcome{Message: r.Message, Success: true}); err != nil {

@@ -58,7 +58,7 @@ func (s *settings) doEdit(ctx *tools.Context, w *view, p EditFileParams) (tools.
 	data, err := w.ReadFile(path)
 	if err != nil {
 		if f := describe(err, path, "File does not exist: "+path, s.maxFile); f != nil {
-			return tools.Fail[any](f.msg), nil
+			return failed[any](w, f), nil
 		}
 		return tools.Result[any]{}, err
 	}
@@ -79,7 +79,7 @@ func (s *settings) doEdit(ctx *tools.Context, w *view, p EditFileParams) (tools.
 	}
 	if err := w.WriteFile(path, []byte(out)); err != nil {
 		if f := describe(err, path, "File does not exist: "+path, s.maxFile); f != nil {
-			return tools.Fail[any](f.msg), nil
+			return failed[any](w, f), nil
 		}
 		return tools.Result[any]{}, err
 	}

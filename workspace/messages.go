@@ -12,8 +12,12 @@ import (
 var errRoot = errors.New("the workspace root cannot be removed")
 
 // failure is a tool failure whose message the model reads; handlers return
-// it as a failed result, anything else as a Go error.
-type failure struct{ msg string }
+// it as a failed result (failed), anything else as a Go error.
+type failure struct {
+	msg string
+	// absent is the path that does not exist, when that is the failure.
+	absent string
+}
 
 func (f *failure) Error() string { return f.msg }
 
@@ -36,7 +40,7 @@ func describe(err error, p, notExist string, maxFile int64) *failure {
 	case errors.As(err, &parentErr):
 		return failf("Cannot use %s: %s is a file, not a directory.", p, parentErr.path)
 	case errors.Is(err, errNotExist):
-		return &failure{msg: notExist}
+		return &failure{msg: notExist, absent: p}
 	case errors.Is(err, errIsDir):
 		return failf("%s is a directory, not a file.", display(p))
 	case errors.Is(err, errNotDir):
@@ -51,6 +55,17 @@ func describe(err error, p, notExist string, maxFile int64) *failure {
 		return failf("The workspace root cannot be removed.")
 	}
 	return nil
+}
+
+// failed is the failed result of f, a failure of a call on w. A path that
+// does not exist in a memory workspace is what the call's session lacks
+// (tools.Missing): the session may have been started for the call, empty,
+// because its client did not pass the handle back.
+func failed[R any](w *view, f *failure) tools.Result[R] {
+	if f.absent != "" && w.Backend() == "memory" {
+		return tools.Missing[R](f.absent+" in its workspace", f.msg)
+	}
+	return tools.Fail[R](f.msg)
 }
 
 // lockFiles takes, for the call of ctx, the locks of the files at paths

@@ -44,7 +44,7 @@ func (s *settings) doMove(ctx *tools.Context, w *view, p MoveFileParams) (tools.
 	}
 	fail := func(err error, path, notExist string) (tools.Result[any], error) {
 		if f := describe(err, path, notExist, s.maxFile); f != nil {
-			return tools.Fail[any](f.msg), nil
+			return failed[any](w, f), nil
 		}
 		return tools.Result[any]{}, err
 	}

@@ -47,14 +47,14 @@ func (s *settings) doRm(ctx *tools.Context, w *view, p RmParams) (tools.Result[a
 	info, err := w.st.stat(path)
 	if err != nil && !errorsIsEscape(err) {
 		if f := describe(err, path, "No such file or directory: "+path, s.maxFile); f != nil {
-			return tools.Fail[any](f.msg), nil
+			return failed[any](w, f), nil
 		}
 		return tools.Result[any]{}, err
 	}
 	n, err := w.Remove(path)
 	if err != nil {
 		if f := describe(err, path, "No such file or directory: "+path, s.maxFile); f != nil {
-			return tools.Fail[any](f.msg), nil
+			return failed[any](w, f), nil
 		}
 		return tools.Result[any]{}, err
 	}
