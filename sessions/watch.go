@@ -6,6 +6,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/store"
 )
 
@@ -73,7 +74,7 @@ func (m *Manager) catchUp() {
 	m.mu.Unlock()
 	for h, e := range held {
 		if _, err := m.recheck(m.ctx, h, e); err != nil {
-			m.logger.Debug("checking a session against the store failed", "session", h, "err", err)
+			m.logger.Debug("checking a session against the store failed", "session", session.LogHandle(h), "err", err)
 		}
 	}
 }

@@ -263,7 +263,7 @@ func (h *host) hold() error {
 		return fmt.Errorf("store: state dir %s is not writable: %w", h.dir, err)
 	}
 	h.srv.Store(srv)
-	h.logger.Debug("holding the session store", "dir", h.dir, "addr", addr)
+	h.logger.Debug("holding the session store", "root", filepath.Dir(h.dir), "addr", addr)
 	if !h.seen.Load() {
 		go h.poll(srv)
 	}
