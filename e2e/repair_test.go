@@ -120,9 +120,6 @@ func TestSiblingRepairsDiskWorkspace(t *testing.T) {
 				t.Errorf("answered call %s: %d of its %d files are there", mark, counts[mark], filesPerCall)
 			}
 		}
-		if !strings.Contains(sibling.p.stderr.String(), "put back calls a dead process left in flight") {
-			t.Errorf("the sibling does not say it put calls back; stderr:\n%s", sibling.p.stderr)
-		}
 		break
 	}
 
