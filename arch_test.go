@@ -37,6 +37,7 @@ var allowedImports = map[string][]string{
 	"transport":   {"server", "identity", "session"},
 	"hooks":       {"tools", "session", "policy", "schema", "identity"},
 	"consent":     {"tools", "session"},
+	"console":     {"server", "sessions", "session", "identity", "store", "planning", "history", "tools"},
 }
 
 // TestImportsPointOneWay reads every package's imports and holds them to

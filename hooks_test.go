@@ -47,9 +47,9 @@ func TestHooksConfigErrors(t *testing.T) {
 		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, _, closeAll, err := build(&flags{config: path}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		a, err := build(&flags{config: path}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil {
-			closeAll()
+			a.close()
 			t.Errorf("%q: built", yaml)
 			continue
 		}
@@ -62,11 +62,12 @@ func TestHooksConfigErrors(t *testing.T) {
 // TestMetricsHandler: the server offers /metrics for an HTTP transport to
 // mount, in the Prometheus text format.
 func TestMetricsHandler(t *testing.T) {
-	srv, _, closeAll, err := build(&flags{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := build(&flags{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAll()
+	defer a.close()
+	srv := a.srv
 	h := srv.Handlers()["/metrics"]
 	if h == nil {
 		t.Fatal("no /metrics handler")

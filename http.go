@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"strings"
 
 	"github.com/wink-mcp/wink-mcp/config"
-	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/console"
+	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/transport"
 )
 
@@ -157,8 +159,8 @@ func checkExposure(addr string, auth, insecure bool) (warn bool, err error) {
 
 // serveHTTP serves srv over HTTP until ctx is cancelled, then drains. It
 // returns the exit code.
-func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logger *slog.Logger, stderr io.Writer) int {
-	h := cfg.HTTP
+func serveHTTP(ctx context.Context, a *app, logger *slog.Logger, stderr io.Writer) int {
+	srv, h := a.srv, a.cfg.HTTP
 	sec, err := httpSecurity(h, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
@@ -172,7 +174,24 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logg
 	if warn {
 		logger.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", h.Addr)
 	}
-	ht, err := transport.NewHTTP(srv.MCP(), transport.HTTPOptions{
+	// The console checks tokens as /mcp does; without authentication, it
+	// takes a token made at startup, and is served on loopback only.
+	var ht *transport.HTTP
+	verify := func(ctx context.Context, token string) (identity.Identity, error) { return ht.Verify(ctx, token) }
+	var consoleToken string
+	if !sec.AuthRequired() {
+		consoleToken, verify = startupToken(identity.Identity{})
+	}
+	pages := map[string]http.Handler{}
+	if sec.AuthRequired() || !warn {
+		c, err := newConsole(a, verify, logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
+			return 1
+		}
+		pages[console.Path] = c
+	}
+	ht, err = transport.NewHTTP(srv.MCP(), transport.HTTPOptions{
 		Logger:         logger,
 		SessionTTL:     h.SessionTTL,
 		DrainTimeout:   h.DrainTimeout,
@@ -183,6 +202,7 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logg
 		BasePath:       h.BasePath,
 		Security:       sec,
 		Handlers:       srv.Handlers(),
+		Pages:          pages,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
@@ -196,6 +216,14 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg *config.Config, logg
 	}
 	logger.Info("serving MCP over HTTP", "version", moduleVersion(), "tools", len(srv.Tools()),
 		"addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "auth", sec.AuthRequired())
+	switch {
+	case len(pages) == 0:
+		logger.Warn("no console: it needs authentication on a non-loopback address")
+	case consoleToken != "":
+		logger.Info("the console", "url", "http://"+ln.Addr().String()+console.Path+"?token="+consoleToken)
+	default:
+		logger.Info("the console", "url", "http://"+ln.Addr().String()+console.Path+"?token=TOKEN (a bearer token of /mcp)")
+	}
 	if err := ht.Serve(ctx, ln); err != nil {
 		logger.Error("HTTP transport failed", "err", err)
 		return 1

@@ -38,6 +38,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/consent"
 	"github.com/wink-mcp/wink-mcp/evaluation"
 	"github.com/wink-mcp/wink-mcp/history"
+	"github.com/wink-mcp/wink-mcp/hooks"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
@@ -160,7 +161,7 @@ func parseFlags(args []string, help io.Writer) (*flags, error) {
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(help, "Usage: wink-mcp [flags]\n       wink-mcp recover [--state-dir DIR]\n\nServes MCP over stdio, or over HTTP with --http, with the configured sections.\nrecover puts back the files of disk workspaces that calls of a dead process left half changed.\n\nFlags:\n")
+			fmt.Fprintf(help, "Usage: wink-mcp [flags]\n       wink-mcp console [--listen ADDR] [--session NAME]\n       wink-mcp recover [--state-dir DIR]\n\nServes MCP over stdio, or over HTTP with --http, with the configured sections.\nconsole serves the web console of the sessions in the state directory, on loopback.\nrecover puts back the files of disk workspaces that calls of a dead process left half changed.\n\nFlags:\n")
 			fs.SetOutput(help)
 			fs.PrintDefaults()
 		}
@@ -175,8 +176,13 @@ func parseFlags(args []string, help io.Writer) (*flags, error) {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "recover" {
-		return runRecover(args[1:], stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "recover":
+			return runRecover(args[1:], stdout, stderr)
+		case "console":
+			return runConsole(ctx, args[1:], stdout, stderr)
+		}
 	}
 	f, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
@@ -201,18 +207,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
 	}
-	srv, cfg, closeBuilt, err := build(f, logger)
+	a, err := build(f, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 1
 	}
+	srv, cfg := a.srv, a.cfg
 	// Close (the audit writes what it holds) before the last log line.
-	closeAll := sync.OnceFunc(closeBuilt)
+	closeAll := sync.OnceFunc(a.close)
 	defer closeAll()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if cfg.HTTP.Addr != "" {
-		if code := serveHTTP(ctx, srv, cfg, logger, stderr); code != 0 {
+		if code := serveHTTP(ctx, a, logger, stderr); code != 0 {
 			return code
 		}
 	} else {
@@ -227,16 +234,31 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 0
 }
 
+// app is what build makes: the server, the configuration it was built
+// from, its session store and lifecycle hooks, and close, which closes the
+// server, releases the workspace backend, closes the audit file and the
+// store.
+type app struct {
+	srv   *server.Server
+	cfg   *config.Config
+	store store.Store
+	hooks *hooks.Hooks
+	close func()
+}
+
 // build loads the configuration, applies the flags to it and builds the
-// server it describes. The returned function releases the workspace
-// backend and closes the audit file.
-func build(f *flags, logger *slog.Logger) (*server.Server, *config.Config, func(), error) {
+// server it describes.
+func build(f *flags, logger *slog.Logger) (*app, error) {
 	cfg, err := loadConfig(f)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	srv, closeAll, err := buildServer(f, cfg, logger)
-	return srv, cfg, closeAll, err
+	a, err := buildServer(f, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	a.cfg = cfg
+	return a, nil
 }
 
 // loadConfig loads the configuration file, if any, and applies the flags
@@ -264,9 +286,8 @@ func loadConfig(f *flags) (*config.Config, error) {
 	return cfg, nil
 }
 
-// buildServer builds the server cfg describes. The returned function
-// releases the workspace backend and closes the audit file.
-func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Server, func(), error) {
+// buildServer builds the server cfg describes.
+func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*app, error) {
 	if f.strategy != "" {
 		cfg.Planning.Strategy = planning.Strategy(f.strategy)
 	}
@@ -298,30 +319,30 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 	strategy, err := planning.ParseStrategy(string(cfg.Planning.Strategy))
 	if err != nil {
 		if f.strategy != "" {
-			return nil, nil, fmt.Errorf("--strategy: %w", err)
+			return nil, fmt.Errorf("--strategy: %w", err)
 		}
-		return nil, nil, cfg.Errorf("planning.strategy", "%v", err)
+		return nil, cfg.Errorf("planning.strategy", "%v", err)
 	}
 	b := &builder{cfg: cfg, strategy: strategy, logger: logger}
 	roots, err := b.sections()
 	if err != nil {
 		b.close()
-		return nil, nil, err
+		return nil, err
 	}
 	tree, err := sections.NewTree(roots...)
 	if err != nil {
 		b.close()
-		return nil, nil, err
+		return nil, err
 	}
 	policies, err := serverPolicies(cfg, tree)
 	if err != nil {
 		b.close()
-		return nil, nil, err
+		return nil, err
 	}
 	lifecycle, err := newHooks(cfg, tree, logger)
 	if err != nil {
 		b.close()
-		return nil, nil, err
+		return nil, err
 	}
 	asks, err := consent.New(cfg.Consent, tree.Tools(), lifecycle.RedactArgs)
 	var stateKey []byte
@@ -339,7 +360,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 			logger.Error("closing the audit file failed", "err", cerr)
 		}
 		b.close()
-		return nil, nil, err
+		return nil, err
 	}
 	closeAll := func() {
 		if err := lifecycle.Close(); err != nil {
@@ -370,11 +391,11 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 	})
 	if err != nil {
 		closeAll()
-		return nil, nil, err
+		return nil, err
 	}
 	// The server's background work on the store (sweeps, expiry) ends
 	// before the store closes.
-	return srv, func() { srv.Close(); closeAll() }, nil
+	return &app{srv: srv, store: st, hooks: lifecycle, close: func() { srv.Close(); closeAll() }}, nil
 }
 
 // minStateKey is the shortest secret http.request_state_key_file may hold.

@@ -200,11 +200,12 @@ func TestReadBeforeWriteConfig(t *testing.T) {
 // TestEveryToolSchemaCompiles: every built-in tool's input schema compiles
 // and explains a refusal.
 func TestEveryToolSchemaCompiles(t *testing.T) {
-	srv, _, closeAll, err := build(&flags{conformance: true}, slog.New(slog.DiscardHandler))
+	a, err := build(&flags{conformance: true}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAll()
+	defer a.close()
+	srv := a.srv
 	for _, tool := range srv.Tools() {
 		_, err := tool.Parse([]byte(`{"no such argument":1}`))
 		var se *schema.Error

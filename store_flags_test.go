@@ -140,11 +140,12 @@ func TestSessionTTLDefault(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, cfg, closeAll, err := build(f, slog.New(slog.DiscardHandler))
+		a, err := build(f, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
-		closeAll()
+		a.close()
+		cfg := a.cfg
 		if cfg.HTTP.SessionTTL != c.want {
 			t.Errorf("%q: session TTL %v, want %v", c.args, cfg.HTTP.SessionTTL, c.want)
 		}

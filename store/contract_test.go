@@ -30,6 +30,7 @@ func contract(t *testing.T, open func(t *testing.T) Store) {
 		{"BlobBeforeHead", testBlobBeforeHead},
 		{"HeadNeverDangles", testHeadNeverDangles},
 		{"Delete", testDelete},
+		{"Heads", testHeads},
 		{"Sweep", testSweep},
 		{"Expire", testExpire},
 		{"LogRetention", testLogRetention},
@@ -626,5 +627,33 @@ func testTaskExpires(t *testing.T, s Store) {
 	}
 	if list := must[[][]byte](t)(s.Tasks(ctx, "alice")); len(list) != 1 || string(list[0]) != "y" {
 		t.Errorf("Tasks after one expired = %s, want [y]", list)
+	}
+}
+
+// testHeads: Heads lists every session's latest head, with its revision
+// and time, and no deleted session.
+func testHeads(t *testing.T, s Store) {
+	ctx := ctxT(t)
+	if got := must[[]SessionHead](t)(s.Heads(ctx)); len(got) != 0 {
+		t.Fatalf("an empty store's heads: %v", got)
+	}
+	start := time.Now().Add(-time.Second)
+	want := map[string]uint64{}
+	for _, name := range []string{"a", "b", "c"} {
+		rev := must[uint64](t)(s.Create(ctx, name, []byte("first "+name)))
+		want[name] = must[uint64](t)(s.Commit(ctx, name, rev, []byte("head "+name), nil))
+	}
+	must[uint64](t)(s.Create(ctx, "gone", []byte("x")))
+	if err := s.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	got := must[[]SessionHead](t)(s.Heads(ctx))
+	if len(got) != len(want) {
+		t.Fatalf("heads %v, want a, b and c", got)
+	}
+	for _, h := range got {
+		if h.Rev != want[h.Session] || string(h.Data) != "head "+h.Session || h.Time.Before(start) {
+			t.Errorf("head %s: %q at %d (%v), want %q at %d", h.Session, h.Data, h.Rev, h.Time, "head "+h.Session, want[h.Session])
+		}
 	}
 }

@@ -749,6 +749,27 @@ func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 	return n, nil
 }
 
+// Heads implements Store with one scan of the last message of every head
+// subject; deletion markers are left out.
+func (s *JetStream) Heads(ctx context.Context) ([]SessionHead, error) {
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	var out []SessionHead
+	prefix := s.headSubject("")
+	err := s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{prefix + "*"},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+	}, 0, func() { out = out[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		if !isDeleted(m.Headers()) {
+			out = append(out, SessionHead{Session: strings.TrimPrefix(m.Subject(), prefix), Head: Head{Data: m.Data(), Rev: meta.Sequence.Stream, Time: meta.Timestamp}})
+		}
+	})
+	if err != nil {
+		return nil, fail("heads", "", err)
+	}
+	return out, nil
+}
+
 // scan delivers to fn the messages of st that an ordered consumer with cfg
 // finds: those it counts when it starts or, if until is not 0, those up to
 // the one at sequence until. The consumer may run on a replica that lags,

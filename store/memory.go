@@ -111,6 +111,19 @@ func (m *Memory) Load(ctx context.Context, session string) (Head, error) {
 	return Head{Data: bytes.Clone(h.data), Rev: h.rev, Time: h.time}, nil
 }
 
+// Heads implements Store.
+func (m *Memory) Heads(ctx context.Context) ([]SessionHead, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	out := make([]SessionHead, 0, len(m.heads))
+	for name, h := range m.heads {
+		out = append(out, SessionHead{Session: name, Head: Head{Data: bytes.Clone(h.data), Rev: h.rev, Time: h.time}})
+	}
+	return out, nil
+}
+
 // Commit implements Store. As in the JetStream store, the blobs are
 // written before the head's revision is checked, so a commit that loses
 // the race leaves them as garbage for Sweep.

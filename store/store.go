@@ -121,6 +121,10 @@ type Store interface {
 	// to. Blobs written after rev are kept whatever live says.
 	Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (Swept, error)
 
+	// Heads returns the head of every session, in no order: a scan of
+	// the store, for a view of its sessions (not for a call's path).
+	Heads(ctx context.Context) ([]SessionHead, error)
+
 	// Delete removes the session's head, blobs and log. It returns
 	// ErrNotFound if the session does not exist. A commit that loaded the
 	// session before gets ErrNotFound, and its blobs are purged again.
@@ -165,6 +169,12 @@ type Store interface {
 
 	// Close releases the store. Calls made after it return ErrUnavailable.
 	Close() error
+}
+
+// SessionHead is a session's head, with the session's name.
+type SessionHead struct {
+	Session string
+	Head
 }
 
 // Head is a session's head record as loaded.

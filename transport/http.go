@@ -83,6 +83,11 @@ type HTTPOptions struct {
 	// "/metrics"); they pass the same checks as /mcp, authentication
 	// included.
 	Handlers map[string]http.Handler
+	// Pages are handlers for browsers, mounted at their paths ("/console"
+	// and what is under it): they pass the Host and Origin checks of /mcp
+	// and authenticate their requests themselves (HTTP.Verify checks a
+	// token as /mcp does).
+	Pages map[string]http.Handler
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -141,7 +146,8 @@ type HTTP struct {
 	calls    sync.WaitGroup // in-flight calls
 	draining atomic.Bool
 
-	handler http.Handler
+	handler   http.Handler
+	verifiers []verifier // the bearer token checks of /mcp
 }
 
 // NewHTTP returns the HTTP transport of srv. It starts a goroutine that
@@ -199,7 +205,33 @@ func (h *HTTP) routes() (http.Handler, error) {
 	for path, hd := range h.opts.Handlers {
 		mux.Handle(path, protected(hd))
 	}
+	for path, hd := range h.opts.Pages {
+		mux.Handle(path, open(hd))
+		mux.Handle(path+"/", open(hd))
+	}
+	h.verifiers = sec.verifiers
 	return mux, nil
+}
+
+// ErrNoAuthentication is the error of Verify on a transport that
+// authenticates nobody.
+var ErrNoAuthentication = errors.New("transport: no authentication is configured")
+
+// Verify checks a bearer token as /mcp checks it and returns whose it is.
+// On a transport without authentication it returns ErrNoAuthentication.
+func (h *HTTP) Verify(ctx context.Context, token string) (identity.Identity, error) {
+	if len(h.verifiers) == 0 {
+		return identity.Identity{}, ErrNoAuthentication
+	}
+	var errs []error
+	for _, v := range h.verifiers {
+		who, err := v(ctx, token)
+		if err == nil {
+			return who, nil
+		}
+		errs = append(errs, err)
+	}
+	return identity.Identity{}, errors.Join(errs...)
 }
 
 // healthz answers liveness probes: 200 with the number of live sessions,

@@ -71,6 +71,7 @@ func (s Security) AuthRequired() bool { return len(s.BearerTokens) > 0 || s.JWT 
 type security struct {
 	host, origin, auth, bodyLimit middleware
 	metadata                      http.Handler // the protected-resource metadata document, with JWT
+	verifiers                     []verifier   // of auth; none without authentication
 }
 
 // metadataPath is where the OAuth protected-resource metadata (RFC 9728)
@@ -104,6 +105,7 @@ func (s Security) middleware(logger *slog.Logger) (*security, error) {
 	if len(verifiers) > 0 {
 		out.auth = bearerAuth(verifiers, metadata, logger)
 	}
+	out.verifiers = verifiers
 	return out, nil
 }
 

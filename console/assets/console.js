@@ -1,0 +1,44 @@
+// The console's pages fetch themselves again when the store says that a
+// session they show changed (server-sent events from /console/events).
+(function () {
+  "use strict";
+  var body = document.body;
+  var page = body.getAttribute("data-page");
+  if (!page || !window.EventSource) {
+    return;
+  }
+  var mine = body.getAttribute("data-session");
+  var pending = null;
+  function refresh() {
+    pending = null;
+    fetch(location.href, { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (!html) {
+          return;
+        }
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var fresh = doc.getElementById("content");
+        if (fresh) {
+          document.getElementById("content").replaceWith(fresh);
+        }
+      });
+  }
+  var events = new EventSource("/console/events");
+  events.onmessage = function (e) {
+    if (page === "session" && e.data !== mine) {
+      return;
+    }
+    if (pending === null) {
+      pending = setTimeout(refresh, 250);
+    }
+  };
+  var end = document.querySelector("form.end");
+  if (end) {
+    end.addEventListener("submit", function (e) {
+      if (!confirm("End this session? Its plan, files and log are deleted.")) {
+        e.preventDefault();
+      }
+    });
+  }
+})();

@@ -1,0 +1,205 @@
+package console_test
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/wink-mcp/wink-mcp/console"
+	"github.com/wink-mcp/wink-mcp/history"
+	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/planning"
+	"github.com/wink-mcp/wink-mcp/sections"
+	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/store"
+	"github.com/wink-mcp/wink-mcp/workspace"
+)
+
+// fixture is a server with the planning, workspace and history sections
+// on a memory store, and its console behind a test HTTP server, where the
+// token "alice-token" is alice's and "bob-token" bob's.
+type fixture struct {
+	srv *server.Server
+	url string
+}
+
+var tokens = map[string]identity.Identity{"alice-token": {Subject: "alice"}, "bob-token": {Subject: "bob"}}
+
+func verify(_ context.Context, token string) (identity.Identity, error) {
+	for t, id := range tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+			return id, nil
+		}
+	}
+	return identity.Identity{}, errors.New("invalid token")
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	b, err := workspace.NewMemory(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := sections.NewTree(planning.New(planning.React), workspace.New(b, workspace.Options{}), history.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.NewMemory(store.Options{})
+	srv, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, Store: st, History: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c, err := console.New(console.Options{Server: srv, Store: st, Verify: verify})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(c)
+	t.Cleanup(hs.Close)
+	return &fixture{srv: srv, url: hs.URL}
+}
+
+// call makes a tool call as who, in session h ("" for a new one), and
+// returns the result's text and its session.
+func (f *fixture) call(t *testing.T, who identity.Identity, h, tool string, args map[string]any) (string, string) {
+	t.Helper()
+	meta := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "test", "version": "1"},
+	}
+	if h != "" {
+		meta[server.MetaSession] = h
+	}
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args, "_meta": meta}})
+	resp, _ := json.Marshal(server.HandleMessage(identity.With(context.Background(), who), f.srv.MCP(), msg))
+	var out struct {
+		Result struct {
+			Content           []struct{ Text string }
+			StructuredContent map[string]any
+			IsError           bool
+		}
+	}
+	if err := json.Unmarshal(resp, &out); err != nil || out.Result.IsError || len(out.Result.Content) == 0 {
+		t.Fatalf("%s: %s", tool, resp)
+	}
+	s, _ := out.Result.StructuredContent["session"].(string)
+	return out.Result.Content[0].Text, s
+}
+
+// browser is an HTTP client with a cookie jar that does not follow
+// redirects by itself.
+func browser(t *testing.T) *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar}
+}
+
+func get(t *testing.T, c *http.Client, u string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestConsole: alice opens the console with her token, once; sees her
+// session's objective and its calls, not bob's; undoes a call from the
+// session's page and finds the file gone; ends the session.
+func TestConsole(t *testing.T) {
+	f := newFixture(t)
+	alice, bob := tokens["alice-token"], tokens["bob-token"]
+	_, h := f.call(t, alice, "", "planning_setup_plan", map[string]any{"objective": "Ship the greeting", "initial_steps": []string{"write it"}})
+	f.call(t, alice, h, "write_file", map[string]any{"file_path": "hello.txt", "content": "hello\n"})
+	_, hb := f.call(t, bob, "", "planning_setup_plan", map[string]any{"objective": "Bob's secret plan"})
+
+	c := browser(t)
+	code, page := get(t, c, f.url+"/console/s/"+h+"?token=alice-token")
+	if code != http.StatusOK || !strings.Contains(page, "Ship the greeting") || !strings.Contains(page, "write_file") || !strings.Contains(page, "hello.txt") {
+		t.Fatalf("alice's session page: %d\n%s", code, page)
+	}
+	code, page = get(t, c, f.url+"/console")
+	if code != http.StatusOK || !strings.Contains(page, "Ship the greeting") || strings.Contains(page, "Bob") || strings.Contains(page, hb) {
+		t.Fatalf("alice's sessions page: %d\n%s", code, page)
+	}
+	if code, page = get(t, c, f.url+"/console/s/"+hb); code != http.StatusNotFound || strings.Contains(page, "Bob") {
+		t.Fatalf("bob's session, for alice: %d\n%s", code, page)
+	}
+
+	undo := func(origin string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, f.url+"/console/s/"+h+"/undo", strings.NewReader(url.Values{"steps": {"1"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := undo("https://evil.example"); code != http.StatusForbidden {
+		t.Fatalf("an undo from another origin: %d", code)
+	}
+	if code, page := undo(f.url); code != http.StatusOK || !strings.Contains(page, "hello.txt") || !strings.Contains(page, "undone") {
+		t.Fatalf("undo: %d\n%s", code, page)
+	}
+	if text, _ := f.call(t, alice, h, "ls", map[string]any{}); strings.Contains(text, "hello.txt") {
+		t.Fatalf("after the undo, the workspace: %s", text)
+	}
+
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/console/s/"+h+"/end", nil)
+	req.Header.Set("Origin", f.url)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code, page = get(t, c, f.url+"/console"); strings.Contains(page, "Ship the greeting") {
+		t.Fatalf("the sessions page after the end: %d\n%s", code, page)
+	}
+}
+
+// TestConsoleRefuses: without a token, with a wrong one, the console
+// answers 401 and nothing of any session; a link with a token sets an
+// HttpOnly, SameSite=Strict cookie and sends the browser to the URL
+// without the token.
+func TestConsoleRefuses(t *testing.T) {
+	f := newFixture(t)
+	_, h := f.call(t, tokens["alice-token"], "", "planning_setup_plan", map[string]any{"objective": "Private objective"})
+	for name, u := range map[string]string{
+		"no token":    f.url + "/console",
+		"wrong token": f.url + "/console?token=nope",
+		"session":     f.url + "/console/s/" + h,
+		"events":      f.url + "/console/events",
+	} {
+		code, page := get(t, browser(t), u)
+		if code != http.StatusUnauthorized || strings.Contains(page, "Private objective") {
+			t.Errorf("%s: %d\n%s", name, code, page)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, f.url+"/console/s/"+h+"?token=alice-token&x=1", nil)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ck := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/s/"+h+"?x=1" ||
+		len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Value != "alice-token" {
+		t.Fatalf("a link with a token: %d, Location %q, cookies %+v", resp.StatusCode, resp.Header.Get("Location"), ck)
+	}
+}

@@ -1,0 +1,309 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/history"
+	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/planning"
+	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/sessions"
+	"github.com/wink-mcp/wink-mcp/tools"
+)
+
+// row is a session as the sessions page lists it.
+type row struct {
+	Handle    string
+	ID        string // session.LogID: what the page's events name
+	Changed   time.Time
+	Objective string
+	Status    string
+	Done      int
+	Steps     int
+	Files     []string // files its kept commits changed
+	Last      *session.CallSummary
+}
+
+// sessionsPage lists the sessions of the viewer's principal, a page at a
+// time, the one changed last first.
+func (c *Console) sessionsPage(w http.ResponseWriter, r *http.Request, who identity.Identity) {
+	owner := who.Principal()
+	list, err := c.opts.Server.Sessions().List(r.Context(), owner)
+	if err != nil {
+		c.failed(w, err)
+		return
+	}
+	pages := max(1, (len(list)+c.opts.PageSize-1)/c.opts.PageSize)
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	page = min(max(page, 1), pages)
+	list = list[min((page-1)*c.opts.PageSize, len(list)):min(page*c.opts.PageSize, len(list))]
+	rows := make([]row, 0, len(list))
+	for _, l := range list {
+		rw, err := c.row(r.Context(), l, owner)
+		if errors.Is(err, sessions.ErrUnknownSession) {
+			continue // ended since the list was read
+		}
+		if err != nil {
+			c.failed(w, err)
+			return
+		}
+		rows = append(rows, rw)
+	}
+	c.render(w, "sessions.html", map[string]any{
+		"Viewer": viewerName(who), "Rows": rows, "Page": page, "Pages": pages, "Path": Path,
+	})
+}
+
+// row reads the session of l for the sessions page.
+func (c *Console) row(ctx context.Context, l sessions.Listing, owner string) (row, error) {
+	m := c.opts.Server.Sessions()
+	u, err := m.Read(ctx, sessions.Request{Handle: l.Handle, Owner: owner})
+	if err != nil {
+		return row{}, err
+	}
+	defer u.Release()
+	rw := row{Handle: l.Handle, ID: session.LogID(l.Handle), Changed: l.Changed}
+	if p := planning.Current(u.Session); p != nil {
+		rw.Objective, rw.Status, rw.Steps = p.Objective, string(p.Status), len(p.Steps)
+		for _, s := range p.Steps {
+			if s.Status == planning.Done {
+				rw.Done++
+			}
+		}
+	}
+	if h := u.History(); h != nil {
+		if d, err := h.Log(ctx); err == nil {
+			for _, cm := range d.Commits {
+				for _, f := range cm.Files {
+					if !f.Dir && !slices.Contains(rw.Files, f.Path) {
+						rw.Files = append(rw.Files, f.Path)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(rw.Files)
+	if last, err := m.Summaries(ctx, l.Handle, 1); err == nil && len(last) == 1 {
+		rw.Last = &last[0]
+	}
+	return rw, nil
+}
+
+// call is a call of a session's log as its page shows it.
+type call struct {
+	session.CallSummary
+	First string // the first line of the result's message
+}
+
+// sessionPage shows a session: its plan, its call log newest first, the
+// calls its history keeps and its checkpoints, and the actions on it.
+func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, who identity.Identity) {
+	h, owner := r.PathValue("handle"), who.Principal()
+	m := c.opts.Server.Sessions()
+	u, err := m.Read(r.Context(), sessions.Request{Handle: h, Owner: owner})
+	if errors.Is(err, sessions.ErrUnknownSession) {
+		c.refuse(w, http.StatusNotFound, "No session of yours has that name; it may have ended.")
+		return
+	}
+	if err != nil {
+		c.failed(w, err)
+		return
+	}
+	plan := planning.Current(u.Session)
+	var hist *session.HistoryLog
+	if hh := u.History(); hh != nil {
+		hist, _ = hh.Log(r.Context())
+	}
+	u.Release()
+	rw, err := c.row(r.Context(), sessions.Listing{Handle: h}, owner)
+	if err != nil {
+		c.failed(w, err)
+		return
+	}
+	log, err := m.Summaries(r.Context(), h, c.opts.LogSize)
+	if err != nil {
+		c.failed(w, err)
+		return
+	}
+	calls := make([]call, 0, len(log))
+	for i := len(log) - 1; i >= 0; i-- {
+		s := log[i]
+		if c.opts.Redact != nil {
+			s.Args = string(c.opts.Redact(s.Tool, json.RawMessage(s.Args)))
+		}
+		first, _, _ := strings.Cut(s.Message, "\n")
+		calls = append(calls, call{CallSummary: s, First: first})
+	}
+	var commits []session.HistoryCommit
+	var checkpoints []session.Checkpoint
+	if hist != nil {
+		commits = slices.Clone(hist.Commits)
+		slices.Reverse(commits)
+		checkpoints = hist.Checkpoints
+	}
+	c.render(w, "session.html", map[string]any{
+		"Viewer": viewerName(who), "Session": rw, "Plan": plan, "Calls": calls,
+		"Commits": commits, "Checkpoints": checkpoints, "History": c.hasHistory(),
+		"Result": r.URL.Query().Get("result"), "Failed": r.URL.Query().Get("failed") != "", "Path": Path,
+	})
+}
+
+// hasHistory reports whether the server has the history section's tools.
+func (c *Console) hasHistory() bool {
+	return slices.ContainsFunc(c.opts.Server.Tools(), func(t *tools.Tool) bool { return t.Name() == "session_undo" })
+}
+
+// act runs an action on a session: undo (form field "steps"), restore
+// (form field "name") or end, and sends the browser back to the session's
+// page, or to the sessions page once the session ended, with what came of
+// it.
+func (c *Console) act(w http.ResponseWriter, r *http.Request, who identity.Identity) {
+	h, owner := r.PathValue("handle"), who.Principal()
+	var text string
+	var failed bool
+	switch r.PathValue("action") {
+	case "undo":
+		steps, err := strconv.Atoi(r.FormValue("steps"))
+		if err != nil || steps < 1 {
+			c.refuse(w, http.StatusBadRequest, "Say how many calls to undo: a number from 1.")
+			return
+		}
+		text, failed = c.call(r.Context(), who, h, "session_undo", history.UndoParams{Steps: steps})
+	case "restore":
+		text, failed = c.call(r.Context(), who, h, "session_restore", history.RestoreParams{Name: r.FormValue("name")})
+	case "end":
+		switch err := c.opts.Server.Sessions().Delete(r.Context(), h, owner); {
+		case errors.Is(err, sessions.ErrUnknownSession):
+			c.refuse(w, http.StatusNotFound, "No session of yours has that name; it may have ended.")
+			return
+		case err != nil:
+			c.failed(w, err)
+			return
+		}
+		c.opts.Logger.Info("console: ended a session", "session", session.LogHandle(h))
+		http.Redirect(w, r, Path+"?ended="+url.QueryEscape(session.LogID(h)), http.StatusSeeOther)
+		return
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	q := url.Values{"result": {text}}
+	if failed {
+		q.Set("failed", "1")
+	}
+	http.Redirect(w, r, Path+"/s/"+url.PathEscape(h)+"?"+q.Encode(), http.StatusSeeOther)
+}
+
+// call calls tool with args in session h as who, through the server, as a
+// client of the 2026-07-28 era would, and returns the result's text and
+// whether it is an error.
+func (c *Console) call(ctx context.Context, who identity.Identity, h, tool string, args any) (string, bool) {
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+		"name": tool, "arguments": args,
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "wink-mcp console", "version": "1"},
+			server.MetaSession:                           h,
+		},
+	}})
+	if err != nil {
+		return err.Error(), true
+	}
+	if !who.Anonymous() {
+		ctx = identity.With(ctx, who)
+	}
+	resp, err := json.Marshal(server.HandleMessage(ctx, c.opts.Server.MCP(), msg))
+	if err != nil {
+		return err.Error(), true
+	}
+	var out struct {
+		Result *struct {
+			Content []struct{ Text string }
+			IsError bool
+		}
+		Error *struct{ Message string }
+	}
+	if err := json.Unmarshal(resp, &out); err != nil || out.Result == nil {
+		if out.Error != nil {
+			return out.Error.Message, true
+		}
+		return fmt.Sprintf("no result: %s", resp), true
+	}
+	var b strings.Builder
+	for _, ct := range out.Result.Content {
+		b.WriteString(ct.Text)
+	}
+	return b.String(), out.Result.IsError
+}
+
+// failed answers a failure of the server's own (the store down, say).
+func (c *Console) failed(w http.ResponseWriter, err error) {
+	c.opts.Logger.Warn("console: a page failed", "err", err)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	msg := sessions.Message(err)
+	if msg == "" {
+		msg = "The server could not read its sessions; try again."
+	}
+	c.render(w, "refused.html", map[string]any{"Why": msg, "Status": http.StatusServiceUnavailable})
+}
+
+// viewerName says who is looking.
+func viewerName(who identity.Identity) string {
+	switch {
+	case who.Subject != "":
+		return who.Subject
+	case who.Credential != "":
+		return "a bearer token"
+	}
+	return "anyone with the console's link"
+}
+
+// events streams server-sent events while a page listens: one per change
+// of a session's head in the store, its data the session's log
+// identifier (never its handle), so that a page can fetch itself again. A
+// comment every 15 s keeps the stream open. The store is watched only
+// while a page listens.
+func (c *Console) events(w http.ResponseWriter, r *http.Request, _ identity.Identity) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	changes, err := c.opts.Store.Watch(r.Context())
+	if err != nil {
+		c.failed(w, sessions.StoreError{Err: err})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	ping := time.NewTicker(15 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case ch, ok := <-changes:
+			if !ok {
+				return
+			}
+			fmt.Fprintf(w, "data: %s\n\n", session.LogID(ch.Session))
+		case <-ping.C:
+			fmt.Fprint(w, ": ping\n\n")
+		case <-r.Context().Done():
+			return
+		}
+		fl.Flush()
+	}
+}

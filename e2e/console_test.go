@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// consoleBrowser is an HTTP client that keeps cookies, as a browser does.
+func consoleBrowser(t *testing.T) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar}
+}
+
+// getPage fetches u and returns the status and body.
+func getPage(t *testing.T, c *http.Client, u string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestConsoleOverHTTP: an HTTP server with bearer tokens serves the
+// console at /console to a browser that opens it with a token: it shows
+// the token's sessions and no other's, and without a token, or with a
+// wrong one, nothing.
+func TestConsoleOverHTTP(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("token-of-alice\ntoken-of-bob\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := serveHTTP(t, "--bearer-token-file", tokens)
+	base := strings.TrimSuffix(s.url, "/mcp")
+	alice, bob := &httpClient{url: s.url, token: "token-of-alice"}, &httpClient{url: s.url, token: "token-of-bob"}
+	h := keepState(t, alice, false)
+	bob.call(t, "planning_setup_plan", map[string]any{"objective": "Bob's own plan"})
+
+	for name, u := range map[string]string{"no token": base + "/console", "wrong token": base + "/console?token=token-of-eve"} {
+		if code, page := getPage(t, consoleBrowser(t), u); code != http.StatusUnauthorized || strings.Contains(page, "Ship it") {
+			t.Errorf("%s: %d\n%s", name, code, page)
+		}
+	}
+	b := consoleBrowser(t)
+	code, page := getPage(t, b, base+"/console?token=token-of-alice")
+	if code != http.StatusOK || !strings.Contains(page, "Ship it") || strings.Contains(page, "Bob's own plan") {
+		t.Fatalf("alice's console: %d\n%s", code, page)
+	}
+	if code, page = getPage(t, b, base+"/console/s/"+h); code != http.StatusOK || !strings.Contains(page, "planning_setup_plan") || !strings.Contains(page, "notes.md") {
+		t.Fatalf("alice's session page: %d\n%s", code, page)
+	}
+}
+
+// TestConsoleCommand: "wink-mcp console --session NAME" beside a stdio
+// process with that --session prints a loopback URL with a token; the
+// console shows the process's plan as it changes.
+func TestConsoleCommand(t *testing.T) {
+	state := t.TempDir()
+	p := &stdioClient{p: start(t, "", "--state-dir", state, "--session", "desk"), modern: true}
+	if r := p.call(t, "planning_setup_plan", map[string]any{"objective": "Seen from the console"}); r.IsError {
+		t.Fatalf("setup: %+v", r)
+	}
+	cmd := exec.Command(binary, "console", "--state-dir", state, "--session", "desk")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	u, ok := strings.CutPrefix(strings.TrimSpace(line), "Open ")
+	if err != nil || !ok || !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.Contains(u, "/console?token=") {
+		t.Fatalf("the console printed %q (%v); stderr:\n%s", line, err, stderr.String())
+	}
+	b := consoleBrowser(t)
+	if code, page := getPage(t, b, u); code != http.StatusOK || !strings.Contains(page, "Seen from the console") {
+		t.Fatalf("the console: %d\n%s", code, page)
+	}
+	if r := p.call(t, "planning_setup_plan", map[string]any{"objective": "Changed since"}); r.IsError {
+		t.Fatalf("setup: %+v", r)
+	}
+	base, _, _ := strings.Cut(u, "?")
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, page := getPage(t, b, base); strings.Contains(page, "Changed since") {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the console does not show the new objective")
+		}
+	}
+}
