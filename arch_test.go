@@ -19,6 +19,7 @@ const module = "github.com/wink-mcp/wink-mcp/"
 // server or a transport.
 var allowedImports = map[string][]string{
 	"session":     {},
+	"diffs":       {},
 	"schema":      {},
 	"config":      {"hooks", "planning", "consent", "evaluation"},
 	"identity":    {},
@@ -31,13 +32,13 @@ var allowedImports = map[string][]string{
 	"workspace":   {"sections", "tools", "policy", "session", "statetree"},
 	"evaluation":  {"sections", "tools", "workspace"},
 	"conformance": {"sections", "tools", "policy", "session"},
-	"sessions":    {"session", "statetree", "store"},
+	"sessions":    {"session", "statetree", "store", "diffs"},
 	"history":     {"sections", "tools", "session"},
-	"server":      {"sections", "tools", "policy", "session", "sessions", "schema", "identity", "store"},
+	"server":      {"sections", "tools", "policy", "session", "sessions", "schema", "identity", "store", "diffs"},
 	"transport":   {"server", "identity", "session"},
 	"hooks":       {"tools", "session", "policy", "schema", "identity"},
 	"consent":     {"tools", "session"},
-	"console":     {"server", "sessions", "session", "identity", "store", "planning", "history", "tools"},
+	"console":     {"server", "sessions", "session", "identity", "store", "planning", "history", "tools", "diffs"},
 }
 
 // TestImportsPointOneWay reads every package's imports and holds them to

@@ -93,6 +93,7 @@ func New(opts Options) (*Console, error) {
 	c.mux.HandleFunc("GET "+Path+"/{$}", c.viewer(c.sessionsPage))
 	c.mux.HandleFunc("GET "+Path+"/events", c.viewer(c.events))
 	c.mux.HandleFunc("GET "+Path+"/s/{handle}", c.viewer(c.sessionPage))
+	c.mux.HandleFunc("GET "+Path+"/s/{handle}/changes/{seq}", c.viewer(c.changesPage))
 	c.mux.HandleFunc("POST "+Path+"/s/{handle}/{action}", c.viewer(c.act))
 	return c, nil
 }
@@ -192,4 +193,32 @@ var funcs = template.FuncMap{
 	"stamp": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"ms":    func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) },
 	"add":   func(a, b int) int { return a + b },
+	"lines": diffLines,
+}
+
+// diffLine is a line of a unified diff, with its kind: "add", "del",
+// "hunk", "file" or "" for context.
+type diffLine struct{ Kind, Text string }
+
+// diffLines splits a unified diff into its lines, each with its kind.
+func diffLines(diff string) []diffLine {
+	var out []diffLine
+	for _, l := range strings.SplitAfter(diff, "\n") {
+		if l == "" {
+			continue
+		}
+		kind := ""
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			kind = "file"
+		case strings.HasPrefix(l, "@@"):
+			kind = "hunk"
+		case strings.HasPrefix(l, "+"):
+			kind = "add"
+		case strings.HasPrefix(l, "-"):
+			kind = "del"
+		}
+		out = append(out, diffLine{kind, strings.TrimSuffix(l, "\n")})
+	}
+	return out
 }

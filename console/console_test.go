@@ -131,6 +131,17 @@ func TestConsole(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(page, "Ship the greeting") || !strings.Contains(page, "write_file") || !strings.Contains(page, "hello.txt") {
 		t.Fatalf("alice's session page: %d\n%s", code, page)
 	}
+	code, page = get(t, c, f.url+"/console/s/"+h+"/changes/2?part=1")
+	if code != http.StatusOK || !strings.Contains(page, "added <code>hello.txt</code>") || !strings.Contains(page, `<span class="add">&#43;hello</span>`) {
+		t.Fatalf("the diff of write_file: %d\n%s", code, page)
+	}
+	code, page = get(t, c, f.url+"/console/s/"+h+"/changes/1")
+	if code != http.StatusOK || !strings.Contains(page, "planning.plan") || !strings.Contains(page, "Ship the greeting") {
+		t.Fatalf("the diff of planning_setup_plan: %d\n%s", code, page)
+	}
+	if code, _ = get(t, c, f.url+"/console/s/"+h+"/changes/99"); code != http.StatusNotFound {
+		t.Fatalf("a change the history does not keep: %d", code)
+	}
 	code, page = get(t, c, f.url+"/console")
 	if code != http.StatusOK || !strings.Contains(page, "Ship the greeting") || strings.Contains(page, "Bob") || strings.Contains(page, hb) {
 		t.Fatalf("alice's sessions page: %d\n%s", code, page)

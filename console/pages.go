@@ -158,6 +158,35 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, who identi
 	})
 }
 
+// changesPage shows what commit seq of a session's history changed: each
+// STATE slice and file as a unified diff. With ?part=1 it is the diff
+// alone, for the session's page to show in place.
+func (c *Console) changesPage(w http.ResponseWriter, r *http.Request, who identity.Identity) {
+	h := r.PathValue("handle")
+	seq, err := strconv.ParseUint(r.PathValue("seq"), 10, 64)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	d, err := c.opts.Server.Sessions().CommitDiff(r.Context(), h, who.Principal(), seq)
+	switch {
+	case errors.Is(err, sessions.ErrUnknownSession):
+		c.refuse(w, http.StatusNotFound, "No session of yours has that name; it may have ended.")
+		return
+	case errors.Is(err, sessions.ErrNoCommit):
+		c.refuse(w, http.StatusNotFound, "The session's history no longer keeps that change.")
+		return
+	case err != nil:
+		c.failed(w, err)
+		return
+	}
+	name := "changes.html"
+	if r.URL.Query().Get("part") != "" {
+		name = "diff"
+	}
+	c.render(w, name, map[string]any{"Viewer": viewerName(who), "Handle": h, "ID": session.LogID(h), "Seq": seq, "Diff": d, "Path": Path})
+}
+
 // hasHistory reports whether the server has the history section's tools.
 func (c *Console) hasHistory() bool {
 	return slices.ContainsFunc(c.opts.Server.Tools(), func(t *tools.Tool) bool { return t.Name() == "session_undo" })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/wink-mcp/wink-mcp/diffs"
 	"io"
 	"log/slog"
 	"os"
@@ -104,7 +105,7 @@ func TestDryRun(t *testing.T) {
 			}
 			if tc.diff != nil {
 				b, _ := json.Marshal(r.Meta[tools.MetaDryRun])
-				var d server.Diff
+				var d diffs.Diff
 				if err := json.Unmarshal(b, &d); err != nil {
 					t.Fatal(err)
 				}

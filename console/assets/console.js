@@ -33,6 +33,23 @@
       pending = setTimeout(refresh, 250);
     }
   };
+  // A change's diff is fetched when its row is opened.
+  document.addEventListener("toggle", function (e) {
+    var d = e.target;
+    if (!d.classList || !d.classList.contains("changes") || !d.open || d.getAttribute("data-loaded")) {
+      return;
+    }
+    d.setAttribute("data-loaded", "1");
+    fetch(d.getAttribute("data-src"), { credentials: "same-origin" })
+      .then(function (r) { return r.text(); })
+      .then(function (html) {
+        var part = new DOMParser().parseFromString(html, "text/html").querySelector(".diff");
+        var slot = d.querySelector(".loading");
+        if (part && slot) {
+          slot.replaceWith(part);
+        }
+      });
+  }, true);
   var end = document.querySelector("form.end");
   if (end) {
     end.addEventListener("submit", function (e) {

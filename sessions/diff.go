@@ -1,0 +1,128 @@
+package sessions
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+
+	"github.com/wink-mcp/wink-mcp/diffs"
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/statetree"
+	"github.com/wink-mcp/wink-mcp/store"
+)
+
+// ErrNoCommit is the error of CommitDiff for a commit the session's
+// history does not keep.
+var ErrNoCommit = errors.New("the history keeps no such commit")
+
+// CommitDiff returns what commit seq of session h's history changed, if
+// owner may use the session: each STATE slice, and each file, in the state
+// (an in-memory workspace) or outside it (a disk workspace, from the
+// contents the history keeps). It reads the store and decodes the states
+// before and after the commit into sessions of its own; the session
+// itself is not touched.
+func (m *Manager) CommitDiff(ctx context.Context, h, owner string, seq uint64) (diffs.Diff, error) {
+	d := diffs.New()
+	if !validHandle(h) {
+		return d, ErrUnknownSession
+	}
+	stored, err := m.store.Load(ctx, h)
+	if errors.Is(err, store.ErrNotFound) {
+		return d, ErrUnknownSession
+	}
+	if err != nil {
+		return d, StoreError{err}
+	}
+	hd, err := readHead(h, stored.Data)
+	if err != nil || hd.Owner != owner {
+		return d, ErrUnknownSession
+	}
+	hist, err := m.readHistory(ctx, h, hd.History)
+	if err != nil {
+		return d, err
+	}
+	var c *session.HistoryCommit
+	for i := range hist.Commits {
+		if hist.Commits[i].Seq == seq {
+			c = &hist.Commits[i]
+		}
+	}
+	if c == nil {
+		return d, ErrNoCommit
+	}
+	get := func(hash string) ([]byte, error) { return m.store.Blob(ctx, h, hash) }
+	before, err := m.stateAt(c.Prev, get)
+	if err != nil {
+		return d, err
+	}
+	defer before.Close()
+	after, err := m.stateAt(c.Root, get)
+	if err != nil {
+		return d, err
+	}
+	defer after.Close()
+	changed, err := after.ChangedSlices(before.Slices(), after.Slices())
+	if err != nil {
+		return d, err
+	}
+	for _, s := range changed {
+		d.AddSlice(s.Name, s.Before, s.After)
+	}
+	for _, f := range c.Files {
+		if f.Dir {
+			continue // its files say what changed
+		}
+		var old, cur []byte
+		var existed, exists bool
+		if f.Outside {
+			if old, existed, err = historyContent(f.Before, f.BeforeSize, get); err == nil {
+				cur, exists, err = historyContent(f.After, f.AfterSize, get)
+			}
+		} else {
+			if old, existed, err = fileIn(before, f.Path); err == nil {
+				cur, exists, err = fileIn(after, f.Path)
+			}
+		}
+		if err != nil {
+			return d, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		d.AddFile(f.Path, existed, exists, old, cur)
+	}
+	return d, nil
+}
+
+// stateAt returns a fresh session holding the state whose root is root.
+// The caller closes it.
+func (m *Manager) stateAt(root string, get func(string) ([]byte, error)) (*session.Session, error) {
+	s, err := m.registry.NewSession("diff-" + rand.Text())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := statetree.DecodeRoot(s, root, get); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// fileIn returns the content of the file at path in the state of s, and
+// whether it is there.
+func fileIn(s *session.Session, path string) ([]byte, bool, error) {
+	fs := session.FilesOf(s)
+	if len(fs) != 1 {
+		return nil, false, nil
+	}
+	data, exists, dir, err := fs[0].File(path)
+	return data, exists && !dir, err
+}
+
+// historyContent returns the content a history's token names (see
+// session.HistoryFile), and whether there was a file.
+func historyContent(tok string, size int64, get func(string) ([]byte, error)) ([]byte, bool, error) {
+	if tok == "" || tok == dirToken {
+		return nil, false, nil
+	}
+	data, err := statetree.GetFile(tok, size, get)
+	return data, err == nil, err
+}
