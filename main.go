@@ -39,12 +39,15 @@ import (
 	"github.com/wink-mcp/wink-mcp/evaluation"
 	"github.com/wink-mcp/wink-mcp/history"
 	"github.com/wink-mcp/wink-mcp/hooks"
+	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/policy"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
+	"github.com/wink-mcp/wink-mcp/tools"
 	"github.com/wink-mcp/wink-mcp/transport"
 	"github.com/wink-mcp/wink-mcp/workspace"
 )
@@ -393,6 +396,12 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*app, error
 		closeAll()
 		return nil, err
 	}
+	// A consent question no client can ask waits in the store for the
+	// console (consent.fallback: console).
+	asks.SetDesk(func(ctx context.Context, call *tools.Call, message string) (bool, error) {
+		who, _ := identity.From(ctx)
+		return srv.Sessions().Ask(ctx, who.Principal(), sessions.Question{Session: call.Session.ID(), Tool: call.Tool.Name(), Message: message})
+	})
 	// The server's background work on the store (sweeps, expiry) ends
 	// before the store closes.
 	return &app{srv: srv, store: st, hooks: lifecycle, close: func() { srv.Close(); closeAll() }}, nil

@@ -34,7 +34,7 @@ import (
 type Config struct {
 	Enabled  bool     `json:"enabled" jsonschema:"Whether the tools that tools names ask the user before they run. Default: false."`
 	Tools    []string `json:"tools" jsonschema:"The tools that ask, by name or glob (path.Match syntax: planning_*). Default: every tool annotated destructive." schema:"uniqueItems,minLength=1"`
-	Fallback Fallback `json:"fallback" jsonschema:"What happens to a call whose client cannot ask the user (it has no elicitation capability, or the transport no way back to it): deny (the default) or allow."`
+	Fallback Fallback `json:"fallback" jsonschema:"What happens to a call whose client cannot ask the user (it has no elicitation capability, or the transport no way back to it): deny (the default), allow, or console (the question waits in the web console, and the call for its answer until its deadline)."`
 	Remember bool     `json:"remember" jsonschema:"Whether the user is offered to allow a tool for the rest of the session. Default: false."`
 }
 
@@ -43,12 +43,18 @@ type Fallback string
 
 // The fallbacks.
 const (
-	Deny  Fallback = "deny"
-	Allow Fallback = "allow"
+	Deny    Fallback = "deny"
+	Allow   Fallback = "allow"
+	Console Fallback = "console"
 )
 
 // Enum lists the values of Fallback.
-func (Fallback) Enum() []string { return []string{string(Deny), string(Allow)} }
+func (Fallback) Enum() []string { return []string{string(Deny), string(Allow), string(Console)} }
+
+// A Desk puts a question that no client can ask to a person elsewhere (the
+// web console), and waits until they answer or ctx ends (the call's
+// deadline); it reports whether they accepted.
+type Desk func(ctx context.Context, call *tools.Call, message string) (accepted bool, err error)
 
 // The decisions a call's record shows (tools.Outcome.Consent).
 const (
@@ -59,6 +65,9 @@ const (
 	Cancelled          = "cancelled"
 	AllowedByFallback  = "allowed by fallback"
 	DeniedByFallback   = "denied by fallback"
+	AcceptedInConsole  = "accepted in the console"
+	DeclinedInConsole  = "declined in the console"
+	Unanswered         = "unanswered in the console"
 	Failed             = "failed"
 )
 
@@ -78,6 +87,7 @@ type Stage struct {
 	cfg    Config
 	asks   map[string]bool
 	redact func(*tools.Tool, json.RawMessage) json.RawMessage
+	desk   Desk
 }
 
 // New returns the consent stage for the tools all, or nil when cfg does
@@ -88,9 +98,9 @@ func New(cfg Config, all []*tools.Tool, redact func(*tools.Tool, json.RawMessage
 	switch cfg.Fallback {
 	case "":
 		cfg.Fallback = Deny
-	case Deny, Allow:
+	case Deny, Allow, Console:
 	default:
-		return nil, &ConfigError{"fallback", fmt.Sprintf("%q is not a fallback (want deny or allow)", cfg.Fallback)}
+		return nil, &ConfigError{"fallback", fmt.Sprintf("%q is not a fallback (want deny, allow or console)", cfg.Fallback)}
 	}
 	s := &Stage{cfg: cfg, asks: map[string]bool{}, redact: redact}
 	for _, p := range cfg.Tools {
@@ -138,6 +148,14 @@ func (s *Stage) Setup(r *session.Registry) {
 	}
 }
 
+// SetDesk sets where a question goes when the client cannot ask and the
+// fallback is Console. Without a desk such a call is denied. Nil-safe.
+func (s *Stage) SetDesk(d Desk) {
+	if s != nil {
+		s.desk = d
+	}
+}
+
 // Asks reports whether the stage asks the user before a call of the tool
 // named tool runs; false for a nil stage.
 func (s *Stage) Asks(tool string) bool { return s != nil && s.asks[tool] }
@@ -164,6 +182,15 @@ func (s *Stage) Middleware() tools.Middleware {
 				return o
 			case errors.Is(err, tools.ErrNoClient) && s.cfg.Fallback == Allow:
 				return decided(next(ctx, call), AllowedByFallback)
+			case errors.Is(err, tools.ErrNoClient) && s.cfg.Fallback == Console && s.desk != nil:
+				accepted, err := s.desk(ctx, call, s.message(call))
+				switch {
+				case err != nil:
+					return refused(fmt.Sprintf("Tool '%s' needs the user's consent, asked in the console, and no answer came before the call's deadline: it did not run, and nothing changed.", name), Unanswered, err)
+				case !accepted:
+					return refused(fmt.Sprintf("The user declined '%s' in the console: it did not run, and nothing changed.", name), DeclinedInConsole, nil)
+				}
+				return decided(next(ctx, call), AcceptedInConsole)
 			case errors.Is(err, tools.ErrNoClient):
 				return refused(fmt.Sprintf("Tool '%s' needs the user's consent, and this client cannot ask for it: it did not run, and nothing changed.", name), DeniedByFallback, err)
 			case err != nil:
@@ -188,11 +215,9 @@ func (s *Stage) Middleware() tools.Middleware {
 	}
 }
 
-// ask asks the user whether call may run.
-func (s *Stage) ask(ctx context.Context, call *tools.Call) (*mcp.ElicitationResult, error) {
-	if call.Client == nil {
-		return nil, tools.ErrNoClient
-	}
+// message is the question put to the user about call, with its
+// arguments as the audit records them.
+func (s *Stage) message(call *tools.Call) string {
 	args := call.Args
 	if s.redact != nil {
 		args = s.redact(call.Tool, args)
@@ -200,7 +225,14 @@ func (s *Stage) ask(ctx context.Context, call *tools.Call) (*mcp.ElicitationResu
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	shown := session.Cut(args, maxShownArgs)
+	return fmt.Sprintf("Allow the tool '%s' to run with these arguments?\n%s", call.Tool.Name(), session.Cut(args, maxShownArgs))
+}
+
+// ask asks the user whether call may run.
+func (s *Stage) ask(ctx context.Context, call *tools.Call) (*mcp.ElicitationResult, error) {
+	if call.Client == nil {
+		return nil, tools.ErrNoClient
+	}
 	props := map[string]any{}
 	if s.cfg.Remember {
 		props[RememberField] = map[string]any{
@@ -210,7 +242,7 @@ func (s *Stage) ask(ctx context.Context, call *tools.Call) (*mcp.ElicitationResu
 		}
 	}
 	return call.Client.Elicit(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
-		Message:         fmt.Sprintf("Allow the tool '%s' to run with these arguments?\n%s", call.Tool.Name(), shown),
+		Message:         s.message(call),
 		RequestedSchema: map[string]any{"type": "object", "properties": props},
 	}})
 }

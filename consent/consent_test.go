@@ -181,7 +181,7 @@ func TestConfig(t *testing.T) {
 	}{
 		{consent.Config{Tools: []string{"nope"}}, `tools: no tool is called "nope"`},
 		{consent.Config{Enabled: true, Tools: []string{"[x"}}, `tools: "[x" is not a glob: syntax error in pattern`},
-		{consent.Config{Fallback: "maybe"}, `fallback: "maybe" is not a fallback (want deny or allow)`},
+		{consent.Config{Fallback: "maybe"}, `fallback: "maybe" is not a fallback (want deny, allow or console)`},
 	} {
 		if _, err := consent.New(tc.cfg, all, nil); err == nil || err.Error() != tc.want {
 			t.Errorf("%+v: %v, want %s", tc.cfg, err, tc.want)

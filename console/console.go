@@ -95,6 +95,7 @@ func New(opts Options) (*Console, error) {
 	c.mux.HandleFunc("GET "+Path+"/s/{handle}", c.viewer(c.sessionPage))
 	c.mux.HandleFunc("GET "+Path+"/s/{handle}/changes/{seq}", c.viewer(c.changesPage))
 	c.mux.HandleFunc("POST "+Path+"/s/{handle}/{action}", c.viewer(c.act))
+	c.mux.HandleFunc("POST "+Path+"/q/{id}/{answer}", c.viewer(c.answer))
 	return c, nil
 }
 

@@ -10,16 +10,21 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wink-mcp/wink-mcp/consent"
 	"github.com/wink-mcp/wink-mcp/console"
 	"github.com/wink-mcp/wink-mcp/history"
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
+	"github.com/wink-mcp/wink-mcp/tools"
 	"github.com/wink-mcp/wink-mcp/workspace"
 )
 
@@ -44,6 +49,13 @@ func verify(_ context.Context, token string) (identity.Identity, error) {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, consent.Config{})
+}
+
+// newFixtureWith is newFixture with the consent stage of cfg, whose
+// questions no client can ask wait for the console.
+func newFixtureWith(t *testing.T, cfg consent.Config) *fixture {
+	t.Helper()
 	b, err := workspace.NewMemory(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -53,11 +65,23 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	st := store.NewMemory(store.Options{})
-	srv, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, Store: st, History: 20})
+	asks, err := consent.New(cfg, tree.Tools(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := server.Options{Name: "test", Version: "1", Tree: tree, Store: st, History: 20, Setup: asks.Setup}
+	if asks != nil {
+		opts.Consent = asks
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	asks.SetDesk(func(ctx context.Context, call *tools.Call, message string) (bool, error) {
+		who, _ := identity.From(ctx)
+		return srv.Sessions().Ask(ctx, who.Principal(), sessions.Question{Session: call.Session.ID(), Tool: call.Tool.Name(), Message: message})
+	})
 	c, err := console.New(console.Options{Server: srv, Store: st, Verify: verify})
 	if err != nil {
 		t.Fatal(err)
@@ -68,9 +92,20 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // call makes a tool call as who, in session h ("" for a new one), and
-// returns the result's text and its session.
+// returns the result's text and its session; an error result fails the
+// test.
 func (f *fixture) call(t *testing.T, who identity.Identity, h, tool string, args map[string]any) (string, string) {
 	t.Helper()
+	text, s, isError := f.try(who, h, tool, args)
+	if isError {
+		t.Fatalf("%s: %s", tool, text)
+	}
+	return text, s
+}
+
+// try makes a tool call as call does, and says whether its result is an
+// error.
+func (f *fixture) try(who identity.Identity, h, tool string, args map[string]any) (string, string, bool) {
 	meta := map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
@@ -88,11 +123,11 @@ func (f *fixture) call(t *testing.T, who identity.Identity, h, tool string, args
 			IsError           bool
 		}
 	}
-	if err := json.Unmarshal(resp, &out); err != nil || out.Result.IsError || len(out.Result.Content) == 0 {
-		t.Fatalf("%s: %s", tool, resp)
+	if err := json.Unmarshal(resp, &out); err != nil || len(out.Result.Content) == 0 {
+		return string(resp), "", true
 	}
 	s, _ := out.Result.StructuredContent["session"].(string)
-	return out.Result.Content[0].Text, s
+	return out.Result.Content[0].Text, s, out.Result.IsError
 }
 
 // browser is an HTTP client with a cookie jar that does not follow
@@ -212,5 +247,57 @@ func TestConsoleRefuses(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/s/"+h+"?x=1" ||
 		len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Value != "alice-token" {
 		t.Fatalf("a link with a token: %d, Location %q, cookies %+v", resp.StatusCode, resp.Header.Get("Location"), ck)
+	}
+}
+
+// TestConsoleConsent: with consent.fallback console, a call of rm from a
+// client that cannot ask waits; the question shows in the console, and
+// the answer given there lets the call run, or not.
+func TestConsoleConsent(t *testing.T) {
+	f := newFixtureWith(t, consent.Config{Enabled: true, Tools: []string{"rm"}, Fallback: consent.Console})
+	alice := tokens["alice-token"]
+	_, h := f.call(t, alice, "", "write_file", map[string]any{"file_path": "a.txt", "content": "a\n"})
+	f.call(t, alice, h, "write_file", map[string]any{"file_path": "b.txt", "content": "b\n"})
+	c := browser(t)
+	if code, _ := get(t, c, f.url+"/console?token=alice-token"); code != http.StatusOK {
+		t.Fatalf("opening the console: %d", code)
+	}
+	for _, tc := range []struct {
+		answer, file string
+		removed      bool
+	}{{"decline", "a.txt", false}, {"accept", "b.txt", true}} {
+		type res struct {
+			text    string
+			isError bool
+		}
+		done := make(chan res, 1)
+		go func() {
+			text, _, isError := f.try(alice, h, "rm", map[string]any{"path": tc.file})
+			done <- res{text, isError}
+		}()
+		var id string
+		re := regexp.MustCompile(`/console/q/([A-Z2-7]+)/accept`)
+		for end := time.Now().Add(10 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+			_, page := get(t, c, f.url+"/console/s/"+h)
+			if m := re.FindStringSubmatch(page); m != nil && strings.Contains(page, tc.file) {
+				id = m[1]
+			}
+			if time.Now().After(end) {
+				t.Fatalf("%s: the question does not show:\n%s", tc.file, page)
+			}
+		}
+		req, _ := http.NewRequest(http.MethodPost, f.url+"/console/q/"+id+"/"+tc.answer, strings.NewReader("session="+h))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", f.url)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		r := <-done
+		ls, _ := f.call(t, alice, h, "ls", map[string]any{})
+		if r.isError == tc.removed || strings.Contains(ls, tc.file) == tc.removed {
+			t.Errorf("%s after %s: %q (error %v); ls: %s", tc.file, tc.answer, r.text, r.isError, ls)
+		}
 	}
 }

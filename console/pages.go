@@ -59,9 +59,57 @@ func (c *Console) sessionsPage(w http.ResponseWriter, r *http.Request, who ident
 		}
 		rows = append(rows, rw)
 	}
+	questions, err := c.opts.Server.Sessions().Questions(r.Context(), owner)
+	if err != nil {
+		c.failed(w, err)
+		return
+	}
 	c.render(w, "sessions.html", map[string]any{
 		"Viewer": viewerName(who), "Rows": rows, "Page": page, "Pages": pages, "Path": Path,
+		"Questions": c.questions(questions), "Result": r.URL.Query().Get("result"),
 	})
+}
+
+// question is a consent question as the pages show it.
+type question struct {
+	sessions.Question
+	ID string // the session's log identifier
+}
+
+// questions returns qs as the pages show them.
+func (c *Console) questions(qs []sessions.Question) []question {
+	out := make([]question, len(qs))
+	for i, q := range qs {
+		out[i] = question{Question: q, ID: session.LogID(q.Session)}
+	}
+	return out
+}
+
+// answer answers a consent question (accept or decline) and sends the
+// browser back to the page it came from.
+func (c *Console) answer(w http.ResponseWriter, r *http.Request, who identity.Identity) {
+	var accept bool
+	switch r.PathValue("answer") {
+	case "accept":
+		accept = true
+	case "decline":
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	result := "Answered."
+	switch err := c.opts.Server.Sessions().Answer(r.Context(), who.Principal(), r.PathValue("id"), accept); {
+	case errors.Is(err, sessions.ErrNoQuestion):
+		result = "That question no longer waits for an answer: it was answered, or its call stopped waiting."
+	case err != nil:
+		c.failed(w, err)
+		return
+	}
+	back := Path
+	if h := r.FormValue("session"); h != "" {
+		back = Path + "/s/" + url.PathEscape(h)
+	}
+	http.Redirect(w, r, back+"?"+url.Values{"result": {result}}.Encode(), http.StatusSeeOther)
 }
 
 // row reads the session of l for the sessions page.
@@ -151,8 +199,15 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, who identi
 		slices.Reverse(commits)
 		checkpoints = hist.Checkpoints
 	}
+	questions, err := m.Questions(r.Context(), owner)
+	if err != nil {
+		c.failed(w, err)
+		return
+	}
+	questions = slices.DeleteFunc(questions, func(q sessions.Question) bool { return q.Session != h })
 	c.render(w, "session.html", map[string]any{
-		"Viewer": viewerName(who), "Session": rw, "Plan": plan, "Calls": calls,
+		"Questions": c.questions(questions),
+		"Viewer":    viewerName(who), "Session": rw, "Plan": plan, "Calls": calls,
 		"Commits": commits, "Checkpoints": checkpoints, "History": c.hasHistory(),
 		"Result": r.URL.Query().Get("result"), "Failed": r.URL.Query().Get("failed") != "", "Path": Path,
 	})
@@ -301,10 +356,11 @@ func viewerName(who identity.Identity) string {
 
 // events streams server-sent events while a page listens: one per change
 // of a session's head in the store, its data the session's log
-// identifier (never its handle), so that a page can fetch itself again. A
-// comment every 15 s keeps the stream open. The store is watched only
-// while a page listens.
-func (c *Console) events(w http.ResponseWriter, r *http.Request, _ identity.Identity) {
+// identifier (never its handle), and "questions" when the consent
+// questions waiting for the viewer change, so that a page can fetch
+// itself again. A comment every 15 s keeps the stream open. The store is
+// watched only while a page listens.
+func (c *Console) events(w http.ResponseWriter, r *http.Request, who identity.Identity) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -321,6 +377,11 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, _ identity.Iden
 	fl.Flush()
 	ping := time.NewTicker(15 * time.Second)
 	defer ping.Stop()
+	// Questions live in the store apart from the sessions: they are read
+	// again every second, and a page told when the set changes.
+	asked := time.NewTicker(time.Second)
+	defer asked.Stop()
+	waiting := ""
 	for {
 		select {
 		case ch, ok := <-changes:
@@ -328,6 +389,20 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, _ identity.Iden
 				return
 			}
 			fmt.Fprintf(w, "data: %s\n\n", session.LogID(ch.Session))
+		case <-asked.C:
+			qs, err := c.opts.Server.Sessions().Questions(r.Context(), who.Principal())
+			if err != nil {
+				continue
+			}
+			var ids strings.Builder
+			for _, q := range qs {
+				ids.WriteString(q.ID + " ")
+			}
+			if ids.String() == waiting {
+				continue
+			}
+			waiting = ids.String()
+			fmt.Fprint(w, "data: questions\n\n")
 		case <-ping.C:
 			fmt.Fprint(w, ": ping\n\n")
 		case <-r.Context().Done():

@@ -26,7 +26,7 @@
   }
   var events = new EventSource("/console/events");
   events.onmessage = function (e) {
-    if (page === "session" && e.data !== mine) {
+    if (page === "session" && e.data !== mine && e.data !== "questions") {
       return;
     }
     if (pending === null) {
