@@ -103,7 +103,7 @@ func New(opts Options) (*Console, error) {
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Referrer-Policy", "same-origin") // "no-referrer" makes a browser send "Origin: null" with a form's POST
 	c.mux.ServeHTTP(w, r)
 }
 
