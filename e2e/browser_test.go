@@ -45,8 +45,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	tokens := filepath.Join(dir, "tokens")
 	cfg := filepath.Join(dir, "wink.yaml")
 	for name, content := range map[string]string{
-		tokens: "token-of-alice\n",
-		cfg:    "sections: [planning, workspace, history]\ndeadline: 30s\nconsent: {enabled: true, tools: [rm], fallback: console}\n",
+		tokens:                        "token-of-alice\n",
+		cfg:                           "sections: [planning, workspace, history]\ndeadline: 30s\nconsent: {enabled: true, tools: [rm], fallback: console}\n",
 		filepath.Join(ws, "notes.md"): "the first draft\n",
 		filepath.Join(ws, "old.txt"):  "to be removed\n",
 	} {
