@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -14,9 +15,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/wink-mcp/wink-mcp/config"
 	"github.com/wink-mcp/wink-mcp/console"
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/tools"
@@ -62,6 +66,10 @@ func startupToken(who identity.Identity) (string, func(context.Context, string) 
 // shows the sessions of stdio processes started with that --session
 // (they are the local user's); without it, those of the HTTP servers on
 // the directory that authenticate nobody.
+//
+// Without --session, the console shows the sessions of the stdio processes
+// of the one --session the state directory holds, if it holds one (the
+// usual desktop setup), and otherwise those of the HTTP servers.
 func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wink-mcp console", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -93,6 +101,12 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp console: %v\n", err)
 		return 2
+	}
+	if f.session == "" {
+		if f.session, err = onlyStdioStore(f); err != nil {
+			fmt.Fprintf(stderr, "wink-mcp console: %v\n", err)
+			return 2
+		}
 	}
 	who := identity.Identity{} // the sessions of HTTP clients that authenticate as nobody
 	if f.session == "" {
@@ -133,6 +147,36 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	return 0
+}
+
+// onlyStdioStore returns the --session of the stdio processes whose store
+// the state directory holds, when it holds one; "" when it holds none; an
+// error naming them when it holds several.
+func onlyStdioStore(f *flags) (string, error) {
+	cfg, err := loadConfig(f)
+	if err != nil {
+		return "", err
+	}
+	dir := cmp.Or(f.stateDir, cfg.StateDir)
+	if dir == "" {
+		if dir, err = config.DefaultStateDir(); err != nil {
+			return "", err
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "store"))
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutPrefix(e.Name(), "stdio-"); ok && e.IsDir() {
+			names = append(names, name)
+		}
+	}
+	if len(names) > 1 {
+		return "", fmt.Errorf("the state directory %s holds the sessions of stdio processes started with --session %s: say which with --session", dir, strings.Join(names, ", "))
+	}
+	if len(names) == 1 {
+		return names[0], nil
+	}
+	return "", nil
 }
 
 // consoleHTTP stands for an HTTP address in the flags of the console

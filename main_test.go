@@ -386,3 +386,28 @@ func TestRunCommandNeedsBubblewrap(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 }
+
+// TestConsoleCommandLine: the console listens on loopback only, and on a
+// state directory that holds the sessions of several --session names it
+// asks which.
+func TestConsoleCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		if err := os.MkdirAll(filepath.Join(dir, "store", "stdio-"+name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"console", "--state-dir", dir}, "--session a, b: say which with --session"},
+		{[]string{"console", "--state-dir", dir, "--session", "a", "--listen", "0.0.0.0:0"}, "want a loopback address"},
+		{[]string{"console", "extra"}, "unexpected arguments"},
+	} {
+		var stdout, stderr strings.Builder
+		if code := run(t.Context(), c.args, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.stderr) {
+			t.Errorf("%q: exit %d, stderr %q", c.args, code, stderr.String())
+		}
+	}
+}

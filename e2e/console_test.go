@@ -65,16 +65,17 @@ func TestConsoleOverHTTP(t *testing.T) {
 	}
 }
 
-// TestConsoleCommand: "wink-mcp console --session NAME" beside a stdio
-// process with that --session prints a loopback URL with a token; the
-// console shows the process's plan as it changes.
+// TestConsoleCommand: "wink-mcp console" beside a stdio process started
+// with --session, on a state directory that holds that one, prints a
+// loopback URL with a token; the console shows the process's plan as it
+// changes.
 func TestConsoleCommand(t *testing.T) {
 	state := t.TempDir()
 	p := &stdioClient{p: start(t, "", "--state-dir", state, "--session", "desk"), modern: true}
 	if r := p.call(t, "planning_setup_plan", map[string]any{"objective": "Seen from the console"}); r.IsError {
 		t.Fatalf("setup: %+v", r)
 	}
-	cmd := exec.Command(binary, "console", "--state-dir", state, "--session", "desk")
+	cmd := exec.Command(binary, "console", "--state-dir", state) // the one --session it holds
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@
 //	state growth   --bin wink-mcp [--writes 4000] [--size 100000]
 //	state commit   --bin wink-mcp [--files 10000] [--commits 10] [--restarts 5]
 //	state takeover --bin wink-mcp [--rounds 10]
+//	state console  --bin wink-mcp [--n 1000] [--calls 1000] [--rounds 10]
 //
 // sessions starts an HTTP server and opens --n sessions, each with a plan
 // (planning_setup_plan) and a 1 KB file (write_file): with protocol modern
@@ -30,6 +31,12 @@
 // calls are made through the second, and reports the time from the kill to
 // the second's next answered call: the median, least and most of --rounds
 // rounds.
+//
+// console starts an HTTP server with a bearer token, opens --n sessions
+// with it (as sessions does) and one more with --calls calls in its log,
+// and reports the time to the first byte and to the whole page of the
+// console's sessions page and of that session's page: the median of
+// --rounds fetches.
 //
 // Sessions are kept where the binary keeps them by default: in the
 // embedded store, under a state directory of the command's own (removed
@@ -62,6 +69,7 @@ type config struct {
 	commits  int
 	restarts int
 	rounds   int
+	calls    int
 	timeout  time.Duration
 	dir      string // the state directory, made by run
 }
@@ -76,13 +84,14 @@ var commands = map[string]func(context.Context, config, io.Writer) error{
 	"growth":   growth,
 	"commit":   commit,
 	"takeover": takeover,
+	"console":  consolePages,
 }
 
 // run runs the command args name, prints its report on stdout and returns
 // the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || commands[args[0]] == nil {
-		fmt.Fprintln(stderr, "usage: state sessions|growth|commit|takeover --bin WINK-MCP [flags]; state CMD -h for the flags")
+		fmt.Fprintln(stderr, "usage: state sessions|growth|commit|takeover|console --bin WINK-MCP [flags]; state CMD -h for the flags")
 		return 2
 	}
 	cmd := commands[args[0]]
@@ -99,7 +108,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.files, "files", 10000, "commit: the files of the workspace")
 	fs.IntVar(&cfg.commits, "commits", 10, "commit: the writes measured")
 	fs.IntVar(&cfg.restarts, "restarts", 5, "commit: the restarts measured")
-	fs.IntVar(&cfg.rounds, "rounds", 10, "takeover: the kills measured")
+	fs.IntVar(&cfg.rounds, "rounds", 10, "takeover: the kills measured; console: the fetches of each page")
+	fs.IntVar(&cfg.calls, "calls", 1000, "console: the calls in the log of the session whose page is fetched")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "bound on the whole run")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -118,7 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case cfg.protocol != "modern" && cfg.protocol != "legacy":
 		fmt.Fprintf(stderr, "state: --protocol %q: want modern or legacy\n", cfg.protocol)
 		return 2
-	case cfg.n <= 0 || cfg.conc <= 0 || cfg.writes <= 0 || cfg.size <= 0 || cfg.files <= 0 || cfg.commits <= 0 || cfg.restarts <= 0 || cfg.rounds <= 0:
+	case cfg.n <= 0 || cfg.conc <= 0 || cfg.writes <= 0 || cfg.size <= 0 || cfg.files <= 0 || cfg.commits <= 0 || cfg.restarts <= 0 || cfg.rounds <= 0 || cfg.calls <= 0:
 		fmt.Fprintln(stderr, "state: the counts must be positive")
 		return 2
 	}
