@@ -263,9 +263,9 @@ func TestConsoleConsent(t *testing.T) {
 		t.Fatalf("opening the console: %d", code)
 	}
 	for _, tc := range []struct {
-		answer, file string
-		removed      bool
-	}{{"decline", "a.txt", false}, {"accept", "b.txt", true}} {
+		answer, file, decision string
+		removed                bool
+	}{{"decline", "a.txt", consent.DeclinedInConsole, false}, {"accept", "b.txt", consent.AcceptedInConsole, true}} {
 		type res struct {
 			text    string
 			isError bool
@@ -298,6 +298,9 @@ func TestConsoleConsent(t *testing.T) {
 		ls, _ := f.call(t, alice, h, "ls", map[string]any{})
 		if r.isError == tc.removed || strings.Contains(ls, tc.file) == tc.removed {
 			t.Errorf("%s after %s: %q (error %v); ls: %s", tc.file, tc.answer, r.text, r.isError, ls)
+		}
+		if _, page := get(t, c, f.url+"/console/s/"+h); !strings.Contains(page, "(consent: "+tc.decision+")") {
+			t.Errorf("%s: the call log does not show the decision %q:\n%s", tc.file, tc.decision, page)
 		}
 	}
 }

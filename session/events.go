@@ -35,7 +35,9 @@ type ToolInvoked struct {
 	// the tool needs the user's consent: "accepted", "accepted for the
 	// session", "remembered for the session", "declined", "cancelled",
 	// "allowed by fallback" or "denied by fallback" (the client cannot
-	// ask), or "failed" (asking failed).
+	// ask), "accepted in the console", "declined in the console" or
+	// "unanswered in the console" (consent.fallback console), or "failed"
+	// (asking failed).
 	Consent string `json:"consent,omitempty"`
 }
 
@@ -58,6 +60,8 @@ type CallSummary struct {
 	Args string `json:"arguments"`
 	// Message is the message the model read, cut like Args.
 	Message string `json:"message,omitempty"`
+	// Consent is the consent decision of the call, if it needed one.
+	Consent string `json:"consent,omitempty"`
 }
 
 // Summarize returns the summary of a call.
@@ -71,6 +75,7 @@ func Summarize(ev ToolInvoked) CallSummary {
 		Duration:   ev.Duration,
 		Args:       Cut(ev.Args, MaxSummaryArgs),
 		Message:    Cut([]byte(ev.Message), MaxSummaryArgs),
+		Consent:    ev.Consent,
 	}
 }
 
