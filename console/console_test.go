@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -22,6 +23,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
 	"github.com/wink-mcp/wink-mcp/tools"
@@ -303,4 +305,55 @@ func TestConsoleConsent(t *testing.T) {
 			t.Errorf("%s: the call log does not show the decision %q:\n%s", tc.file, tc.decision, page)
 		}
 	}
+}
+
+// TestConsoleEvents: a session's page hears of each call of its session,
+// one that changed nothing too, and the sessions page of each commit, by
+// the session's log identifier, never its handle.
+func TestConsoleEvents(t *testing.T) {
+	f := newFixture(t)
+	alice := tokens["alice-token"]
+	_, h := f.call(t, alice, "", "planning_setup_plan", map[string]any{"objective": "Watched"})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/console/events?session="+h, nil)
+	req.Header.Set("Authorization", "Bearer alice-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	defer cancel() // first: the stream ends, and the server's handler with it
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	await := func(what string) {
+		t.Helper()
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("%s: the stream ended", what)
+				}
+				if strings.Contains(l, h) {
+					t.Fatalf("%s: the stream names the handle: %q", what, l)
+				}
+				if l == "data: "+session.LogID(h) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("%s: no event", what)
+			}
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // the stream has read the last call once
+	f.call(t, alice, h, "planning_read_plan", map[string]any{})
+	await("a call that changed nothing")
+	f.call(t, alice, h, "planning_add_step", map[string]any{"steps": []string{"more"}})
+	await("a commit")
 }

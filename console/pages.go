@@ -382,6 +382,18 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, who identity.Id
 	asked := time.NewTicker(time.Second)
 	defer asked.Stop()
 	waiting := ""
+	// A session's page also hears of its calls that changed nothing
+	// (they leave the head as it was): its last call is read again every
+	// second.
+	h, last, known := r.URL.Query().Get("session"), "", false
+	if h != "" {
+		u, err := c.opts.Server.Sessions().Read(r.Context(), sessions.Request{Handle: h, Owner: who.Principal()})
+		if err != nil {
+			h = "" // not the viewer's: nothing to follow
+		} else {
+			u.Release()
+		}
+	}
 	for {
 		select {
 		case ch, ok := <-changes:
@@ -390,19 +402,28 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, who identity.Id
 			}
 			fmt.Fprintf(w, "data: %s\n\n", session.LogID(ch.Session))
 		case <-asked.C:
-			qs, err := c.opts.Server.Sessions().Questions(r.Context(), who.Principal())
-			if err != nil {
-				continue
+			if h != "" {
+				if calls, err := c.opts.Server.Sessions().Summaries(r.Context(), h, 1); err == nil {
+					id := ""
+					if len(calls) == 1 {
+						id = calls[0].CallID
+					}
+					if known && id != last {
+						fmt.Fprintf(w, "data: %s\n\n", session.LogID(h))
+					}
+					last, known = id, true
+				}
 			}
-			var ids strings.Builder
-			for _, q := range qs {
-				ids.WriteString(q.ID + " ")
+			if qs, err := c.opts.Server.Sessions().Questions(r.Context(), who.Principal()); err == nil {
+				var ids strings.Builder
+				for _, q := range qs {
+					ids.WriteString(q.ID + " ")
+				}
+				if ids.String() != waiting {
+					waiting = ids.String()
+					fmt.Fprint(w, "data: questions\n\n")
+				}
 			}
-			if ids.String() == waiting {
-				continue
-			}
-			waiting = ids.String()
-			fmt.Fprint(w, "data: questions\n\n")
 		case <-ping.C:
 			fmt.Fprint(w, ": ping\n\n")
 		case <-r.Context().Done():

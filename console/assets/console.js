@@ -24,7 +24,7 @@
         }
       });
   }
-  var events = new EventSource("/console/events");
+  var events = new EventSource(body.getAttribute("data-events") || "/console/events");
   events.onmessage = function (e) {
     if (page === "session" && e.data !== mine && e.data !== "questions") {
       return;
