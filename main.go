@@ -44,6 +44,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/server"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/store"
+	"github.com/wink-mcp/wink-mcp/telemetry"
 	"github.com/wink-mcp/wink-mcp/transport"
 	"github.com/wink-mcp/wink-mcp/workspace"
 )
@@ -225,15 +226,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // build loads the configuration, applies the flags to it and builds the
-// server it describes. The returned function releases the workspace
-// backend and closes the audit file.
+// server it describes, reporting to OpenTelemetry if the environment says
+// so. The returned function releases the workspace backend, closes the
+// audit file and sends the last spans and metrics.
 func build(f *flags, logger *slog.Logger) (*server.Server, *config.Config, func(), error) {
 	cfg, err := loadConfig(f)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	srv, closeAll, err := buildServer(f, cfg, logger)
-	return srv, cfg, closeAll, err
+	tel := startTelemetry(cfg, logger)
+	srv, closeAll, err := buildServer(f, cfg, tel, logger)
+	if err != nil {
+		stopTelemetry(tel, logger)
+		return nil, nil, nil, err
+	}
+	return srv, cfg, func() { closeAll(); stopTelemetry(tel, logger) }, nil
 }
 
 // loadConfig loads the configuration file, if any, and applies the flags
@@ -263,7 +270,7 @@ func loadConfig(f *flags) (*config.Config, error) {
 
 // buildServer builds the server cfg describes. The returned function
 // releases the workspace backend and closes the audit file.
-func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Server, func(), error) {
+func buildServer(f *flags, cfg *config.Config, tel *telemetry.Telemetry, logger *slog.Logger) (*server.Server, func(), error) {
 	if f.strategy != "" {
 		cfg.Planning.Strategy = planning.Strategy(f.strategy)
 	}
@@ -364,6 +371,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*server.Ser
 		Consent:                 asks,
 		RequestStateKey:         stateKey,
 		Handlers:                hookHandlers(lifecycle),
+		Telemetry:               tel,
 	})
 	if err != nil {
 		closeAll()

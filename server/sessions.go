@@ -8,9 +8,12 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/sessions"
+	"github.com/wink-mcp/wink-mcp/telemetry"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -93,6 +96,22 @@ func (s *Server) unregistered(ctx context.Context, cs mcpserver.ClientSession) {
 	s.clients.mu.Unlock()
 	s.forgetSeen(cs.SessionID())
 	s.sessions.End(cs.SessionID(), final)
+}
+
+// use is s.sessions.Use (s.sessions.Read for a read), which also names
+// the session on the span of ctx's request, when it is traced, by its
+// identifier (session.LogID): a handle is a credential, and never leaves
+// the process.
+func (s *Server) use(ctx context.Context, r sessions.Request, read bool) (*sessions.Use, error) {
+	get := s.sessions.Use
+	if read {
+		get = s.sessions.Read
+	}
+	u, err := get(ctx, r)
+	if err == nil && s.tracer != nil && u.Handle != "" && trace.SpanFromContext(ctx).IsRecording() {
+		telemetry.SetSession(ctx, session.LogID(u.Handle))
+	}
+	return u, err
 }
 
 // request returns what the request of ctx, which named handle ("" for
