@@ -187,10 +187,12 @@ func TestRequestSpans(t *testing.T) {
 // fakeSession is a client session of mcp-go, for the session metric.
 type fakeSession struct{ id string }
 
-func (s fakeSession) Initialize()                                         {}
-func (s fakeSession) Initialized() bool                                   { return true }
-func (s fakeSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return make(chan mcp.JSONRPCNotification, 1) }
-func (s fakeSession) SessionID() string                                   { return s.id }
+func (s fakeSession) Initialize()       {}
+func (s fakeSession) Initialized() bool { return true }
+func (s fakeSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return make(chan mcp.JSONRPCNotification, 1)
+}
+func (s fakeSession) SessionID() string { return s.id }
 
 // TestMetrics: every request's duration is recorded with the attributes
 // of the conventions, and so is a session's when it ends.
