@@ -103,11 +103,13 @@ func (s *Server) unregistered(ctx context.Context, cs mcpserver.ClientSession) {
 // identifier (session.LogID): a handle is a credential, and never leaves
 // the process.
 func (s *Server) use(ctx context.Context, r sessions.Request, read bool) (*sessions.Use, error) {
-	get := s.sessions.Use
+	var u *sessions.Use
+	var err error
 	if read {
-		get = s.sessions.Read
+		u, err = s.sessions.Read(ctx, r)
+	} else {
+		u, err = s.sessions.Use(ctx, r)
 	}
-	u, err := get(ctx, r)
 	if err == nil && s.tracer != nil && u.Handle != "" && trace.SpanFromContext(ctx).IsRecording() {
 		telemetry.SetSession(ctx, session.LogID(u.Handle))
 	}

@@ -30,8 +30,8 @@ func newInstrumented(t *testing.T) *instrumented {
 	in := &instrumented{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(in.spans))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(in.reader))
-	tel := &Telemetry{}
-	if err := tel.init(tp.Tracer(scope), mp.Meter(scope), "pipe"); err != nil {
+	tel, err := With(tp, mp, "pipe")
+	if err != nil {
 		t.Fatal(err)
 	}
 	hooks := &mcpserver.Hooks{}
@@ -260,8 +260,8 @@ func TestTracerOnlyWhenTraced(t *testing.T) {
 	if none.Tracer() != nil {
 		t.Error("a nil Telemetry has a tracer")
 	}
-	metricsOnly := &Telemetry{}
-	if err := metricsOnly.init(nil, sdkmetric.NewMeterProvider().Meter(scope), "tcp"); err != nil {
+	metricsOnly, err := With(nil, sdkmetric.NewMeterProvider(), "tcp")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if metricsOnly.Tracer() != nil {

@@ -52,12 +52,11 @@ const ServiceName = "wink-mcp"
 // says.
 var protocols = []string{"http/protobuf", "grpc"}
 
-// Telemetry holds the providers New set up, and what the server needs to
-// report its requests through them.
+// Telemetry reports the server's requests through the providers New set
+// up (or With was given).
 type Telemetry struct {
-	tp *sdktrace.TracerProvider // nil when traces are not exported
-	mp *sdkmetric.MeterProvider // nil when metrics are not exported
 	instruments
+	shutdown []func(context.Context) error // of the providers New set up
 }
 
 // New sets up what the environment asks for: traces when
@@ -99,45 +98,69 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opentelemetry resource: %w", err)
 	}
-	t := &Telemetry{}
-	var tracer trace.Tracer
-	var meter metric.Meter
+	var shutdown []func(context.Context) error
+	stop := func() {
+		for _, f := range shutdown {
+			_ = f(ctx)
+		}
+	}
+	var tp trace.TracerProvider
+	var mp metric.MeterProvider
 	if traces != "" {
 		exp, err := traceExporter(ctx, traces)
 		if err != nil {
 			return nil, fmt.Errorf("opentelemetry trace exporter: %w", err)
 		}
-		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-		tracer = t.tp.Tracer(scope)
+		sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		tp, shutdown = sdk, append(shutdown, sdk.Shutdown)
 	}
 	if metrics != "" {
 		exp, err := metricExporter(ctx, metrics)
 		if err != nil {
-			_ = t.Shutdown(ctx)
+			stop()
 			return nil, fmt.Errorf("opentelemetry metric exporter: %w", err)
 		}
-		t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
-		meter = t.mp.Meter(scope)
+		sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
+		mp, shutdown = sdk, append(shutdown, sdk.Shutdown)
 	}
-	if err := t.init(tracer, meter, opts.Transport); err != nil {
-		_ = t.Shutdown(ctx)
+	t, err := With(tp, mp, opts.Transport)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	t.shutdown = shutdown
+	return t, nil
+}
+
+// With returns a Telemetry that reports through tp and mp, either of which
+// may be nil (that signal is not reported), requests that come over
+// transport ("pipe" for stdio, "tcp" for HTTP): for a program that sets up
+// OpenTelemetry itself. Its Shutdown leaves the providers alone.
+func With(tp trace.TracerProvider, mp metric.MeterProvider, transport string) (*Telemetry, error) {
+	var tracer trace.Tracer
+	var meter metric.Meter
+	if tp != nil {
+		tracer = tp.Tracer(scope)
+	}
+	if mp != nil {
+		meter = mp.Meter(scope)
+	}
+	t := &Telemetry{}
+	if err := t.init(tracer, meter, transport); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// Shutdown sends what the exporters still hold and stops them, within
-// ctx's deadline. It does nothing on a nil Telemetry.
+// Shutdown sends what the exporters New set up still hold and stops them,
+// within ctx's deadline. It does nothing on a nil Telemetry.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
 	var errs []error
-	if t.tp != nil {
-		errs = append(errs, t.tp.Shutdown(ctx))
-	}
-	if t.mp != nil {
-		errs = append(errs, t.mp.Shutdown(ctx))
+	for _, f := range t.shutdown {
+		errs = append(errs, f(ctx))
 	}
 	return errors.Join(errs...)
 }
