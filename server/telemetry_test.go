@@ -101,8 +101,8 @@ func TestStageSpans(t *testing.T) {
 
 // BenchmarkTelemetry measures a call that commits, in process, without
 // telemetry, with telemetry whose sampler keeps no trace (the metrics
-// only), and with every call traced (nine spans, sent to an exporter that
-// discards them).
+// only), and with every call traced (seven spans, batched to an exporter
+// that discards them).
 func BenchmarkTelemetry(b *testing.B) {
 	metrics := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	with := func(sampler sdktrace.Sampler) *telemetry.Telemetry {
