@@ -47,6 +47,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
+	"github.com/wink-mcp/wink-mcp/telemetry"
 	"github.com/wink-mcp/wink-mcp/tools"
 	"github.com/wink-mcp/wink-mcp/transport"
 	"github.com/wink-mcp/wink-mcp/workspace"
@@ -250,17 +251,22 @@ type app struct {
 }
 
 // build loads the configuration, applies the flags to it and builds the
-// server it describes.
+// server it describes, reporting to OpenTelemetry if the environment says
+// so (its close then sends the last spans and metrics).
 func build(f *flags, logger *slog.Logger) (*app, error) {
 	cfg, err := loadConfig(f)
 	if err != nil {
 		return nil, err
 	}
-	a, err := buildServer(f, cfg, logger)
+	tel := startTelemetry(cfg, logger)
+	a, err := buildServer(f, cfg, tel, logger)
 	if err != nil {
+		stopTelemetry(tel, logger)
 		return nil, err
 	}
 	a.cfg = cfg
+	closeServer := a.close
+	a.close = func() { closeServer(); stopTelemetry(tel, logger) }
 	return a, nil
 }
 
@@ -289,8 +295,9 @@ func loadConfig(f *flags) (*config.Config, error) {
 	return cfg, nil
 }
 
-// buildServer builds the server cfg describes.
-func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*app, error) {
+// buildServer builds the server cfg describes, reporting to tel (nil:
+// nowhere).
+func buildServer(f *flags, cfg *config.Config, tel *telemetry.Telemetry, logger *slog.Logger) (*app, error) {
 	if f.strategy != "" {
 		cfg.Planning.Strategy = planning.Strategy(f.strategy)
 	}
@@ -391,6 +398,7 @@ func buildServer(f *flags, cfg *config.Config, logger *slog.Logger) (*app, error
 		Consent:                 asks,
 		RequestStateKey:         stateKey,
 		Handlers:                hookHandlers(lifecycle),
+		Telemetry:               tel,
 	})
 	if err != nil {
 		closeAll()

@@ -71,7 +71,7 @@ func (s *Server) peek(ctx context.Context, handle string) (*session.Session, fun
 	if handle == "" && !s.sessions.Started(r.Conn, r.Name) {
 		return nil, func() {}
 	}
-	u, err := s.sessions.Use(ctx, r)
+	u, err := s.use(ctx, r, false)
 	if err != nil {
 		return nil, func() {}
 	}
@@ -86,7 +86,7 @@ func (s *Server) listen(ctx context.Context, _ any, req *mcp.SubscriptionsListen
 	if cs == nil || h == "" {
 		return
 	}
-	u, err := s.sessions.Use(ctx, s.request(ctx, h, sessions.NeedExisting))
+	u, err := s.use(ctx, s.request(ctx, h, sessions.NeedExisting), false)
 	if err != nil {
 		return
 	}

@@ -68,7 +68,7 @@ func (s *Server) addPrompt(p sections.Prompt) {
 				return nil, fmt.Errorf("prompt %q: missing required argument %q", p.Name, a.Name)
 			}
 		}
-		u, err := s.sessions.Use(ctx, s.request(ctx, metaSession(req.Params.Meta), sessions.NeedAny))
+		u, err := s.use(ctx, s.request(ctx, metaSession(req.Params.Meta), sessions.NeedAny), false)
 		if err != nil {
 			return nil, sessionError(err)
 		}
@@ -143,7 +143,7 @@ func (s *Server) addResources() {
 			mcp.WithResourceDescription("The handle of this connection's session: pass it as 'session' to continue the session from a client without a connection."),
 			mcp.WithMIMEType("text/plain")),
 		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			u, err := s.sessions.Use(ctx, s.request(ctx, metaSession(req.Params.Meta), sessions.NeedExisting))
+			u, err := s.use(ctx, s.request(ctx, metaSession(req.Params.Meta), sessions.NeedExisting), false)
 			if errors.Is(err, sessions.ErrNoSession) {
 				return nil, resourceNotFound(ctx, req.Params.URI, ": this request has no session")
 			}
@@ -248,7 +248,7 @@ var errNoReader = errors.New("not a resource of a session's state")
 
 func (s *Server) readTemplate(read reader, mime string, blob bool) mcpserver.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		u, err := s.sessions.Read(ctx, s.request(ctx, metaSession(req.Params.Meta), sessions.NeedAny))
+		u, err := s.use(ctx, s.request(ctx, metaSession(req.Params.Meta), sessions.NeedAny), true)
 		if err != nil {
 			return nil, sessionError(err)
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/wink-mcp/wink-mcp/telemetry"
 )
 
 // HandleMessage passes the JSON-RPC message msg to srv, the server's MCP
@@ -82,6 +84,7 @@ func resourceNotFound(ctx context.Context, uri, why string) error {
 			c = mcp.INVALID_PARAMS
 		}
 		code.Store(int64(c))
+		telemetry.SetErrorCode(ctx, c)
 	}
 	return fmt.Errorf("%s%s: %w", uri, why, mcpserver.ErrResourceNotFound)
 }

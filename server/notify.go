@@ -101,7 +101,7 @@ func (s *Server) subscribed(ctx context.Context, uri string) {
 	if cs == nil {
 		return
 	}
-	u, err := s.sessions.Read(ctx, s.request(ctx, "", sessions.NeedAny))
+	u, err := s.use(ctx, s.request(ctx, "", sessions.NeedAny), true)
 	if err != nil {
 		return
 	}

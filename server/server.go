@@ -19,6 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/policy"
@@ -26,6 +27,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/sessions"
 	"github.com/wink-mcp/wink-mcp/store"
+	"github.com/wink-mcp/wink-mcp/telemetry"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -91,6 +93,10 @@ type Options struct {
 	// as the secrets of package hooks) with the sessions' registry, after
 	// the sections' own.
 	Setup func(*session.Registry)
+	// Telemetry, when set, reports each request to OpenTelemetry (a span
+	// and the MCP metrics; see package telemetry), with a span for each
+	// stage of a call that takes time when traces are exported.
+	Telemetry *telemetry.Telemetry
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -126,6 +132,7 @@ type Server struct {
 	stateKey      []byte // signs requestStates (input.go)
 	tasks         *tasks
 	consent       Consent                                                       // or nil
+	tracer        trace.Tracer                                                  // of the stages' spans, or nil
 	toolFilter    func(ctx context.Context, t *tools.Tool, session string) bool // or nil
 }
 
@@ -222,6 +229,10 @@ func New(opts Options) (*Server, error) {
 				s.unlisten(ctx)
 			}
 		})
+	}
+	if opts.Telemetry != nil {
+		s.tracer = opts.Telemetry.Tracer()
+		opts.MCPOptions = append(opts.Telemetry.Instrument(hooks), opts.MCPOptions...)
 	}
 	mcpOpts := append(s.taskSupport(hooks),
 		mcpserver.WithToolCapabilities(disclosing),
@@ -368,7 +379,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 			}
 		}
 		for run := 1; ; run++ {
-			u, err := s.sessions.Use(ctx, s.request(ctx, handle, n))
+			u, err := s.use(ctx, s.request(ctx, handle, n), false)
 			if err != nil {
 				return s.sessionFailed(t, err), nil
 			}

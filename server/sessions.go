@@ -8,9 +8,12 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/sessions"
+	"github.com/wink-mcp/wink-mcp/telemetry"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
@@ -93,6 +96,24 @@ func (s *Server) unregistered(ctx context.Context, cs mcpserver.ClientSession) {
 	s.clients.mu.Unlock()
 	s.forgetSeen(cs.SessionID())
 	s.sessions.End(cs.SessionID(), final)
+}
+
+// use is s.sessions.Use (s.sessions.Read for a read), which also names
+// the session on the span of ctx's request, when it is traced, by its
+// identifier (session.LogID): a handle is a credential, and never leaves
+// the process.
+func (s *Server) use(ctx context.Context, r sessions.Request, read bool) (*sessions.Use, error) {
+	var u *sessions.Use
+	var err error
+	if read {
+		u, err = s.sessions.Read(ctx, r)
+	} else {
+		u, err = s.sessions.Use(ctx, r)
+	}
+	if err == nil && s.tracer != nil && u.Handle != "" && trace.SpanFromContext(ctx).IsRecording() {
+		telemetry.SetSession(ctx, session.LogID(u.Handle))
+	}
+	return u, err
 }
 
 // request returns what the request of ctx, which named handle ("" for

@@ -27,6 +27,9 @@ func (s *Server) pipeline(opts Options) (tools.Handler, error) {
 	slot := func(sl tools.Slot) {
 		for _, mw := range opts.Stages[sl] {
 			if mw != nil {
+				if waits[sl] {
+					mw = s.traced(sl.String(), mw)
+				}
 				stages = append(stages, contained(mw))
 			}
 		}
@@ -45,18 +48,27 @@ func (s *Server) pipeline(opts Options) (tools.Handler, error) {
 	for _, mw := range opts.Middleware {
 		stages = append(stages, contained(mw))
 	}
-	add(s.disclose, s.validate, deadlineStage(opts.Now), s.overruns.stage(), s.overruns.serialise, newSession,
-		policy.Middleware(func(t *tools.Tool) []policy.Policy { return s.policies[t] }),
+	add(s.disclose, s.traced("validate", s.validate), deadlineStage(opts.Now), s.overruns.stage(),
+		s.traced("serialise", s.overruns.serialise), newSession,
+		s.traced("policies", policy.Middleware(func(t *tools.Tool) []policy.Policy { return s.policies[t] })),
 		policy.Steps(func(name string) (*tools.Tool, []policy.Policy) {
 			t := s.byName[name]
 			return t, s.policies[t]
 		}),
-		consentStage(opts.Consent))
+		s.traced("consent", consentStage(opts.Consent)))
 	slot(tools.SlotRetry)
-	add(transaction)
+	add(s.traced("transaction", s.transaction))
 	slot(tools.SlotExecute)
-	return tools.Chain(stages...)(invoke), nil
+	// The handler is the end of the chain: a stage that passes nothing on.
+	handler := s.traced("handler", func(tools.Handler) tools.Handler { return invoke })(nil)
+	return tools.Chain(stages...)(handler), nil
 }
+
+// waits holds the slots whose stages may keep a call waiting (for a token
+// of its bucket, for a concurrency slot): each has a span of its own when
+// the call is traced (see traced), as the server's stages that take time
+// do.
+var waits = map[tools.Slot]bool{tools.SlotRateLimit: true, tools.SlotConcurrency: true}
 
 // contained wraps a stage so that a panic in it becomes an internal-error
 // outcome where it happens: the stages outside see a failed call, like any

@@ -308,8 +308,9 @@ func (o *overruns) serialise(next tools.Handler) tools.Handler {
 // applied together, either of which may still fail the call) or restores
 // otherwise: after a failure result, a Go error, a panic, an expired
 // deadline or a cancellation alike. A dry run is always restored, and its
-// outcome says what it would have changed (dryRun).
-func transaction(next tools.Handler) tools.Handler {
+// outcome says what it would have changed (dryRun). The commit is a span
+// of its own when the call is traced (see traced).
+func (s *Server) transaction(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) (out *tools.Outcome) {
 		begin := call.Session.Begin
 		if call.Tool.Annotations().ReadOnly {
@@ -347,6 +348,7 @@ func transaction(next tools.Handler) tools.Handler {
 		case out.Success:
 			// A failure here replaces the outcome, and the call is
 			// restored like any that failed.
+			span := s.startStage(ctx, "commit")
 			_ = tx.Apply(func() error {
 				if err := call.RunCommitHooks(out); err != nil {
 					out = failed(call, tools.ClassOf(err, tools.ClassError), err)
@@ -367,6 +369,7 @@ func transaction(next tools.Handler) tools.Handler {
 				}
 				return nil
 			})
+			endStage(span, out)
 		}
 		return out
 	}

@@ -365,7 +365,7 @@ func (s *Server) startTask(ctx context.Context, t *tools.Tool, tr *taskRequest, 
 		// a 2026-07-28 client answers the question by calling again.
 		return nil, false
 	}
-	u, err := s.sessions.Use(ctx, s.request(ctx, handle, n))
+	u, err := s.use(ctx, s.request(ctx, handle, n), false)
 	if err != nil {
 		return s.sessionFailed(t, err), true
 	}
