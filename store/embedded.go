@@ -108,7 +108,7 @@ func newHost(dir string, opts Options) (*host, error) {
 	}
 	token, err := credential(filepath.Join(dir, "credential"))
 	if err != nil {
-		return nil, fmt.Errorf("store: state dir %s is not writable: %w", dir, err)
+		return nil, fmt.Errorf("store: state dir %s: its credential: %w", dir, err)
 	}
 	path := filepath.Join(dir, "lock")
 	lock, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
@@ -127,10 +127,12 @@ func newHost(dir string, opts Options) (*host, error) {
 func credential(path string) (string, error) {
 	for {
 		b, err := os.ReadFile(path)
-		if err == nil && len(bytes.TrimSpace(b)) > 0 {
-			return string(bytes.TrimSpace(b)), nil
-		}
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		switch token := string(bytes.TrimSpace(b)); {
+		case err == nil && token != "":
+			return token, nil
+		case err == nil:
+			return "", fmt.Errorf("%s is empty: remove it, with every process on the state dir stopped, for a new one", path)
+		case !errors.Is(err, os.ErrNotExist):
 			return "", err
 		}
 		tmp, err := os.CreateTemp(filepath.Dir(path), ".credential-*")

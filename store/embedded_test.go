@@ -60,6 +60,10 @@ func TestEmbeddedStateDir(t *testing.T) {
 	held := t.TempDir()
 	s := must[*JetStream](t)(OpenEmbedded(ctx, held, Options{}))
 	defer s.Close()
+	emptyCredential := t.TempDir()
+	if err := os.WriteFile(filepath.Join(emptyCredential, "credential"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	readOnly := filepath.Join(t.TempDir(), "ro")
 	if err := os.Mkdir(readOnly, 0o500); err != nil {
 		t.Fatal(err)
@@ -70,6 +74,7 @@ func TestEmbeddedStateDir(t *testing.T) {
 		root            bool // the case holds for root too
 	}{
 		{"a file in the way", filepath.Join(file, "state"), "cannot be created", true},
+		{"an empty credential", emptyCredential, "is empty", true},
 		{"not writable", readOnly, "is not writable", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
