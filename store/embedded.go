@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -107,7 +108,10 @@ func newHost(dir string, opts Options) (*host, error) {
 		return nil, fmt.Errorf("store: state dir %s cannot be created: %w", dir, err)
 	}
 	token, err := credential(filepath.Join(dir, "credential"))
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fmt.Errorf("store: state dir %s is not writable: %w", dir, err)
+	case err != nil:
 		return nil, fmt.Errorf("store: state dir %s: its credential: %w", dir, err)
 	}
 	path := filepath.Join(dir, "lock")
