@@ -49,13 +49,17 @@ func (c *Console) sessionsPage(w http.ResponseWriter, r *http.Request, who ident
 	list = list[min((page-1)*c.opts.PageSize, len(list)):min(page*c.opts.PageSize, len(list))]
 	rows := make([]row, 0, len(list))
 	for _, l := range list {
-		rw, err := c.row(r.Context(), l, owner)
+		plan, hist, err := c.read(r.Context(), l.Handle, owner)
 		if errors.Is(err, sessions.ErrUnknownSession) {
 			continue // ended since the list was read
 		}
 		if err != nil {
 			c.failed(w, err)
 			return
+		}
+		rw := newRow(l, plan, hist)
+		if last, err := c.opts.Server.Sessions().Summaries(r.Context(), l.Handle, 1); err == nil && len(last) == 1 {
+			rw.Last = &last[0]
 		}
 		rows = append(rows, rw)
 	}
@@ -112,39 +116,45 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, who identity.Id
 	http.Redirect(w, r, back+"?"+url.Values{"result": {result}}.Encode(), http.StatusSeeOther)
 }
 
-// row reads the session of l for the sessions page.
-func (c *Console) row(ctx context.Context, l sessions.Listing, owner string) (row, error) {
-	m := c.opts.Server.Sessions()
-	u, err := m.Read(ctx, sessions.Request{Handle: l.Handle, Owner: owner})
+// read returns, if owner may see the session h, its plan and, when the
+// server keeps histories, its history.
+func (c *Console) read(ctx context.Context, h, owner string) (*planning.Plan, *session.HistoryLog, error) {
+	u, err := c.opts.Server.Sessions().Read(ctx, sessions.Request{Handle: h, Owner: owner})
 	if err != nil {
-		return row{}, err
+		return nil, nil, err
 	}
 	defer u.Release()
+	var hist *session.HistoryLog
+	if hh := u.History(); hh != nil {
+		if hist, err = hh.Log(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return planning.Current(u.Session), hist, nil
+}
+
+// newRow returns the row of the session of l, with plan and hist.
+func newRow(l sessions.Listing, plan *planning.Plan, hist *session.HistoryLog) row {
 	rw := row{Handle: l.Handle, ID: session.LogID(l.Handle), Changed: l.Changed}
-	if p := planning.Current(u.Session); p != nil {
-		rw.Objective, rw.Status, rw.Steps = p.Objective, string(p.Status), len(p.Steps)
-		for _, s := range p.Steps {
+	if plan != nil {
+		rw.Objective, rw.Status, rw.Steps = plan.Objective, string(plan.Status), len(plan.Steps)
+		for _, s := range plan.Steps {
 			if s.Status == planning.Done {
 				rw.Done++
 			}
 		}
 	}
-	if h := u.History(); h != nil {
-		if d, err := h.Log(ctx); err == nil {
-			for _, cm := range d.Commits {
-				for _, f := range cm.Files {
-					if !f.Dir && !slices.Contains(rw.Files, f.Path) {
-						rw.Files = append(rw.Files, f.Path)
-					}
+	if hist != nil {
+		for _, cm := range hist.Commits {
+			for _, f := range cm.Files {
+				if !f.Dir && !slices.Contains(rw.Files, f.Path) {
+					rw.Files = append(rw.Files, f.Path)
 				}
 			}
 		}
 	}
 	slices.Sort(rw.Files)
-	if last, err := m.Summaries(ctx, l.Handle, 1); err == nil && len(last) == 1 {
-		rw.Last = &last[0]
-	}
-	return rw, nil
+	return rw
 }
 
 // call is a call of a session's log as its page shows it.
@@ -158,7 +168,7 @@ type call struct {
 func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, who identity.Identity) {
 	h, owner := r.PathValue("handle"), who.Principal()
 	m := c.opts.Server.Sessions()
-	u, err := m.Read(r.Context(), sessions.Request{Handle: h, Owner: owner})
+	plan, hist, err := c.read(r.Context(), h, owner)
 	if errors.Is(err, sessions.ErrUnknownSession) {
 		c.refuse(w, http.StatusNotFound, "No session of yours has that name; it may have ended.")
 		return
@@ -167,17 +177,7 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, who identi
 		c.failed(w, err)
 		return
 	}
-	plan := planning.Current(u.Session)
-	var hist *session.HistoryLog
-	if hh := u.History(); hh != nil {
-		hist, _ = hh.Log(r.Context())
-	}
-	u.Release()
-	rw, err := c.row(r.Context(), sessions.Listing{Handle: h}, owner)
-	if err != nil {
-		c.failed(w, err)
-		return
-	}
+	rw := newRow(sessions.Listing{Handle: h}, plan, hist)
 	log, err := m.Summaries(r.Context(), h, c.opts.LogSize)
 	if err != nil {
 		c.failed(w, err)
