@@ -62,14 +62,11 @@ func startupToken(who identity.Identity) (string, func(context.Context, string) 
 // NAME] [--state-dir DIR] [--config FILE]": it serves the console of the
 // sessions in a state directory, beside the processes that serve them
 // (it opens the directory's store as they do), on a loopback address, and
-// prints the URL to open, with a token made at startup. With --session it
-// shows the sessions of stdio processes started with that --session
-// (they are the local user's); without it, those of the HTTP servers on
+// prints the URL to open, with a token made at startup. It shows the
+// sessions of the stdio processes started with --session NAME (the local
+// user's), of the one NAME the directory holds when --session is left out
+// (the usual desktop setup), and otherwise those of the HTTP servers on
 // the directory that authenticate nobody.
-//
-// Without --session, the console shows the sessions of the stdio processes
-// of the one --session the state directory holds, if it holds one (the
-// usual desktop setup), and otherwise those of the HTTP servers.
 func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wink-mcp console", flag.ContinueOnError)
 	fs.SetOutput(stderr)
