@@ -29,6 +29,7 @@ func (b *diskBackend) repair(interval time.Duration) {
 	defer close(b.repaired)
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	failed := "" // the last failure, logged once for as long as it lasts
 	for {
 		select {
 		case <-b.stop:
@@ -36,8 +37,12 @@ func (b *diskBackend) repair(interval time.Duration) {
 		case <-t.C:
 		}
 		n, err := b.recoverAll()
-		if err != nil {
+		switch {
+		case err != nil && err.Error() != failed:
+			failed = err.Error()
 			b.logger.Warn("workspace: putting back the calls a dead process left in flight failed", "root", b.dir, "state", b.state, "err", err)
+		case err == nil:
+			failed = ""
 		}
 		if n > 0 {
 			b.logger.Warn("workspace: put back calls a dead process left in flight", "calls", n, "root", b.dir, "state", b.state)
