@@ -7,9 +7,10 @@
 #      first holding its store; the calls go to the holder or to the other
 #      (bench/load sides given by URL, the same servers in every round), and
 #      the CPU per call is that of both processes;
-#   2. over stdio: a wink-mcp --session process alone on its state directory
-#      (which it holds) against one started beside a process that holds
-#      the directory, whose CPU counts as the side's too;
+#   2. over stdio, with --session: the holder of a state directory, with
+#      an idle process beside it (bench/load --beside), against a process
+#      beside an idle holder, and a process alone on its directory; the
+#      CPU of both processes counts where there are two;
 #   3. takeover: the time from kill -9 of the holder to the next answered
 #      call through another process (bench/state takeover, 10 rounds).
 #
@@ -84,7 +85,7 @@ other="$pid" other_url="$url"
 	--side "other=$other_url" --cpu-of "$holder,$other"
 
 echo
-echo "=== stdio: planning_setup_plan, --session, alone on the state directory and beside its holder"
+echo "=== stdio: planning_setup_plan, --session: through the holder, through the other process, alone"
 mkfifo "$tmp/idle.in"
 "$wink" --state-dir "$tmp/beside" --session bench <"$tmp/idle.in" >/dev/null 2>"$tmp/idle.log" &
 idle=$!
@@ -92,8 +93,10 @@ pids+=("$idle")
 exec 3>"$tmp/idle.in"
 holds "$tmp/beside/store/stdio-bench" "$idle"
 "${load[@]}" --transport stdio \
-	--side "alone=$wink --state-dir $tmp/alone --session bench" --tool planning_setup_plan --args "$args" \
-	--side "beside=$wink --state-dir $tmp/beside --session bench" --cpu-of "$idle"
+	--side "holder=$wink --state-dir $tmp/pair --session bench" --tool planning_setup_plan --args "$args" \
+	--beside "$wink --state-dir $tmp/pair --session bench" \
+	--side "other=$wink --state-dir $tmp/beside --session bench" --cpu-of "$idle" \
+	--side "alone=$wink --state-dir $tmp/alone --session bench"
 
 echo
 echo "=== takeover"

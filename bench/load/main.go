@@ -62,6 +62,10 @@ type side struct {
 	// server (the holder of a state directory it shares): their CPU time
 	// counts as the server's.
 	also []int
+	// beside is a stdio server started beside each of the side's servers,
+	// once it answers, and ended with it (a process sharing its state
+	// directory); its CPU time counts as the server's.
+	beside []string
 }
 
 // config is what to measure.
@@ -175,6 +179,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 		return nil
 	})
+	fs.Func("beside", "a stdio server `COMMAND` started beside each server of the last --side once it answers, and ended with it; its CPU time counts as the server's", func(v string) error {
+		s, err := last("--beside")
+		if err == nil {
+			s.beside = strings.Fields(v)
+		}
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -255,11 +266,28 @@ func measure(ctx context.Context, cfg config, s *side, c int) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
+	var beside *mcpc.Process
+	if s.beside != nil {
+		p, bc, err := mcpc.StartStdio(ctx, s.beside)
+		if p != nil {
+			defer p.Kill()
+		}
+		if err == nil {
+			err = mcpc.Initialize(ctx, bc)
+		}
+		if err != nil {
+			return sample{}, fmt.Errorf("beside: %w", p.Explain(err))
+		}
+		beside = p
+	}
 	if _, _, err := calls(ctx, srv.clients, params, c, cfg.warmup); err != nil {
 		return sample{}, srv.explain(fmt.Errorf("warmup: %w", err))
 	}
 	cpu := func() time.Duration {
 		t := srv.cpuTime()
+		if beside != nil {
+			t += beside.CPUTime()
+		}
 		for _, pid := range s.also {
 			t += mcpc.CPUTimeOf(pid)
 		}
