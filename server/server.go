@@ -133,6 +133,7 @@ type Server struct {
 	tasks         *tasks
 	consent       Consent                                                       // or nil
 	tracer        trace.Tracer                                                  // of the stages' spans, or nil
+	telemetry     *telemetry.Telemetry                                          // of the requests mcp-go does not dispatch, or nil
 	toolFilter    func(ctx context.Context, t *tools.Tool, session string) bool // or nil
 }
 
@@ -230,6 +231,7 @@ func New(opts Options) (*Server, error) {
 			}
 		})
 	}
+	s.telemetry = opts.Telemetry
 	if opts.Telemetry != nil {
 		s.tracer = opts.Telemetry.Tracer()
 		opts.MCPOptions = append(opts.Telemetry.Instrument(hooks), opts.MCPOptions...)

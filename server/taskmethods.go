@@ -83,22 +83,24 @@ func unknownTask(id string) error {
 // taskMethod answers the request id of a task method.
 func (s *Server) taskMethod(ctx context.Context, id mcp.RequestId, method string, params json.RawMessage) mcp.JSONRPCMessage {
 	var p struct {
-		TaskID string `json:"taskId"`
-		Meta   struct {
-			Version string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
+		TaskID string    `json:"taskId"`
+		Meta   *mcp.Meta `json:"_meta"`
 	}
 	_ = json.Unmarshal(params, &p)
-	modern := p.Meta.Version != ""
-	res, err := s.answerTask(ctx, method, p.TaskID, modern)
+	version := p.Meta.ProtocolVersion()
+	ctx, end := s.telemetry.Request(ctx, method, id.Value(), version, p.Meta)
+	res, err := s.answerTask(ctx, method, p.TaskID, version != "")
 	var te *taskError
 	switch {
 	case errors.As(err, &te):
+		end(te.code)
 		return mcp.NewJSONRPCError(id, te.code, te.msg, nil)
 	case err != nil:
 		s.logger.Error("answering a task method failed", "method", method, "task", p.TaskID, "err", err)
+		end(mcp.INTERNAL_ERROR)
 		return mcp.NewJSONRPCError(id, mcp.INTERNAL_ERROR, sessions.StoreDownMessage+err.Error(), nil)
 	}
+	end(0)
 	return mcp.NewJSONRPCResultResponse(id, res)
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"testing"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -129,5 +130,51 @@ func BenchmarkTelemetry(b *testing.B) {
 				c.Call(context.Background(), "probe_add", map[string]int{"by": i%7 + 1}, nil)
 			}
 		})
+	}
+}
+
+// TestTaskMethodSpans: the task methods, which the server answers itself
+// rather than mcp-go, get a request span too, in the trace that their
+// _meta continues, with the JSON-RPC code of an error answer.
+func TestTaskMethodSpans(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tel, err := telemetry.With(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), nil, "pipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := sections.NewTree(probeSection())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Name: "test", Version: "1", Tree: tree, Telemetry: tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	const traceID = "0af7651916cd43dd8448eb211c80319c"
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tasks/get", "params": map[string]any{
+		"taskId": "no-such-task",
+		"_meta":  map[string]any{"traceparent": "00-" + traceID + "-b7ad6b7169203331-01"},
+	}})
+	resp, _ := json.Marshal(server.HandleMessage(context.Background(), srv.MCP(), msg))
+	var reply struct{ Error *struct{ Code int } }
+	if json.Unmarshal(resp, &reply) != nil || reply.Error == nil {
+		t.Fatalf("tasks/get of no task: %s", resp)
+	}
+	var got sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		if s.Name() == "tasks/get" {
+			got = s
+		}
+	}
+	if got == nil || got.SpanKind() != oteltrace.SpanKindServer || got.SpanContext().TraceID().String() != traceID {
+		t.Fatalf("the span of tasks/get: %+v", got)
+	}
+	attrs := map[string]string{}
+	for _, a := range got.Attributes() {
+		attrs[string(a.Key)] = a.Value.Emit()
+	}
+	if attrs["mcp.method.name"] != "tasks/get" || attrs["jsonrpc.request.id"] != "7" || attrs["error.type"] != strconv.Itoa(reply.Error.Code) {
+		t.Errorf("the span of tasks/get has %v", attrs)
 	}
 }

@@ -163,6 +163,27 @@ func SetErrorCode(ctx context.Context, code int) {
 	}
 }
 
+// Request reports a request that mcp-go does not dispatch (the task
+// methods, which the server answers itself): it starts the request's span,
+// named method, with the request's id and protocol version, in the trace
+// that meta continues; end ends it with the JSON-RPC error code of the
+// answer, or 0 for a result. A nil Telemetry reports nothing.
+func (t *Telemetry) Request(ctx context.Context, method string, id any, protocol string, meta *mcp.Meta) (_ context.Context, end func(code int)) {
+	if t == nil {
+		return ctx, func(int) {}
+	}
+	ctx = metaPropagator{t.propagator}.ExtractMeta(ctx, meta)
+	r := &request{t: t, start: time.Now(), method: method, protocol: protocol}
+	r.describe(id, nil)
+	ctx, r.span = t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(r.start))
+	return context.WithValue(ctx, requestKey{}, r), func(code int) {
+		if code != 0 {
+			r.errType = strconv.Itoa(code)
+		}
+		r.End()
+	}
+}
+
 // requestKey is the context key of a request.
 type requestKey struct{}
 
