@@ -59,7 +59,8 @@ func startupToken(who identity.Identity) (string, func(context.Context, string) 
 }
 
 // runConsole is the command "wink-mcp console [--listen ADDR] [--session
-// NAME] [--state-dir DIR] [--config FILE]": it serves the console of the
+// NAME] [--state-dir DIR] [--config FILE] [--workspace DIR]": it serves
+// the console of the
 // sessions in a state directory, beside the processes that serve them
 // (it opens the directory's store as they do), on a loopback address, and
 // prints the URL to open, with a token made at startup. It shows the
@@ -75,6 +76,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&f.session, "session", "", "the `NAME` given to the stdio processes with --session (default: the HTTP servers' sessions)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "the state `directory` (default: the configuration's, else $XDG_STATE_HOME/wink-mcp)")
 	fs.StringVar(&f.config, "config", "", "configuration `file` (YAML), as the processes were given")
+	fs.StringVar(&f.workspace, "workspace", "", "the `directory` the processes were given with --workspace, so that undo puts its files back")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

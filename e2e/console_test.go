@@ -66,16 +66,29 @@ func TestConsoleOverHTTP(t *testing.T) {
 }
 
 // TestConsoleCommand: "wink-mcp console" beside a stdio process started
-// with --session, on a state directory that holds that one, prints a
-// loopback URL with a token; the console shows the process's plan as it
-// changes.
+// with --session and --workspace, on a state directory that holds that
+// session, prints a loopback URL with a token; the console shows the
+// process's plan as it changes, and undoes a write to the disk workspace
+// from its page, the file back on disk.
 func TestConsoleCommand(t *testing.T) {
-	state := t.TempDir()
-	p := &stdioClient{p: start(t, "", "--state-dir", state, "--session", "desk"), modern: true}
+	state, ws := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.md"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "wink.yaml")
+	if err := os.WriteFile(cfg, []byte("sections: [planning, workspace, history]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &stdioClient{p: start(t, "", "--state-dir", state, "--session", "desk", "--config", cfg, "--workspace", ws), modern: true}
 	if r := p.call(t, "planning_setup_plan", map[string]any{"objective": "Seen from the console"}); r.IsError {
 		t.Fatalf("setup: %+v", r)
 	}
-	cmd := exec.Command(binary, "console", "--state-dir", state) // the one --session it holds
+	p.call(t, "read_file", map[string]any{"file_path": "notes.md"})
+	if r := p.call(t, "write_file", map[string]any{"file_path": "notes.md", "content": "v2\n", "overwrite": true}); r.IsError {
+		t.Fatalf("write_file: %+v", r)
+	}
+	// The one --session the state directory holds.
+	cmd := exec.Command(binary, "console", "--state-dir", state, "--config", cfg, "--workspace", ws)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -95,10 +108,21 @@ func TestConsoleCommand(t *testing.T) {
 	if code, page := getPage(t, b, u); code != http.StatusOK || !strings.Contains(page, "Seen from the console") {
 		t.Fatalf("the console: %d\n%s", code, page)
 	}
+	base, _, _ := strings.Cut(u, "?")
+	req, _ := http.NewRequest(http.MethodPost, base+"/s/desk/undo", strings.NewReader("steps=1"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", strings.TrimSuffix(base, "/console"))
+	resp, err := b.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, err := os.ReadFile(filepath.Join(ws, "notes.md")); err != nil || string(got) != "v1\n" {
+		t.Fatalf("after the console's undo, notes.md holds %q (%v); the console's stderr:\n%s", got, err, stderr.String())
+	}
 	if r := p.call(t, "planning_setup_plan", map[string]any{"objective": "Changed since"}); r.IsError {
 		t.Fatalf("setup: %+v", r)
 	}
-	base, _, _ := strings.Cut(u, "?")
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if _, page := getPage(t, b, base); strings.Contains(page, "Changed since") {
 			break
