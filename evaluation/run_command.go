@@ -111,16 +111,7 @@ func describeExit(e *exec.ExitError) string {
 		return e.Error()
 	}
 	sig := syscall.Signal(code - 128)
-	msg := fmt.Sprintf("killed by signal %d, %v", code-128, sig)
-	switch sig {
-	case syscall.SIGKILL:
-		msg += ": it reached a limit, or was killed"
-	case syscall.SIGXCPU:
-		msg += ": it used up its CPU time"
-	case syscall.SIGXFSZ:
-		msg += ": it wrote a file larger than the workspace's largest file"
-	}
-	return msg
+	return fmt.Sprintf("killed by signal %d, %v", code-128, sig) + signalMeaning(sig)
 }
 
 // materialise writes files (path to content) under dir.

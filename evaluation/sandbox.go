@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -158,7 +157,7 @@ func (s *Sandbox) command(ctx context.Context, dir, line string, maxFile int64) 
 	cmd.Env = []string{}
 	cmd.WaitDelay = time.Second
 	if os.Geteuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		runAs(cmd, nobody)
 	}
 	return cmd
 }
