@@ -9,7 +9,6 @@ import (
 	"github.com/wink-mcp/wink-mcp/diffs"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/statetree"
-	"github.com/wink-mcp/wink-mcp/store"
 )
 
 // ErrNoCommit is the error of CommitDiff for a commit the session's
@@ -24,19 +23,9 @@ var ErrNoCommit = errors.New("the history keeps no such commit")
 // itself is not touched.
 func (m *Manager) CommitDiff(ctx context.Context, h, owner string, seq uint64) (diffs.Diff, error) {
 	d := diffs.New()
-	if !validHandle(h) {
-		return d, ErrUnknownSession
-	}
-	stored, err := m.store.Load(ctx, h)
-	if errors.Is(err, store.ErrNotFound) {
-		return d, ErrUnknownSession
-	}
+	hd, err := m.ownedHead(ctx, h, owner)
 	if err != nil {
-		return d, StoreError{err}
-	}
-	hd, err := readHead(h, stored.Data)
-	if err != nil || hd.Owner != owner {
-		return d, ErrUnknownSession
+		return d, err
 	}
 	hist, err := m.readHistory(ctx, h, hd.History)
 	if err != nil {

@@ -46,18 +46,8 @@ func (m *Manager) List(ctx context.Context, owner string) ([]Listing, error) {
 // returns ErrUnknownSession for a session that does not exist or is not
 // owner's.
 func (m *Manager) Delete(ctx context.Context, h, owner string) error {
-	if !validHandle(h) {
-		return ErrUnknownSession
-	}
-	stored, err := m.store.Load(ctx, h)
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrUnknownSession
-	}
-	if err != nil {
-		return StoreError{err}
-	}
-	if hd, err := readHead(h, stored.Data); err != nil || hd.Owner != owner {
-		return ErrUnknownSession
+	if _, err := m.ownedHead(ctx, h, owner); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	if e := m.handles[h]; e != nil {
@@ -73,4 +63,25 @@ func (m *Manager) Delete(ctx context.Context, h, owner string) error {
 	}
 	m.onChange(h)
 	return nil
+}
+
+// ownedHead returns the head of session h as the store holds it, if owner
+// may use the session: ErrUnknownSession for a session that does not exist
+// or is not owner's, a StoreError when the store failed.
+func (m *Manager) ownedHead(ctx context.Context, h, owner string) (head, error) {
+	if !validHandle(h) {
+		return head{}, ErrUnknownSession
+	}
+	stored, err := m.store.Load(ctx, h)
+	if errors.Is(err, store.ErrNotFound) {
+		return head{}, ErrUnknownSession
+	}
+	if err != nil {
+		return head{}, StoreError{err}
+	}
+	hd, err := readHead(h, stored.Data)
+	if err != nil || hd.Owner != owner {
+		return head{}, ErrUnknownSession
+	}
+	return hd, nil
 }
