@@ -24,6 +24,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/console"
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/tools"
+	"github.com/wink-mcp/wink-mcp/transport"
 )
 
 // newConsole returns the console of a, whose viewers verify checks.
@@ -87,8 +88,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "wink-mcp console: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	host, _, err := net.SplitHostPort(*listen)
-	if err != nil || !isLoopbackHost(host) {
+	if !loopbackAddr(*listen) {
 		fmt.Fprintf(stderr, "wink-mcp console: --listen %q: want a loopback address, such as 127.0.0.1:8090\n", *listen)
 		return 2
 	}
@@ -132,7 +132,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	fmt.Fprintf(stdout, "Open http://%s%s?token=%s\n", ln.Addr(), console.Path, token)
-	hs := &http.Server{Handler: loopbackOnly(c), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: transport.CheckHost(c), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -182,28 +182,3 @@ func onlyStdioStore(f *flags) (string, error) {
 // command without --session, so that the store opened is the HTTP
 // servers'; nothing listens there.
 const consoleHTTP = "127.0.0.1:0"
-
-// isLoopbackHost reports whether host is a loopback name or address.
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// loopbackOnly refuses, with 403, a request whose Host is not a loopback
-// name (a DNS-rebinding attack on a console that listens on loopback).
-func loopbackOnly(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, err := net.SplitHostPort(r.Host)
-		if err != nil {
-			host = r.Host
-		}
-		if !isLoopbackHost(host) {
-			http.Error(w, "Forbidden: Host is not a loopback name", http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}

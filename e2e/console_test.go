@@ -109,6 +109,13 @@ func TestConsoleCommand(t *testing.T) {
 		t.Fatalf("the console: %d\n%s", code, page)
 	}
 	base, _, _ := strings.Cut(u, "?")
+	rebound, _ := http.NewRequest(http.MethodGet, u, nil)
+	rebound.Host = "evil.example" // a DNS-rebinding attack
+	if resp, err := http.DefaultTransport.RoundTrip(rebound); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a request for another Host: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	req, _ := http.NewRequest(http.MethodPost, base+"/s/desk/undo", strings.NewReader("steps=1"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", strings.TrimSuffix(base, "/console"))

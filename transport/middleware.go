@@ -155,6 +155,12 @@ func hostCheck(allowed []string) middleware {
 	}
 }
 
+// CheckHost is the Host check of /mcp for a handler served on a listener
+// of its own (the console of the console command): on a loopback listener,
+// a request whose Host is not a loopback name gets 403 (a DNS-rebinding
+// attack).
+func CheckHost(next http.Handler) http.Handler { return hostCheck(nil)(next) }
+
 // corsHeaders are the request headers a browser client may send.
 const corsHeaders = "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
 
