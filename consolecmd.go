@@ -20,7 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/config"
 	"github.com/wink-mcp/wink-mcp/console"
 	"github.com/wink-mcp/wink-mcp/identity"
 	"github.com/wink-mcp/wink-mcp/tools"
@@ -156,11 +155,10 @@ func onlyStdioStore(f *flags) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := cmp.Or(f.stateDir, cfg.StateDir)
-	if dir == "" {
-		if dir, err = config.DefaultStateDir(); err != nil {
-			return "", err
-		}
+	cfg.StateDir = cmp.Or(f.stateDir, cfg.StateDir) // the flag wins, as in buildServer
+	dir, err := cfg.StateDirectory()
+	if err != nil {
+		return "", err
 	}
 	entries, _ := os.ReadDir(filepath.Join(dir, "store"))
 	var names []string

@@ -472,12 +472,9 @@ func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.S
 		opts.LogRetention = memoryLogRetention
 		return store.NewMemory(opts), nil
 	}
-	dir := cfg.StateDir
-	if dir == "" {
-		var err error
-		if dir, err = config.DefaultStateDir(); err != nil {
-			return nil, err
-		}
+	dir, err := cfg.StateDirectory()
+	if err != nil {
+		return nil, err
 	}
 	sub := "http"
 	if cfg.HTTP.Addr == "" {
@@ -591,9 +588,9 @@ func (b *builder) workspace() (*sections.Section, error) {
 		mounts[i] = workspace.Mount{Host: m.Host, Path: m.Path, Include: m.Include, Exclude: m.Exclude, FollowSymlinks: m.FollowSymlinks}
 	}
 	stateDir := b.cfg.StateDir
-	if w.Backend == "disk" && stateDir == "" {
+	if w.Backend == "disk" {
 		var err error
-		if stateDir, err = config.DefaultStateDir(); err != nil {
+		if stateDir, err = b.cfg.StateDirectory(); err != nil {
 			return nil, err
 		}
 	}

@@ -73,14 +73,12 @@ func recoverDir(flagDir, cfgFile string) (string, error) {
 	if flagDir != "" {
 		return flagDir, nil
 	}
+	cfg := config.Default()
 	if cfgFile != "" {
-		cfg, err := config.Load(cfgFile)
-		if err != nil {
+		var err error
+		if cfg, err = config.Load(cfgFile); err != nil {
 			return "", err
 		}
-		if cfg.StateDir != "" {
-			return cfg.StateDir, nil
-		}
 	}
-	return config.DefaultStateDir()
+	return cfg.StateDirectory()
 }

@@ -31,3 +31,12 @@ func DefaultStateDir() (string, error) {
 	}
 	return filepath.Join(base, "wink-mcp"), nil
 }
+
+// StateDirectory returns the directory of the server's own state: state_dir,
+// or DefaultStateDir when the configuration names none.
+func (c *Config) StateDirectory() (string, error) {
+	if c.StateDir != "" {
+		return c.StateDir, nil
+	}
+	return DefaultStateDir()
+}

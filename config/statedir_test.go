@@ -23,3 +23,22 @@ func TestDefaultStateDir(t *testing.T) {
 		}
 	}
 }
+
+// TestStateDirectory: state_dir when the configuration names one, the
+// default otherwise.
+func TestStateDirectory(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "/var/state")
+	t.Setenv("HOME", t.TempDir())
+	def, err := DefaultStateDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ stateDir, want string }{
+		{"/srv/wink", "/srv/wink"},
+		{"", def},
+	} {
+		if got, err := (&Config{StateDir: c.stateDir}).StateDirectory(); got != c.want || err != nil {
+			t.Errorf("state_dir %q: %q, %v; want %q", c.stateDir, got, err, c.want)
+		}
+	}
+}
