@@ -239,10 +239,9 @@ func (h *host) InProcessConn() (net.Conn, error) {
 }
 
 // hold takes the directory's lock if no other process holds it (or keeps
-// it, if this process holds it), and then
-// starts the server on the directory's files and writes its address in
-// the lock file. It returns nil, and holds nothing, when another process
-// holds the lock.
+// it, if this process holds it), then starts the server on the
+// directory's files and writes its address in the lock file. It returns
+// nil, and holds nothing, when another process holds the lock.
 func (h *host) hold() error {
 	ok, err := lockFile(h.lock)
 	switch {
@@ -263,8 +262,7 @@ func (h *host) hold() error {
 		_, err = h.lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+addr+"\n"), 0)
 	}
 	if err != nil {
-		srv.Shutdown()
-		srv.WaitForShutdown()
+		stopServer(srv)
 		unlock(h.lock)
 		return fmt.Errorf("store: state dir %s is not writable: %w", h.dir, err)
 	}
@@ -295,8 +293,7 @@ func (h *host) start() (*server.Server, error) {
 	srv.SetLoggerV2(serverLog{h.logger}, false, false, false)
 	srv.Start()
 	if !srv.ReadyForConnections(h.opts.Timeout) {
-		srv.Shutdown()
-		srv.WaitForShutdown()
+		stopServer(srv)
 		return nil, fmt.Errorf("store: embedded server in %s: not ready after %v: %w", h.dir, h.opts.Timeout, ErrUnavailable)
 	}
 	return srv, nil
@@ -365,10 +362,15 @@ func (h *host) close() {
 	h.closed = true
 	close(h.stopPoll)
 	if srv := h.srv.Load(); srv != nil {
-		srv.Shutdown()
-		srv.WaitForShutdown()
+		stopServer(srv)
 	}
 	h.lock.Close()
+}
+
+// stopServer shuts srv down and waits until it has.
+func stopServer(srv *server.Server) {
+	srv.Shutdown()
+	srv.WaitForShutdown()
 }
 
 // serverLog passes the embedded server's warnings and errors to a slog
