@@ -37,15 +37,8 @@ func fileLines(t *testing.T, dir, p string) []string {
 // is left in dir, and no journal or lock in the state directory.
 func checkNoTemporaryFiles(t *testing.T, dir, state string) {
 	t.Helper()
-	for _, root := range []string{dir, filepath.Join(state, "journal")} {
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			// A workspace's directory in the state directory keeps
-			// the workspace's path in its file "root".
-			if err == nil && !d.IsDir() && (root != dir || strings.HasPrefix(d.Name(), ".wink-tmp-")) && (root == dir || d.Name() != "root") {
-				t.Errorf("left behind: %s", p)
-			}
-			return nil
-		})
+	for _, p := range leftInFlight(dir, state) {
+		t.Errorf("left behind: %s", p)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -233,6 +234,19 @@ func serveHTTP(t *testing.T, args ...string) *server {
 	}
 	t.Fatalf("the server did not start; stderr:\n%s", p.stderr)
 	return nil
+}
+
+// stopServers stops each server with SIGTERM and checks that it exited 0
+// with a clean stderr.
+func stopServers(t *testing.T, servers ...*server) {
+	t.Helper()
+	for _, s := range servers {
+		s.p.signal(syscall.SIGTERM)
+		if code := s.p.wait(); code != 0 {
+			t.Errorf("exit code %d; stderr:\n%s", code, s.p.stderr)
+		}
+		checkStderr(t, s.p.stderr.String())
+	}
 }
 
 // httpClient calls tools over HTTP with raw frames: of the 2026-07-28 era

@@ -13,7 +13,9 @@ import (
 )
 
 // leftInFlight lists what calls in flight keep in a disk workspace and its
-// state directory: temporary files, journals and locks.
+// state directory: temporary files of atomic writes, journals and locks
+// (not the file "root" of a workspace's directory in the state directory,
+// which names the workspace).
 func leftInFlight(ws, state string) []string {
 	var out []string
 	for _, root := range []string{ws, filepath.Join(state, "journal")} {

@@ -421,12 +421,6 @@ func TestReplicas(t *testing.T) {
 		checkPlan(t, b.url, h, "k", w)
 		c := serveHTTP(t, args...)
 		checkPlan(t, c.url, h, "k", w)
-		for _, s := range []*server{b, c} {
-			s.p.signal(syscall.SIGTERM)
-			if code := s.p.wait(); code != 0 {
-				t.Errorf("exit code %d; stderr:\n%s", code, s.p.stderr)
-			}
-			checkStderr(t, s.p.stderr.String())
-		}
+		stopServers(t, b, c)
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -259,11 +258,5 @@ func TestHTTPServersShareStateDir(t *testing.T) {
 	}
 	c := serveHTTP(t, args...)
 	checkPlan(t, c.url, h, "k", w)
-	for _, s := range []*server{b, c} {
-		s.p.signal(syscall.SIGTERM)
-		if code := s.p.wait(); code != 0 {
-			t.Errorf("exit code %d; stderr:\n%s", code, s.p.stderr)
-		}
-		checkStderr(t, s.p.stderr.String())
-	}
+	stopServers(t, b, c)
 }
