@@ -417,6 +417,55 @@ func TestInterruptedDelete(t *testing.T) {
 	wantErr(t, err, ErrNotFound)
 }
 
+// TestDeletionMarkers checks that a deleted session leaves a marker that
+// Expire removes once it is a minute old (or older than Expire's cutoff),
+// that the state stream allows no per-message TTL, and that a stream made
+// by an earlier version, which allows them, opens as it is.
+func TestDeletionMarkers(t *testing.T) {
+	for _, allowedTTL := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allowed TTL %v", allowedTTL), func(t *testing.T) {
+			ctx := ctxT(t)
+			dir := t.TempDir()
+			s := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+			if allowedTTL {
+				cfg := s.state.CachedInfo().Config
+				cfg.AllowMsgTTL = true
+				must[jetstream.Stream](t)(s.js.UpdateStream(ctx, cfg))
+				s.Close()
+				s = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+			}
+			defer s.Close()
+			info := must[*jetstream.StreamInfo](t)(s.state.Info(ctx))
+			if info.Config.AllowMsgTTL != allowedTTL {
+				t.Fatalf("state stream allows TTLs: %v, want %v", info.Config.AllowMsgTTL, allowedTTL)
+			}
+			heads := func() int {
+				info := must[*jetstream.StreamInfo](t)(s.state.Info(ctx, jetstream.WithSubjectFilter(s.headSubject("*"))))
+				return len(info.State.Subjects)
+			}
+			must[uint64](t)(s.Create(ctx, "gone", nil))
+			if err := s.Delete(ctx, "gone"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+			must[uint64](t)(s.Create(ctx, "kept", nil))
+			if n := must[int](t)(s.Expire(ctx, time.Time{})); n != 0 || heads() != 2 {
+				t.Fatalf("Expire of nothing deleted %d sessions and left %d heads, want 0 and the marker beside the head", n, heads())
+			}
+			if n := must[int](t)(s.Expire(ctx, time.Now().Add(-time.Hour))); n != 0 || heads() != 2 {
+				t.Fatalf("Expire deleted %d sessions and left %d heads, want 0 and a marker not yet a minute old", n, heads())
+			}
+			// Made later than the marker: it goes, and the session stays.
+			cutoff := must[Head](t)(s.Load(ctx, "kept")).Time.Add(-time.Nanosecond)
+			if n := must[int](t)(s.Expire(ctx, cutoff)); n != 0 || heads() != 1 {
+				t.Fatalf("Expire deleted %d sessions and left %d heads, want 0 and one", n, heads())
+			}
+			must[Head](t)(s.Load(ctx, "kept"))
+			must[uint64](t)(s.Create(ctx, "gone", nil))
+		})
+	}
+}
+
 // TestEmbeddedSweepCost checks what a sweep leaves and costs the server:
 // the blobs kept, the others gone, no consumer left on the stream, and no
 // request per blob removed.

@@ -32,9 +32,15 @@ import (
 // lags, which could show a head whose blobs it has not yet received, and
 // because a head must carry the id of the commit that wrote it. A deleted
 // session's head is a marker message (header Wink-Op: delete) until its
-// blobs and log are purged, then another (Wink-Op: deleted) that the server
-// removes after a minute, so that watchers see the deletion. Per-message
-// TTLs need nats-server 2.11 or later.
+// blobs and log are purged, then another (Wink-Op: deleted), so that
+// watchers see the deletion, which Expire removes once it is a minute old.
+//
+// The state stream allows no per-message TTL: while a stream that allows
+// them holds no message with one, the server arms a timer for every
+// message stored, which cost an eighth of the CPU of a call that commits.
+// A stream created by an earlier version keeps allowing them, as the
+// server cannot turn that off. The task stream's records expire by their
+// TTLs, which need nats-server 2.11 or later.
 type JetStream struct {
 	nc        *nats.Conn
 	js        jetstream.JetStream
@@ -56,7 +62,7 @@ var _ Store = (*JetStream)(nil)
 const (
 	// opHeader marks a head message that is a deletion marker: opDelete
 	// while the session's blobs and log are being purged, then opDeleted,
-	// which the server removes after deletedTTL.
+	// which Expire removes once it is deletedTTL old.
 	opHeader   = "Wink-Op"
 	opDelete   = "delete"
 	opDeleted  = "deleted"
@@ -106,7 +112,6 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 		Discard:           jetstream.DiscardOld,
 		Duplicates:        dedup,
 		AllowDirect:       single,
-		AllowMsgTTL:       true,
 	})
 	if err != nil {
 		return nil, err
@@ -161,6 +166,8 @@ func createStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 			if found != format {
 				return true, nil
 			}
+			// The server cannot stop a stream allowing per-message TTLs.
+			cfg.AllowMsgTTL = cfg.AllowMsgTTL || old.CachedInfo().Config.AllowMsgTTL
 		case !errors.Is(err, jetstream.ErrStreamNotFound):
 			return js.Conn().IsClosed(), err
 		}
@@ -689,8 +696,8 @@ func (s *JetStream) remove(ctx context.Context, session string, rev uint64) (boo
 }
 
 // finishDelete purges what a session stored before its deletion marker at
-// revision mark, then replaces the marker with one that the server removes
-// in time, unless something replaced it meanwhile.
+// revision mark, then replaces the marker with one that Expire removes in
+// time, unless something replaced it meanwhile.
 func (s *JetStream) finishDelete(ctx context.Context, session string, mark uint64) error {
 	if err := s.purge(ctx, s.state, s.blobSubject(session, "*"), mark); err != nil {
 		return err
@@ -698,7 +705,7 @@ func (s *JetStream) finishDelete(ctx context.Context, session string, mark uint6
 	if err := s.purge(ctx, s.log, s.logSubject(session), 0); err != nil {
 		return err
 	}
-	_, err := s.putHead(ctx, session, mark, nil, nats.Header{opHeader: []string{opDeleted}}, jetstream.WithMsgTTL(deletedTTL))
+	_, err := s.putHead(ctx, session, mark, nil, nats.Header{opHeader: []string{opDeleted}})
 	if errors.Is(err, errMoved) || errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -706,16 +713,22 @@ func (s *JetStream) finishDelete(ctx context.Context, session string, mark uint6
 }
 
 // Expire implements Store. It also finishes deletions that a crash
-// interrupted, which it finds by their markers.
+// interrupted, which it finds by their markers, and removes the markers of
+// finished deletions made before the cutoff or deletedTTL ago, whichever
+// is later.
 func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 	ctx, cancel := deadline(ctx, s.timeout)
 	defer cancel()
 	type head struct {
 		session string
 		rev     uint64
-		deleted bool
+		op      string
 	}
 	var old []head
+	marked := time.Now().Add(-deletedTTL)
+	if before.After(marked) {
+		marked = before
+	}
 	prefix := s.headSubject("")
 	err := s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{prefix + "*"},
@@ -723,9 +736,8 @@ func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 		HeadersOnly:    true,
 	}, 0, func() { old = old[:0] }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		op := m.Headers().Get(opHeader)
-		deleted := op == opDelete
-		if deleted || op == "" && meta.Timestamp.Before(before) {
-			old = append(old, head{strings.TrimPrefix(m.Subject(), prefix), meta.Sequence.Stream, deleted})
+		if op == opDelete || op == "" && meta.Timestamp.Before(before) || op == opDeleted && meta.Timestamp.Before(marked) {
+			old = append(old, head{strings.TrimPrefix(m.Subject(), prefix), meta.Sequence.Stream, op})
 		}
 	})
 	if err != nil {
@@ -733,9 +745,13 @@ func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 	}
 	n := 0
 	for _, h := range old {
-		if h.deleted {
+		switch h.op {
+		case opDelete:
 			err = s.finishDelete(ctx, h.session, h.rev)
-		} else {
+		case opDeleted:
+			// Only the marker itself: a head created since stays.
+			err = s.purge(ctx, s.state, s.headSubject(h.session), h.rev+1)
+		default:
 			var ok bool
 			ok, err = s.remove(ctx, h.session, h.rev)
 			if ok {
