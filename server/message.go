@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,14 +17,21 @@ import (
 // side (Server.MCP), and answers as MCP says two requests mcp-go answers
 // otherwise; a transport hands every message it reads to it.
 //
-// A tools/call whose arguments or _meta hold a number beyond float64
-// (1e999) is one mcp-go cannot decode: it refuses it as an invalid request
-// (-32600) before the tool is looked up. It is passed again with empty
-// arguments and, in _meta, null for each value that does not decode; the
-// tool's handler takes the arguments as sent (rawArgs) and those values
-// (readMeta), so that the call fails validation with an isError result,
-// is recorded and audited like any call with an invalid argument or
-// _meta key.
+// A tools/call reaches mcp-go with {} for its arguments, and the tool's
+// handler takes them as sent (rawArgs): mcp-go decodes a message four
+// times over, and a call's arguments, often the bulk of it (the content
+// of a file), need decoding once, by the tool that checks them. So a call
+// whose arguments do not decode into Go values (a number beyond float64,
+// 1e999) fails validation with an isError result, naming the argument.
+// An mcp-go server that is not a Server's MCP side is given the message
+// as it is.
+//
+// A tools/call whose _meta holds such a number is one mcp-go cannot
+// decode: it refuses it as an invalid request (-32600) before the tool is
+// looked up. It is passed again with null for each value of _meta that
+// does not decode; the tool's handler takes those values as sent
+// (readMeta), so that the call fails with an isError result, is recorded
+// and audited like any call with an invalid _meta key.
 //
 // A resources/read of a resource that does not exist, which the handler of
 // a template that matched reports (resourceNotFound), is one mcp-go
@@ -41,6 +49,13 @@ func HandleMessage(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMe
 
 // handle is HandleMessage for everything but tasks.
 func handle(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessage) mcp.JSONRPCMessage {
+	var raw sent
+	if _, ours := servers.Load(srv); ours {
+		if slim, args, ok := withoutArguments(msg); ok {
+			msg, raw.args = slim, args
+			ctx = context.WithValue(ctx, rawKey{}, raw)
+		}
+	}
 	var missing atomic.Int64
 	resp := srv.HandleMessage(context.WithValue(ctx, notFoundKey{}, &missing), msg)
 	e, ok := resp.(mcp.JSONRPCError)
@@ -50,7 +65,8 @@ func handle(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessage) 
 		e.Error.Code = int(missing.Load())
 		return e
 	case e.Error.Code == mcp.INVALID_REQUEST:
-		if fixed, raw, ok := undecodable(msg); ok {
+		if fixed, meta, ok := undecodableMeta(msg); ok {
+			raw.meta = meta
 			return srv.HandleMessage(context.WithValue(ctx, rawKey{}, raw), fixed)
 		}
 	}
@@ -59,15 +75,15 @@ func handle(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessage) 
 
 // notFoundKey is the context key of the JSON-RPC error code of a resource
 // read that found nothing, set by resourceNotFound; rawKey that of the
-// parts of a tools/call mcp-go could not decode (sent).
+// parts of a tools/call that mcp-go is not given (sent).
 type (
 	notFoundKey struct{}
 	rawKey      struct{}
 )
 
-// sent holds the parts of a tools/call that mcp-go could not decode, as
-// the client sent them: the arguments, when they are among them, and the
-// values of _meta that are.
+// sent holds the parts of a tools/call that mcp-go is not given, as the
+// client sent them: the arguments, and the values of _meta that it could
+// not decode.
 type sent struct {
 	args json.RawMessage
 	meta map[string]json.RawMessage
@@ -89,49 +105,94 @@ func resourceNotFound(ctx context.Context, uri, why string) error {
 	return fmt.Errorf("%s%s: %w", uri, why, mcpserver.ErrResourceNotFound)
 }
 
-// undecodable reports whether msg is a tools/call whose arguments or _meta
-// values are valid JSON that does not decode into Go values (a number
-// beyond float64). It returns msg with those parts replaced (the arguments
-// by {}, each such _meta value by null), and the parts as sent.
-func undecodable(msg json.RawMessage) (json.RawMessage, sent, bool) {
-	var req, params map[string]json.RawMessage
-	var method string
-	if json.Unmarshal(msg, &req) != nil || json.Unmarshal(req["method"], &method) != nil || method != string(mcp.MethodToolsCall) ||
-		json.Unmarshal(req["params"], &params) != nil {
-		return nil, sent{}, false
+// withoutArguments returns msg, when it is a tools/call with arguments,
+// with {} in their place, and the arguments as sent.
+func withoutArguments(msg json.RawMessage) (json.RawMessage, json.RawMessage, bool) {
+	if !bytes.Contains(msg, []byte(`"arguments"`)) {
+		return nil, nil, false
 	}
-	var raw sent
-	if args := params["arguments"]; json.Valid(args) && !decodes(args) {
-		raw.args, params["arguments"] = args, json.RawMessage("{}")
+	var call struct {
+		Method string `json:"method"`
+		Params struct {
+			Arguments place `json:"arguments"`
+		} `json:"params"`
 	}
+	if json.Unmarshal(msg, &call) != nil || call.Method != string(mcp.MethodToolsCall) || call.Params.Arguments == nil {
+		return nil, nil, false
+	}
+	args := []byte(call.Params.Arguments)
+	start := cap(msg) - cap(args)
+	if start < 0 || start+len(args) > len(msg) || &msg[start] != &args[0] {
+		return nil, nil, false // not a slice of msg (see place)
+	}
+	end := start + len(args)
+	slim := make(json.RawMessage, 0, len(msg)-len(args)+2)
+	slim = append(append(append(slim, msg[:start]...), "{}"...), msg[end:]...)
+	return slim, bytes.Clone(args), true
+}
+
+// place is a JSON value as it lies in the message being decoded:
+// encoding/json hands an Unmarshaler the bytes of its value in the input,
+// not a copy, which is where the value lies in it. (withoutArguments
+// checks that it was given no copy.)
+type place []byte
+
+func (p *place) UnmarshalJSON(b []byte) error {
+	*p = b
+	return nil
+}
+
+// undecodableMeta reports whether msg is a tools/call whose _meta holds
+// values that are valid JSON that does not decode into Go values (a
+// number beyond float64). It returns msg with each such value replaced by
+// null, and the values as sent.
+func undecodableMeta(msg json.RawMessage) (json.RawMessage, map[string]json.RawMessage, bool) {
+	req, params, ok := toolsCall(msg)
 	var meta map[string]json.RawMessage
-	if json.Unmarshal(params["_meta"], &meta) == nil {
-		for k, v := range meta {
-			if !decodes(v) {
-				if raw.meta == nil {
-					raw.meta = map[string]json.RawMessage{}
-				}
-				raw.meta[k], meta[k] = v, json.RawMessage("null")
+	if !ok || json.Unmarshal(params["_meta"], &meta) != nil {
+		return nil, nil, false
+	}
+	var raw map[string]json.RawMessage
+	for k, v := range meta {
+		if !decodes(v) {
+			if raw == nil {
+				raw = map[string]json.RawMessage{}
 			}
+			raw[k], meta[k] = v, json.RawMessage("null")
 		}
 	}
-	if raw.args == nil && raw.meta == nil {
-		return nil, sent{}, false
+	if raw == nil {
+		return nil, nil, false
 	}
 	var err error
-	if raw.meta != nil {
-		if params["_meta"], err = json.Marshal(meta); err != nil {
-			return nil, sent{}, false
-		}
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return nil, nil, false
 	}
-	if req["params"], err = json.Marshal(params); err != nil {
-		return nil, sent{}, false
-	}
-	fixed, err := json.Marshal(req)
+	fixed, err := rebuild(req, params)
 	if err != nil {
-		return nil, sent{}, false
+		return nil, nil, false
 	}
 	return fixed, raw, true
+}
+
+// toolsCall returns the members of msg and of its params when msg is a
+// tools/call.
+func toolsCall(msg json.RawMessage) (req, params map[string]json.RawMessage, ok bool) {
+	var method string
+	if json.Unmarshal(msg, &req) != nil || json.Unmarshal(req["method"], &method) != nil || method != string(mcp.MethodToolsCall) ||
+		json.Unmarshal(req["params"], &params) != nil || params == nil {
+		return nil, nil, false
+	}
+	return req, params, true
+}
+
+// rebuild returns the message of members req with params as its params.
+func rebuild(req, params map[string]json.RawMessage) (json.RawMessage, error) {
+	var err error
+	if req["params"], err = json.Marshal(params); err != nil {
+		return nil, err
+	}
+	return json.Marshal(req)
 }
 
 // decodes reports whether v, valid JSON, decodes into Go values.

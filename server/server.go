@@ -480,8 +480,9 @@ func (s *Server) newCall(ctx context.Context, t *tools.Tool, sess *session.Sessi
 	return call
 }
 
-// rawArgs returns the arguments exactly as sent: those mcp-go could not
-// decode, which HandleMessage put in ctx, or those of req.
+// rawArgs returns the arguments exactly as sent: those HandleMessage kept
+// from mcp-go and put in ctx, or, for a message that reached mcp-go by
+// another way (its in-process client), those of req.
 func rawArgs(ctx context.Context, req mcp.CallToolRequest) json.RawMessage {
 	if raw, ok := ctx.Value(rawKey{}).(sent); ok && raw.args != nil {
 		return raw.args
