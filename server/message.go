@@ -20,7 +20,7 @@ import (
 // A tools/call reaches mcp-go with {} for its arguments, and the tool's
 // handler takes them as sent (rawArgs): mcp-go decodes a message four
 // times over, and a call's arguments, often the bulk of it (the content
-// of a file), need decoding once, by the tool that checks them. So a call
+// of a file), need decoding only by the tool that checks them. So a call
 // whose arguments do not decode into Go values (a number beyond float64,
 // 1e999) fails validation with an isError result, naming the argument.
 // An mcp-go server that is not a Server's MCP side is given the message
