@@ -117,7 +117,7 @@ func withoutArguments(msg json.RawMessage) (json.RawMessage, json.RawMessage, bo
 			Arguments place `json:"arguments"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(msg, &call) != nil || call.Method != string(mcp.MethodToolsCall) || call.Params.Arguments == nil {
+	if json.Unmarshal(msg, &call) != nil || call.Method != string(mcp.MethodToolsCall) || len(call.Params.Arguments) == 0 {
 		return nil, nil, false
 	}
 	args := []byte(call.Params.Arguments)
