@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -43,15 +45,87 @@ import (
 // tasks/update) are answered by the server's tasks, and a tools/call run
 // as a task is answered with the task (see tasks.go): mcp-go's own tasks
 // are not used.
+//
+// A transport that has decoded the message (ParseMessage) to route it
+// hands it to Handle instead, so that it is decoded once.
 func HandleMessage(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessage) mcp.JSONRPCMessage {
-	return serveTasks(ctx, srv, msg, handle)
+	m, err := ParseMessage(msg)
+	if err != nil {
+		return srv.HandleMessage(ctx, msg) // mcp-go answers what is not a message
+	}
+	return Handle(ctx, srv, m)
 }
 
-// handle is HandleMessage for everything but tasks.
-func handle(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessage) mcp.JSONRPCMessage {
+// Handle is HandleMessage for a message that ParseMessage decoded.
+func Handle(ctx context.Context, srv *mcpserver.MCPServer, m Message) mcp.JSONRPCMessage {
+	return serveTasks(ctx, srv, m)
+}
+
+// Message is a JSON-RPC message decoded once, as far as routing it needs:
+// its id and method, and where in it lie the parts of a tools/call that
+// the server reads itself.
+type Message struct {
+	// ID is the id as sent: nil when there is none, null when null.
+	ID json.RawMessage
+	// Method is the method; "" for a response.
+	Method string
+
+	raw  json.RawMessage
+	call callParts // of a tools/call's params that are an object
+}
+
+// callParts are values of a tools/call's params, each where it lies in
+// the message (see place), or nil.
+type callParts struct {
+	Arguments place `json:"arguments"`
+	Task      place `json:"task"`
+	Meta      place `json:"_meta"`
+}
+
+// ParseMessage decodes msg, a JSON-RPC message. It fails with a
+// *json.SyntaxError when msg is not JSON and a *json.UnmarshalTypeError
+// when its method is not a string; params that are not an object are left
+// for mcp-go to refuse.
+func ParseMessage(msg json.RawMessage) (Message, error) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params callParts       `json:"params"`
+	}
+	err := json.Unmarshal(msg, &m)
+	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && (te.Field == "params" || strings.HasPrefix(te.Field, "params.")) {
+		// Unmarshal reports the first such error only: the method may
+		// have one too.
+		var env struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		err = json.Unmarshal(msg, &env)
+		m.ID, m.Method, m.Params = env.ID, env.Method, callParts{}
+	}
+	if err != nil {
+		return Message{}, err
+	}
+	out := Message{ID: m.ID, Method: m.Method, raw: msg}
+	if m.Method == string(mcp.MethodToolsCall) {
+		out.call = m.Params
+	}
+	return out, nil
+}
+
+// Raw returns the message as it was read.
+func (m Message) Raw() json.RawMessage { return m.raw }
+
+// HasID reports whether the message carries an id that is not null: a
+// request, or a response.
+func (m Message) HasID() bool { return len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null")) }
+
+// handle is Handle for everything but tasks.
+func handle(ctx context.Context, srv *mcpserver.MCPServer, m Message) mcp.JSONRPCMessage {
+	msg := m.raw
 	var raw sent
 	if _, ours := servers.Load(srv); ours {
-		if slim, args, ok := withoutArguments(msg); ok {
+		if slim, args, ok := m.withoutArguments(); ok {
 			msg, raw.args = slim, args
 			ctx = context.WithValue(ctx, rawKey{}, raw)
 		}
@@ -105,41 +179,42 @@ func resourceNotFound(ctx context.Context, uri, why string) error {
 	return fmt.Errorf("%s%s: %w", uri, why, mcpserver.ErrResourceNotFound)
 }
 
-// withoutArguments returns msg, when it is a tools/call with arguments,
-// with {} in their place, and the arguments as sent.
-func withoutArguments(msg json.RawMessage) (json.RawMessage, json.RawMessage, bool) {
-	if !bytes.Contains(msg, []byte(`"arguments"`)) {
+// withoutArguments returns the message, when it is a tools/call with
+// arguments, with {} in their place, and the arguments as sent.
+func (m Message) withoutArguments() (json.RawMessage, json.RawMessage, bool) {
+	args := []byte(m.call.Arguments)
+	start, ok := offset(m.raw, args)
+	if !ok {
 		return nil, nil, false
-	}
-	var call struct {
-		Method string `json:"method"`
-		Params struct {
-			Arguments place `json:"arguments"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(msg, &call) != nil || call.Method != string(mcp.MethodToolsCall) || len(call.Params.Arguments) == 0 {
-		return nil, nil, false
-	}
-	args := []byte(call.Params.Arguments)
-	start := cap(msg) - cap(args)
-	if start < 0 || start+len(args) > len(msg) || &msg[start] != &args[0] {
-		return nil, nil, false // not a slice of msg (see place)
 	}
 	end := start + len(args)
-	slim := make(json.RawMessage, 0, len(msg)-len(args)+2)
-	slim = append(append(append(slim, msg[:start]...), "{}"...), msg[end:]...)
+	slim := make(json.RawMessage, 0, len(m.raw)-len(args)+2)
+	slim = append(append(append(slim, m.raw[:start]...), "{}"...), m.raw[end:]...)
 	return slim, bytes.Clone(args), true
 }
 
 // place is a JSON value as it lies in the message being decoded:
 // encoding/json hands an Unmarshaler the bytes of its value in the input,
-// not a copy, which is where the value lies in it. (withoutArguments
-// checks that it was given no copy.)
+// not a copy, which is where the value lies in it (offset checks that it
+// was given no copy).
 type place []byte
 
 func (p *place) UnmarshalJSON(b []byte) error {
 	*p = b
 	return nil
+}
+
+// offset returns where v, a place decoded from msg, starts in msg; false
+// when v is empty or not a slice of msg.
+func offset(msg, v []byte) (int, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	start := cap(msg) - cap(v)
+	if start < 0 || start+len(v) > len(msg) || &msg[start] != &v[0] {
+		return 0, false
+	}
+	return start, true
 }
 
 // undecodableMeta reports whether msg is a tools/call whose _meta holds

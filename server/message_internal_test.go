@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 )
 
 // TestWithoutArguments: the arguments of a tools/call, wherever they stand
 // and however spaced, are taken out whole and {} is left in their place,
 // the rest of the message as it was; anything else is left alone.
+// ParseMessage finds them in the one decoding of the message.
 func TestWithoutArguments(t *testing.T) {
 	for _, tc := range []struct {
 		name, msg  string
@@ -30,12 +32,58 @@ func TestWithoutArguments(t *testing.T) {
 		{"arguments in _meta only", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"arguments":{}}}}`, "", ""},
 		{"another method", `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}}`, "", ""},
 		{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["arguments"]}`, "", ""},
+		{"params not an object, method after", `{"jsonrpc":"2.0","id":1,"params":"arguments","method":"tools/call"}`, "", ""},
 		{"not JSON", `{"method":"tools/call","params":{"arguments":{}}`, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			slim, args, ok := withoutArguments(json.RawMessage(tc.msg))
+			var slim, args json.RawMessage
+			m, err := ParseMessage(json.RawMessage(tc.msg))
+			ok := err == nil
+			if ok {
+				slim, args, ok = m.withoutArguments()
+			}
 			if ok != (tc.slim != "") || string(slim) != tc.slim || string(args) != tc.args {
 				t.Errorf("withoutArguments = %q, %q, %v; want %q, %q", slim, args, ok, tc.slim, tc.args)
+			}
+		})
+	}
+}
+
+// TestParseMessage: the id and method of a message, and the errors a
+// transport answers: not JSON, or a method that is not a string, whatever
+// the params hold.
+func TestParseMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name, msg string
+		id        string // as sent, "" when absent
+		method    string
+		hasID     bool
+		err       string // "syntax", "type" or ""
+	}{
+		{"request", `{"jsonrpc":"2.0","id":7,"method":"ping"}`, "7", "ping", true, ""},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "", "notifications/initialized", false, ""},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, "null", "ping", false, ""},
+		{"response", `{"jsonrpc":"2.0","id":"a","result":{}}`, `"a"`, "", true, ""},
+		{"params an array", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`, "1", "tools/call", true, ""},
+		{"method a number", `{"jsonrpc":"2.0","id":1,"method":5}`, "", "", false, "type"},
+		{"method a number after bad params", `{"jsonrpc":"2.0","id":1,"params":[],"method":5}`, "", "", false, "type"},
+		{"not JSON", `{"jsonrpc":"2.0",`, "", "", false, "syntax"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ParseMessage(json.RawMessage(tc.msg))
+			var se *json.SyntaxError
+			var te *json.UnmarshalTypeError
+			got := ""
+			switch {
+			case errors.As(err, &se):
+				got = "syntax"
+			case errors.As(err, &te):
+				got = "type"
+			case err != nil:
+				got = err.Error()
+			}
+			if got != tc.err || string(m.ID) != tc.id || m.Method != tc.method || m.HasID() != tc.hasID {
+				t.Errorf("ParseMessage = %q %q %v, %v; want %q %q %v, %s", m.ID, m.Method, m.HasID(), err, tc.id, tc.method, tc.hasID, tc.err)
 			}
 		})
 	}

@@ -243,20 +243,21 @@ type taskRequest struct {
 
 type taskRequestKey struct{}
 
-// readTaskRequest reads from a tools/call's params what concerns tasks.
-func readTaskRequest(params json.RawMessage) *taskRequest {
+// readTaskRequest reads from a tools/call's params what concerns tasks:
+// their task and _meta members, as sent (nil when absent).
+func readTaskRequest(task, meta json.RawMessage) *taskRequest {
 	var p struct {
 		Task *struct {
 			TTL *float64 `json:"ttl"`
-		} `json:"task"`
+		}
 		Meta struct {
 			Version      string `json:"io.modelcontextprotocol/protocolVersion"`
 			Capabilities struct {
 				Extensions map[string]json.RawMessage `json:"extensions"`
 			} `json:"io.modelcontextprotocol/clientCapabilities"`
-		} `json:"_meta"`
+		}
 	}
-	if json.Unmarshal(params, &p) != nil {
+	if task != nil && json.Unmarshal(task, &p.Task) != nil || meta != nil && json.Unmarshal(meta, &p.Meta) != nil {
 		return &taskRequest{}
 	}
 	tr := &taskRequest{modern: p.Meta.Version != ""}
@@ -273,72 +274,69 @@ func readTaskRequest(params json.RawMessage) *taskRequest {
 	return tr
 }
 
-// mayTask reports whether msg may concern tasks: a task method, a call that
-// asks for a task or whose client declares the tasks extension. Each
-// names "task" somewhere; a message that does not is passed on unparsed.
-func mayTask(msg json.RawMessage) bool { return bytes.Contains(msg, []byte("task")) }
+// mayTask reports whether m may concern tasks: a task method, a call that
+// asks for a task or whose client declares the tasks extension (which
+// _meta names). Other messages are not read for tasks.
+func (m Message) mayTask() bool {
+	switch m.Method {
+	case string(mcp.MethodTasksGet), string(mcp.MethodTasksResult), string(mcp.MethodTasksList), string(mcp.MethodTasksCancel), "tasks/update":
+		return true
+	case string(mcp.MethodToolsCall):
+		return m.call.Task != nil || bytes.Contains(m.call.Meta, []byte("task"))
+	}
+	return false
+}
 
 // servers maps each mcp-go server to the Server it serves, for
 // HandleMessage to find the tasks.
 var servers sync.Map // *mcpserver.MCPServer → *Server
 
-// serveTasks answers msg on srv: the task methods from the server's tasks,
+// serveTasks answers m on srv: the task methods from the server's tasks,
 // anything else through handle, the answer of a tools/call made a task
 // replaced by the task's.
-func serveTasks(ctx context.Context, srv *mcpserver.MCPServer, msg json.RawMessage, handle func(context.Context, *mcpserver.MCPServer, json.RawMessage) mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+func serveTasks(ctx context.Context, srv *mcpserver.MCPServer, m Message) mcp.JSONRPCMessage {
 	v, ok := servers.Load(srv)
-	if !ok || !mayTask(msg) {
-		return handle(ctx, srv, msg)
+	if !ok || !m.HasID() || !m.mayTask() {
+		return handle(ctx, srv, m)
 	}
 	s := v.(*Server)
-	var req struct {
-		ID     *mcp.RequestId  `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
+	var id mcp.RequestId
+	if json.Unmarshal(m.ID, &id) != nil {
+		return handle(ctx, srv, m)
 	}
-	if json.Unmarshal(msg, &req) != nil || req.ID == nil {
-		return handle(ctx, srv, msg)
-	}
-	switch req.Method {
-	case string(mcp.MethodToolsCall):
-		tr := readTaskRequest(req.Params)
-		resp := handle(context.WithValue(ctx, taskRequestKey{}, tr), srv, msg)
-		switch {
-		case tr.refused != nil:
-			return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: *req.ID, Error: *tr.refused}
-		case tr.created != nil:
-			return mcp.NewJSONRPCResultResponse(*req.ID, tr.created)
+	if m.Method != string(mcp.MethodToolsCall) {
+		var req struct {
+			Params json.RawMessage `json:"params"`
 		}
-		return resp
-	case string(mcp.MethodTasksGet), string(mcp.MethodTasksResult), string(mcp.MethodTasksList), string(mcp.MethodTasksCancel), "tasks/update":
-		return s.taskMethod(ctx, *req.ID, req.Method, req.Params)
+		if json.Unmarshal(m.raw, &req) != nil {
+			return handle(ctx, srv, m)
+		}
+		return s.taskMethod(ctx, id, m.Method, req.Params)
 	}
-	return handle(ctx, srv, msg)
+	tr := readTaskRequest(json.RawMessage(m.call.Task), json.RawMessage(m.call.Meta))
+	resp := handle(context.WithValue(ctx, taskRequestKey{}, tr), srv, m)
+	switch {
+	case tr.refused != nil:
+		return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: *tr.refused}
+	case tr.created != nil:
+		return mcp.NewJSONRPCResultResponse(id, tr.created)
+	}
+	return resp
 }
 
-// TaskMessage reports whether msg is a request that HandleMessage alone
-// answers as tasks require: a task method, or a tools/call whose client
-// declares the 2026-07-28 tasks extension. A transport that hands
-// 2026-07-28 requests to mcp-go's own handler (its stateless Streamable
-// HTTP) hands these to HandleMessage instead.
-func TaskMessage(msg json.RawMessage) bool {
-	if !mayTask(msg) {
+// TaskMessage reports whether m is a request that Handle alone answers as
+// tasks require: a task method, or a tools/call whose client declares the
+// 2026-07-28 tasks extension. A transport that hands 2026-07-28 requests
+// to mcp-go's own handler (its stateless Streamable HTTP) hands these to
+// Handle instead.
+func TaskMessage(m Message) bool {
+	if !m.HasID() || !m.mayTask() {
 		return false
 	}
-	var req struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(msg, &req) != nil {
-		return false
-	}
-	switch req.Method {
-	case string(mcp.MethodTasksGet), string(mcp.MethodTasksResult), string(mcp.MethodTasksList), string(mcp.MethodTasksCancel), "tasks/update":
+	if m.Method != string(mcp.MethodToolsCall) {
 		return true
-	case string(mcp.MethodToolsCall):
-		return readTaskRequest(req.Params).offered
 	}
-	return false
+	return readTaskRequest(json.RawMessage(m.call.Task), json.RawMessage(m.call.Meta)).offered
 }
 
 // taskOf returns what the request in ctx asked of tasks, or nil.

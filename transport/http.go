@@ -428,48 +428,38 @@ func (h *HTTP) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 	return s
 }
 
-// envelope holds the fields of a JSON-RPC message that decide how it is
-// handled.
-type httpEnvelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
-func (e httpEnvelope) hasID() bool {
-	return len(e.ID) > 0 && !bytes.Equal(e.ID, []byte("null"))
-}
-
 // readMessage reads and parses a POST body holding one JSON-RPC message.
 // On failure it writes the error response and returns ok false.
-func readMessage(w http.ResponseWriter, r *http.Request) (body []byte, env httpEnvelope, ok bool) {
+func readMessage(w http.ResponseWriter, r *http.Request) (m winkserver.Message, ok bool) {
 	if !isJSON(r.Header.Get("Content-Type")) {
 		http.Error(w, "Unsupported Media Type: the body must be application/json", http.StatusUnsupportedMediaType)
-		return nil, env, false
+		return m, false
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
-			return nil, env, false
+			return m, false
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			http.Error(w, "Request Timeout: the body came too slowly", http.StatusRequestTimeout)
-			return nil, env, false
+			return m, false
 		}
 		http.Error(w, "Bad Request: reading the body failed", http.StatusBadRequest)
-		return nil, env, false
+		return m, false
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: batches are not supported")
-		return nil, env, false
+		return m, false
 	}
-	if err := json.Unmarshal(body, &env); err != nil {
+	m, err = winkserver.ParseMessage(body)
+	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "Parse error")
-		return nil, env, false
+		return m, false
 	}
-	return body, env, true
+	return m, true
 }
 
 // writeJSONError writes a JSON-RPC error response with the given status.
@@ -511,17 +501,17 @@ func acceptsSSE(r *http.Request) bool {
 
 // dispatch hands a message to mcp-go; a panic becomes an internal error
 // response for a request.
-func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (resp mcp.JSONRPCMessage) {
+func (h *HTTP) dispatch(ctx context.Context, m winkserver.Message) (resp mcp.JSONRPCMessage) {
 	defer func() {
 		if p := recover(); p != nil {
 			h.logger.Error("transport: panic while handling MCP message", "panic", p, "stack", string(debug.Stack()))
 			resp = nil
-			if id != nil {
-				resp = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("Internal error: %v", p))
+			if m.HasID() {
+				resp = errorResponse(m.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("Internal error: %v", p))
 			}
 		}
 	}()
-	return winkserver.HandleMessage(ctx, h.srv, json.RawMessage(body))
+	return winkserver.Handle(ctx, h.srv, m)
 }
 
 // runCall handles a request of sess in ctx, writing what it sends and its
@@ -530,7 +520,7 @@ func (h *HTTP) dispatch(ctx context.Context, id json.RawMessage, body []byte) (r
 // connection; the call runs as the identity of that request's bearer token
 // (reqCtx). The caller has added the call to h.calls, which Serve waits for
 // when shutting down.
-func (h *HTTP) runCall(ctx, reqCtx context.Context, sess *httpSession, sk sink, body []byte, id json.RawMessage) {
+func (h *HTTP) runCall(ctx, reqCtx context.Context, sess *httpSession, sk sink, m winkserver.Message) {
 	defer h.calls.Done()
 	rs := &requestSession{httpSession: sess, pump: newRequestPump(sk)}
 	rs.clientRequests = clientRequests{c: rs}
@@ -541,14 +531,14 @@ func (h *HTTP) runCall(ctx, reqCtx context.Context, sess *httpSession, sk sink, 
 	ctx = winkserver.WithStreamCloser(ctx, func() { _ = rs.pump.send(ctx, closeStream{}) })
 	// A call that overruns its deadline is answered through r before it
 	// returns; its response is then dropped.
-	r := winkserver.NewReply(id, func(resp mcp.JSONRPCMessage, early bool) {
+	r := winkserver.NewReply(m.ID, func(resp mcp.JSONRPCMessage, early bool) {
 		if early {
 			sk.closing() // the handler keeps the connection
 		}
 		rs.pump.finish(resp)
 	})
 	sess.begin(h.opts.Now())
-	resp := h.dispatch(r.Context(ctx), id, body)
+	resp := h.dispatch(r.Context(ctx), m)
 	// The session is idle again from here: the response is written after,
 	// so a client that has it knows the session's clock runs.
 	sess.end(h.opts.Now())

@@ -70,18 +70,18 @@ func (h *HTTP) serveMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not Found: unknown or ended session", http.StatusNotFound)
 		return
 	}
-	body, env, ok := readMessage(w, r)
+	m, ok := readMessage(w, r)
 	if !ok {
 		return
 	}
-	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
+	if m.Method != "" && m.HasID() && h.refuseDraining(w) {
 		return
 	}
-	if h.answered(w, sess, body, env) {
+	if h.answered(w, sess, m) {
 		return
 	}
 	h.calls.Add(1)
-	go h.runCall(sess.ctx, r.Context(), sess, &sseSink{sess: sess}, body, env.ID)
+	go h.runCall(sess.ctx, r.Context(), sess, &sseSink{sess: sess}, m)
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = io.WriteString(w, "Accepted\n")
 }

@@ -179,21 +179,10 @@ func (c *stdioConn) readFailed(err error) (bool, error) {
 	}
 }
 
-// envelope holds the fields that decide how a message is dispatched.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
-// hasID reports whether the message carries a non-null id.
-func (e envelope) hasID() bool {
-	return len(e.ID) > 0 && !bytes.Equal(e.ID, []byte("null"))
-}
-
-// validID reports whether a non-null id is a string or a number, the only
+// validID reports whether id, not null, is a string or a number, the only
 // ids JSON-RPC and MCP allow.
-func (e envelope) validID() bool {
-	c := e.ID[0]
+func validID(id json.RawMessage) bool {
+	c := id[0]
 	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
@@ -206,8 +195,8 @@ func (c *stdioConn) handleLine(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	var env envelope
-	if err := json.Unmarshal(line, &env); err != nil {
+	m, err := winkserver.ParseMessage(line)
+	if err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
 			c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request"))
@@ -217,18 +206,18 @@ func (c *stdioConn) handleLine(line []byte) {
 		return
 	}
 	switch {
-	case env.hasID() && !env.validID():
+	case m.HasID() && !validID(m.ID):
 		c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request"))
-	case env.Method == "" && env.hasID():
+	case m.Method == "" && m.HasID():
 		c.handleResponse(line)
-	case env.Method == "":
+	case m.Method == "":
 		c.reply(nil, errorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request: missing method"))
-	case !env.hasID():
-		c.handleNotification(line)
-	case env.Method == string(mcp.MethodInitialize):
-		c.serveRequest(env.ID, line)
+	case !m.HasID():
+		c.handleNotification(m)
+	case m.Method == string(mcp.MethodInitialize):
+		c.serveRequest(m)
 	default:
-		c.start(func() { c.serveRequest(env.ID, line) })
+		c.start(func() { c.serveRequest(m) })
 	}
 }
 
@@ -269,8 +258,8 @@ func (c *stdioConn) handleResponse(line []byte) {
 // take effect in the order they were sent. mcp-go returns no response for a
 // well-formed notification; anything it does return (such as an
 // invalid-version error) is written.
-func (c *stdioConn) handleNotification(line []byte) {
-	if resp := c.dispatch(c.baseCtx, nil, line); resp != nil {
+func (c *stdioConn) handleNotification(m winkserver.Message) {
+	if resp := c.dispatch(c.baseCtx, m); resp != nil {
 		c.reply(nil, resp)
 	}
 }
@@ -278,29 +267,29 @@ func (c *stdioConn) handleNotification(line []byte) {
 // serveRequest handles one request and writes its response, once: a call
 // that overruns its deadline is answered by the server through the
 // request's Reply, and what the request returns later is dropped.
-func (c *stdioConn) serveRequest(id json.RawMessage, line []byte) {
-	r := winkserver.NewReply(id, func(resp mcp.JSONRPCMessage, _ bool) { c.reply(id, resp) })
-	r.Send(c.dispatch(r.Context(c.baseCtx), id, line))
+func (c *stdioConn) serveRequest(m winkserver.Message) {
+	r := winkserver.NewReply(m.ID, func(resp mcp.JSONRPCMessage, _ bool) { c.reply(m.ID, resp) })
+	r.Send(c.dispatch(r.Context(c.baseCtx), m))
 }
 
 // dispatch passes a message to srv in ctx. A panic becomes a -32603
-// response when the message is a request (id non-nil) and is logged with
+// response when the message is a request (it has an id) and is logged with
 // its stack.
-func (c *stdioConn) dispatch(ctx context.Context, id json.RawMessage, line []byte) (resp mcp.JSONRPCMessage) {
+func (c *stdioConn) dispatch(ctx context.Context, m winkserver.Message) (resp mcp.JSONRPCMessage) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.logger.Error("transport: panic while handling MCP message",
-				"panic", r, "id", string(id), "stack", string(debug.Stack()))
+				"panic", r, "id", string(m.ID), "stack", string(debug.Stack()))
 			resp = nil
-			if id != nil {
-				resp = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("Internal error: %v", r))
+			if m.HasID() {
+				resp = errorResponse(m.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("Internal error: %v", r))
 			}
 		}
 	}()
 	if c.opts.ContextFunc != nil {
 		ctx = c.opts.ContextFunc(ctx)
 	}
-	return winkserver.HandleMessage(ctx, c.srv, json.RawMessage(line))
+	return winkserver.Handle(ctx, c.srv, m)
 }
 
 // reply queues resp to be written. If resp cannot be encoded and answers a

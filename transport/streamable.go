@@ -63,30 +63,30 @@ func (h *HTTP) refuseDraining(w http.ResponseWriter) bool {
 }
 
 func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
-	body, env, ok := readMessage(w, r)
+	m, ok := readMessage(w, r)
 	if !ok {
 		return
 	}
 	// While draining, only what lets in-flight calls finish is taken: the
 	// client's replies to server→client requests, and notifications such
 	// as notifications/cancelled.
-	if env.Method != "" && env.hasID() && h.refuseDraining(w) {
+	if m.Method != "" && m.HasID() && h.refuseDraining(w) {
 		return
 	}
 	// A client of the stateless era names it in MCP-Protocol-Version on
 	// every request (and in _meta, which must match; mcp-go checks that).
 	if modernHeader(r) {
-		if env.hasID() && winkserver.TaskMessage(body) {
+		if winkserver.TaskMessage(m) {
 			// mcp-go's handler knows nothing of the server's tasks.
-			writeJSON(w, http.StatusOK, h.dispatch(r.Context(), env.ID, body))
+			writeJSON(w, http.StatusOK, h.dispatch(r.Context(), m))
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = io.NopCloser(bytes.NewReader(m.Raw()))
 		mw := &modernWriter{ResponseWriter: w}
-		if env.hasID() {
+		if m.HasID() {
 			// mcp-go writes the response; a call that overruns its
 			// deadline is answered through mw before it returns.
-			r = r.WithContext(winkserver.NewReply(env.ID, func(resp mcp.JSONRPCMessage, _ bool) { mw.answer(resp) }).Context(r.Context()))
+			r = r.WithContext(winkserver.NewReply(m.ID, func(resp mcp.JSONRPCMessage, _ bool) { mw.answer(resp) }).Context(r.Context()))
 		}
 		h.modern.ServeHTTP(mw, r)
 		mw.finish()
@@ -95,16 +95,16 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 	if badVersion(w, r) {
 		return
 	}
-	if env.Method == string(mcp.MethodInitialize) {
-		h.initialize(w, r, body, env.ID)
+	if m.Method == string(mcp.MethodInitialize) {
+		h.initialize(w, r, m)
 		return
 	}
 	sess := h.lookup(w, r)
 	if sess == nil {
 		return
 	}
-	if !h.answered(w, sess, body, env) {
-		h.request(w, r, sess, body, env.ID)
+	if !h.answered(w, sess, m) {
+		h.request(w, r, sess, m)
 	}
 }
 
@@ -113,18 +113,18 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 // sender; a notification, handled at once (202, or 400 with the error it
 // caused); a message without a method, refused. It reports whether it did;
 // the Streamable HTTP and SSE transports each run a request their own way.
-func (h *HTTP) answered(w http.ResponseWriter, sess *httpSession, body []byte, env httpEnvelope) bool {
+func (h *HTTP) answered(w http.ResponseWriter, sess *httpSession, m winkserver.Message) bool {
 	sess.touch(h.opts.Now())
 	switch {
-	case env.Method == "" && env.hasID():
-		if !sess.deliver(body) {
+	case m.Method == "" && m.HasID():
+		if !sess.deliver(m.Raw()) {
 			h.logger.Warn("transport: dropping a response that matches no pending request", "mcp_session", session.LogHandle(sess.id))
 		}
 		w.WriteHeader(http.StatusAccepted)
-	case env.Method == "":
+	case m.Method == "":
 		writeJSONError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "Invalid Request: missing method")
-	case !env.hasID():
-		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), nil, body); resp != nil {
+	case !m.HasID():
+		if resp := h.dispatch(h.srv.WithContext(sess.ctx, sess), m); resp != nil {
 			writeJSON(w, http.StatusBadRequest, resp)
 		} else {
 			w.WriteHeader(http.StatusAccepted)
@@ -137,14 +137,14 @@ func (h *HTTP) answered(w http.ResponseWriter, sess *httpSession, body []byte, e
 
 // initialize starts a session: the response carries its Mcp-Session-Id.
 // A failed initialize leaves no session behind.
-func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
+func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, m winkserver.Message) {
 	sess := newHTTPSession(h.base, rand.Text(), h.opts.Now())
 	if err := h.addSession(r.Context(), sess); err != nil {
 		h.logger.Error("transport: registering a session failed", "err", err)
-		writeJSONError(w, http.StatusInternalServerError, id, mcp.INTERNAL_ERROR, "Internal error: session registration failed")
+		writeJSONError(w, http.StatusInternalServerError, m.ID, mcp.INTERNAL_ERROR, "Internal error: session registration failed")
 		return
 	}
-	resp := h.dispatch(h.srv.WithContext(r.Context(), sess), id, body)
+	resp := h.dispatch(h.srv.WithContext(r.Context(), sess), m)
 	if _, failed := resp.(mcp.JSONRPCError); failed || resp == nil {
 		h.endSession(sess, "initialize failed")
 		writeJSON(w, http.StatusOK, resp)
@@ -160,7 +160,7 @@ func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, body []byte, i
 // client goes away before it was given an event ID to resume from, the
 // call is cancelled, as nothing can reach the client any more; otherwise
 // it goes on, and its events are recorded.
-func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, id json.RawMessage) {
+func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession, m winkserver.Message) {
 	sk := &postSink{sess: sess, conn: newHTTPConn(w), sse: acceptsSSE(r), retry: h.opts.SSERetry, chunked: r.ProtoAtLeast(1, 1)}
 	ctx, cancel := context.WithCancel(sess.ctx)
 	defer cancel()
@@ -172,7 +172,7 @@ func (h *HTTP) request(w http.ResponseWriter, r *http.Request, sess *httpSession
 	})
 	defer stop()
 	h.calls.Add(1)
-	h.runCall(ctx, r.Context(), sess, sk, body, id)
+	h.runCall(ctx, r.Context(), sess, sk, m)
 }
 
 // postSink writes a Streamable HTTP request's messages to its POST
