@@ -328,3 +328,33 @@ func ExampleReply() {
 	// Output:
 	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Greeted Ada.\n\nHello, Ada."}],"structuredContent":{"text":"Hello, Ada."}}}
 }
+
+// ExampleHandle is a transport that routes each message by its id and
+// method: it decodes the message once, with ParseMessage, and hands what
+// it decoded to Handle.
+func ExampleHandle() {
+	tree, err := sections.NewTree(&sections.Section{Key: "hello", Title: "Hello", Guidance: "Greet people with `greet`.", Stateless: true, Tools: []*tools.Tool{greet}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Name: "hello", Version: "1.0.0", Tree: tree})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	m, err := server.ParseMessage(json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Grace"}}}`))
+	if err != nil {
+		log.Fatal(err) // a transport answers -32700, or -32600 for a *json.UnmarshalTypeError
+	}
+	if !m.HasID() {
+		return // a notification: handled, and nothing written back
+	}
+	r := server.NewReply(m.ID, func(resp mcp.JSONRPCMessage, _ bool) {
+		b, _ := json.Marshal(resp)
+		fmt.Println(m.Method, string(b))
+	})
+	r.Send(server.Handle(r.Context(context.Background()), srv.MCP(), m))
+	// Output:
+	// tools/call {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Greeted Grace.\n\nHello, Grace."}],"structuredContent":{"text":"Hello, Grace."}}}
+}
