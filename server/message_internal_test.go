@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -87,4 +89,50 @@ func TestParseMessage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseMessage: whatever a transport reads, ParseMessage either fails
+// as json.Unmarshal would or decodes it; the arguments it finds, put back
+// in place of the {} left for mcp-go, give the message as read, and both
+// the arguments and what mcp-go is given are JSON.
+func FuzzParseMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,2]}}}`,
+		"{ \"params\" : { \"arguments\" :\n\t\"x\" , \"_meta\": {\"arguments\": 1} }, \"id\": \"a\", \"method\": \"tools/call\" }",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"task":{"ttl":5},"arguments":null}}`,
+		`{"jsonrpc":"2.0","id":1,"params":[],"method":5}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		m, err := ParseMessage(msg)
+		if (err != nil) != (json.Unmarshal(msg, new(any)) != nil) && !errors.As(err, new(*json.UnmarshalTypeError)) {
+			t.Fatalf("ParseMessage(%q): %v", msg, err)
+		}
+		if err != nil {
+			return
+		}
+		slim, args, ok := m.withoutArguments()
+		if !ok {
+			return
+		}
+		if !json.Valid(slim) || !json.Valid(args) {
+			t.Fatalf("%q: slim %q, arguments %q", msg, slim, args)
+		}
+		if !putBack(slim, args, msg) {
+			t.Fatalf("%q: the arguments %q put back in %q do not give it", msg, args, slim)
+		}
+	})
+}
+
+// putBack reports whether args, put in place of one of the {} of slim,
+// gives msg.
+func putBack(slim, args, msg []byte) bool {
+	for i := range slim {
+		if bytes.HasPrefix(slim[i:], []byte("{}")) && bytes.Equal(slices.Concat(slim[:i], args, slim[i+2:]), msg) {
+			return true
+		}
+	}
+	return false
 }
