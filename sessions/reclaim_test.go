@@ -155,10 +155,10 @@ func TestSweepDue(t *testing.T) {
 		due                     bool
 	}{
 		{"nothing written", 0, 0, 0, 0, false},
-		{"a few small blobs", sweepAfter - 1, 10, 1 << 20, 10 << 10, false},
-		{"enough small blobs", sweepAfter, 10, 1 << 20, 10 << 10, true},
-		{"twice a large session's blobs", 2*5000 - 1, 5000, 1 << 20, 0, false},
-		{"twice a large session's blobs, and one", 2 * 5000, 5000, 1 << 20, 0, true},
+		{"a few small blobs", sweepAfter - 1, 10, sweepAfterBytes - 1, 10 << 10, false},
+		{"enough small blobs", sweepAfter, 10, sweepAfterBytes - 1, 10 << 10, true},
+		{"twice a large session's blobs", 2*5000 - 1, 5000, sweepAfterBytes - 1, 0, false},
+		{"twice a large session's blobs, and one", 2 * 5000, 5000, sweepAfterBytes - 1, 0, true},
 		{"a few large blobs", 40, 2, sweepAfterBytes, 100 << 10, true},
 		{"less than twice the bytes kept", 40, 2, 2*(8<<20) - 1, 8 << 20, false},
 	} {
