@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/nats-io/nats.go"
 )
@@ -18,7 +19,7 @@ func Connect(ctx context.Context, url string, opts Options) (*JetStream, error) 
 	opts = opts.withDefaults()
 	ctx, cancel := deadline(ctx, opts.Timeout)
 	defer cancel()
-	nopts := []nats.Option{nats.Name("wink-mcp"), nats.MaxReconnects(-1), noBuffering}
+	nopts := connOptions(opts.Logger)
 	if opts.CredsFile != "" {
 		nopts = append(nopts, nats.UserCredentials(opts.CredsFile))
 	}
@@ -37,7 +38,21 @@ func Connect(ctx context.Context, url string, opts Options) (*JetStream, error) 
 	return s, nil
 }
 
-// noBuffering makes a publish fail at once while the connection is down,
-// rather than wait in a buffer to be sent when it is back: a call answered
-// as failed must not land later. Calls try again themselves (retry).
-var noBuffering = nats.ReconnectBufSize(-1)
+// connOptions are the options of every connection of a store: it
+// reconnects for as long as it is open, and a publish fails at once while
+// it is down, rather than wait in a buffer to be sent when it is back (a
+// call answered as failed must not land later; calls try again themselves,
+// retry). What goes wrong on it between requests (a write to a server
+// that went away) is logged to logger; nats.go would write it to stderr.
+func connOptions(logger *slog.Logger) []nats.Option {
+	return []nats.Option{
+		nats.Name("wink-mcp"), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				logger.Warn("session store connection", "subject", sub.Subject, "err", err)
+				return
+			}
+			logger.Warn("session store connection", "err", err)
+		}),
+	}
+}

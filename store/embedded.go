@@ -164,8 +164,8 @@ func credential(path string) (string, error) {
 // reconnects, and takes the server over, for as long as it is open.
 func (h *host) connect(ctx context.Context) (*nats.Conn, error) {
 	for {
-		nc, err := nats.Connect("", nats.InProcessServer(h), nats.Token(h.token), nats.Name("wink-mcp"),
-			nats.MaxReconnects(-1), nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(0, 0), noBuffering)
+		nc, err := nats.Connect("", append(connOptions(h.logger),
+			nats.InProcessServer(h), nats.Token(h.token), nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(0, 0))...)
 		if err == nil {
 			return nc, nil
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -333,6 +334,52 @@ level=ERROR msg="cannot start" component=nats-server
 		t.Fatalf("logged\n%s\nwant\n%s", buf.String(), want)
 	}
 }
+
+// TestConnectionErrorsLogged checks that what goes wrong on a store's
+// connection between requests (here a subscriber that falls behind) is
+// logged, not written to stderr by nats.go.
+func TestConnectionErrorsLogged(t *testing.T) {
+	ctx := ctxT(t)
+	logged := make(chan string, 16)
+	logger := slog.New(handlerFunc(func(r slog.Record) {
+		if r.Level < slog.LevelWarn {
+			return
+		}
+		select {
+		case logged <- r.Message:
+		default:
+		}
+	}))
+	s := must[*JetStream](t)(OpenEmbedded(ctx, t.TempDir(), Options{Logger: logger}))
+	defer s.Close()
+	release := make(chan struct{})
+	sub := must[*nats.Subscription](t)(s.nc.Subscribe("slow", func(*nats.Msg) { <-release }))
+	defer close(release)
+	if err := sub.SetPendingLimits(1, -1); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if err := s.nc.Publish("slow", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case msg := <-logged:
+		if msg != "session store connection" {
+			t.Fatalf("logged %q", msg)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a subscriber that fell behind was not logged")
+	}
+}
+
+// handlerFunc is a slog.Handler that passes each record to a function.
+type handlerFunc func(slog.Record)
+
+func (h handlerFunc) Enabled(context.Context, slog.Level) bool      { return true }
+func (h handlerFunc) Handle(_ context.Context, r slog.Record) error { h(r); return nil }
+func (h handlerFunc) WithAttrs([]slog.Attr) slog.Handler            { return h }
+func (h handlerFunc) WithGroup(string) slog.Handler                 { return h }
 
 // TestEmbeddedQuiet checks that opening, using and closing the embedded
 // store writes nothing to stdout or stderr.

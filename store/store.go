@@ -222,8 +222,9 @@ const MaxValue = 1<<20 - 16<<10
 
 // Options configures a store. The zero value is usable.
 type Options struct {
-	// Logger receives the embedded server's warnings and errors; nil
-	// discards them. The server never writes to stdout.
+	// Logger receives the embedded server's warnings and errors, and
+	// those of the store's connection; nil discards them. Neither writes
+	// to stdout or stderr.
 	Logger *slog.Logger
 	// Timeout bounds a call whose context has no deadline; 0 means 5s. A
 	// cluster elects a new leader seconds after a node crashes (up to about
