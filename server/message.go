@@ -85,7 +85,8 @@ type callParts struct {
 // ParseMessage decodes msg, a JSON-RPC message. It fails with a
 // *json.SyntaxError when msg is not JSON and a *json.UnmarshalTypeError
 // when its method is not a string; params that are not an object are left
-// for mcp-go to refuse.
+// for mcp-go to refuse. The Message holds msg, which must not change until
+// Handle has returned.
 func ParseMessage(msg json.RawMessage) (Message, error) {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
