@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -125,9 +126,11 @@ func (m Message) HasID() bool { return len(m.ID) > 0 && !bytes.Equal(m.ID, []byt
 func handle(ctx context.Context, srv *mcpserver.MCPServer, m Message) mcp.JSONRPCMessage {
 	msg := m.raw
 	var raw sent
-	if _, ours := servers.Load(srv); ours {
-		if slim, args, ok := m.withoutArguments(); ok {
-			msg, raw.args = slim, args
+	var edits []edit // of the message mcp-go is given
+	if _, ours := servers.Load(srv); ours && m.call.Arguments != nil {
+		noArgs := edit{m.call.Arguments, []byte("{}")}
+		if slim, ok := m.rewrite(noArgs); ok {
+			msg, raw.args, edits = slim, bytes.Clone(m.call.Arguments), []edit{noArgs}
 			ctx = context.WithValue(ctx, rawKey{}, raw)
 		}
 	}
@@ -140,9 +143,11 @@ func handle(ctx context.Context, srv *mcpserver.MCPServer, m Message) mcp.JSONRP
 		e.Error.Code = int(missing.Load())
 		return e
 	case e.Error.Code == mcp.INVALID_REQUEST:
-		if fixed, meta, ok := undecodableMeta(msg); ok {
-			raw.meta = meta
-			return srv.HandleMessage(context.WithValue(ctx, rawKey{}, raw), fixed)
+		if meta, values, ok := undecodableMeta(json.RawMessage(m.call.Meta)); ok {
+			if fixed, ok := m.rewrite(append(edits, edit{m.call.Meta, meta})...); ok {
+				raw.meta = values
+				return srv.HandleMessage(context.WithValue(ctx, rawKey{}, raw), fixed)
+			}
 		}
 	}
 	return resp
@@ -180,18 +185,40 @@ func resourceNotFound(ctx context.Context, uri, why string) error {
 	return fmt.Errorf("%s%s: %w", uri, why, mcpserver.ErrResourceNotFound)
 }
 
-// withoutArguments returns the message, when it is a tools/call with
-// arguments, with {} in their place, and the arguments as sent.
-func (m Message) withoutArguments() (json.RawMessage, json.RawMessage, bool) {
-	args := []byte(m.call.Arguments)
-	start, ok := offset(m.raw, args)
-	if !ok {
-		return nil, nil, false
+// edit replaces a value of a message: at, a place decoded from it, by
+// with.
+type edit struct {
+	at   place
+	with []byte
+}
+
+// rewrite returns m's message with edits made, in the order of their
+// places in it; false when a place is not in it, or places overlap.
+func (m Message) rewrite(edits ...edit) (json.RawMessage, bool) {
+	type at struct {
+		start int
+		edit
 	}
-	end := start + len(args)
-	slim := make(json.RawMessage, 0, len(m.raw)-len(args)+2)
-	slim = append(append(append(slim, m.raw[:start]...), "{}"...), m.raw[end:]...)
-	return slim, bytes.Clone(args), true
+	var ats []at
+	size := len(m.raw)
+	for _, e := range edits {
+		start, ok := offset(m.raw, e.at)
+		if !ok {
+			return nil, false
+		}
+		ats = append(ats, at{start, e})
+		size += len(e.with) - len(e.at)
+	}
+	slices.SortFunc(ats, func(a, b at) int { return a.start - b.start })
+	out, next := make(json.RawMessage, 0, size), 0
+	for _, a := range ats {
+		if a.start < next {
+			return nil, false
+		}
+		out = append(append(out, m.raw[next:a.start]...), a.with...)
+		next = a.start + len(a.at)
+	}
+	return append(out, m.raw[next:]...), true
 }
 
 // place is a JSON value as it lies in the message being decoded:
@@ -218,57 +245,32 @@ func offset(msg, v []byte) (int, bool) {
 	return start, true
 }
 
-// undecodableMeta reports whether msg is a tools/call whose _meta holds
-// values that are valid JSON that does not decode into Go values (a
-// number beyond float64). It returns msg with each such value replaced by
-// null, and the values as sent.
-func undecodableMeta(msg json.RawMessage) (json.RawMessage, map[string]json.RawMessage, bool) {
-	req, params, ok := toolsCall(msg)
-	var meta map[string]json.RawMessage
-	if !ok || json.Unmarshal(params["_meta"], &meta) != nil {
+// undecodableMeta reports whether meta, a tools/call's _meta as sent,
+// holds values that are valid JSON that does not decode into Go values (a
+// number beyond float64). It returns meta with each such value replaced
+// by null, and the values as sent.
+func undecodableMeta(meta json.RawMessage) (json.RawMessage, map[string]json.RawMessage, bool) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(meta, &members) != nil {
 		return nil, nil, false
 	}
-	var raw map[string]json.RawMessage
-	for k, v := range meta {
+	var values map[string]json.RawMessage
+	for k, v := range members {
 		if !decodes(v) {
-			if raw == nil {
-				raw = map[string]json.RawMessage{}
+			if values == nil {
+				values = map[string]json.RawMessage{}
 			}
-			raw[k], meta[k] = v, json.RawMessage("null")
+			values[k], members[k] = v, json.RawMessage("null")
 		}
 	}
-	if raw == nil {
+	if values == nil {
 		return nil, nil, false
 	}
-	var err error
-	if params["_meta"], err = json.Marshal(meta); err != nil {
-		return nil, nil, false
-	}
-	fixed, err := rebuild(req, params)
+	fixed, err := json.Marshal(members)
 	if err != nil {
 		return nil, nil, false
 	}
-	return fixed, raw, true
-}
-
-// toolsCall returns the members of msg and of its params when msg is a
-// tools/call.
-func toolsCall(msg json.RawMessage) (req, params map[string]json.RawMessage, ok bool) {
-	var method string
-	if json.Unmarshal(msg, &req) != nil || json.Unmarshal(req["method"], &method) != nil || method != string(mcp.MethodToolsCall) ||
-		json.Unmarshal(req["params"], &params) != nil || params == nil {
-		return nil, nil, false
-	}
-	return req, params, true
-}
-
-// rebuild returns the message of members req with params as its params.
-func rebuild(req, params map[string]json.RawMessage) (json.RawMessage, error) {
-	var err error
-	if req["params"], err = json.Marshal(params); err != nil {
-		return nil, err
-	}
-	return json.Marshal(req)
+	return fixed, values, true
 }
 
 // decodes reports whether v, valid JSON, decodes into Go values.

@@ -34,6 +34,8 @@ func TestHandleMessage(t *testing.T) {
 			0, "Invalid _meta: io.github.wink-mcp/timeoutMs: expected a number of milliseconds from 0 to 9223372036854, got 1e999"},
 		{"both", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1e999},"_meta":{"progressToken":-1e999}}}`,
 			0, "Invalid arguments: /by: integer out of range"},
+		{"both, _meta first", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":-1e999},"name":"tally_add","arguments":{"by":1e999}}}`,
+			0, "Invalid arguments: /by: integer out of range"},
 		{"arguments not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":[1e999]}}`,
 			0, "Invalid arguments: (root): expected object, got array"},
 		{"valid call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1}}}`,
