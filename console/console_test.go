@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -20,6 +19,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/console"
 	"github.com/wink-mcp/wink-mcp/history"
 	"github.com/wink-mcp/wink-mcp/identity"
+	"github.com/wink-mcp/wink-mcp/internal/webtest"
 	"github.com/wink-mcp/wink-mcp/planning"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/server"
@@ -132,27 +132,6 @@ func (f *fixture) try(who identity.Identity, h, tool string, args map[string]any
 	return out.Result.Content[0].Text, s, out.Result.IsError
 }
 
-// browser is an HTTP client with a cookie jar that does not follow
-// redirects by itself.
-func browser(t *testing.T) *http.Client {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &http.Client{Jar: jar}
-}
-
-func get(t *testing.T, c *http.Client, u string) (int, string) {
-	t.Helper()
-	resp, err := c.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // TestConsole: alice opens the console with her token, once; sees her
 // session's objective and its calls, not bob's; undoes a call from the
 // session's page and finds the file gone; ends the session.
@@ -163,27 +142,27 @@ func TestConsole(t *testing.T) {
 	f.call(t, alice, h, "write_file", map[string]any{"file_path": "hello.txt", "content": "hello\n"})
 	_, hb := f.call(t, bob, "", "planning_setup_plan", map[string]any{"objective": "Bob's secret plan"})
 
-	c := browser(t)
-	code, page := get(t, c, f.url+"/console/s/"+h+"?token=alice-token")
+	c := webtest.Browser(t)
+	code, page := webtest.Get(t, c, f.url+"/console/s/"+h+"?token=alice-token")
 	if code != http.StatusOK || !strings.Contains(page, "Ship the greeting") || !strings.Contains(page, "write_file") || !strings.Contains(page, "hello.txt") {
 		t.Fatalf("alice's session page: %d\n%s", code, page)
 	}
-	code, page = get(t, c, f.url+"/console/s/"+h+"/changes/2?part=1")
+	code, page = webtest.Get(t, c, f.url+"/console/s/"+h+"/changes/2?part=1")
 	if code != http.StatusOK || !strings.Contains(page, "added <code>hello.txt</code>") || !strings.Contains(page, `<span class="add">&#43;hello</span>`) {
 		t.Fatalf("the diff of write_file: %d\n%s", code, page)
 	}
-	code, page = get(t, c, f.url+"/console/s/"+h+"/changes/1")
+	code, page = webtest.Get(t, c, f.url+"/console/s/"+h+"/changes/1")
 	if code != http.StatusOK || !strings.Contains(page, "planning.plan") || !strings.Contains(page, "Ship the greeting") {
 		t.Fatalf("the diff of planning_setup_plan: %d\n%s", code, page)
 	}
-	if code, _ = get(t, c, f.url+"/console/s/"+h+"/changes/99"); code != http.StatusNotFound {
+	if code, _ = webtest.Get(t, c, f.url+"/console/s/"+h+"/changes/99"); code != http.StatusNotFound {
 		t.Fatalf("a change the history does not keep: %d", code)
 	}
-	code, page = get(t, c, f.url+"/console")
+	code, page = webtest.Get(t, c, f.url+"/console")
 	if code != http.StatusOK || !strings.Contains(page, "Ship the greeting") || strings.Contains(page, "Bob") || strings.Contains(page, hb) {
 		t.Fatalf("alice's sessions page: %d\n%s", code, page)
 	}
-	if code, page = get(t, c, f.url+"/console/s/"+hb); code != http.StatusNotFound || strings.Contains(page, "Bob") {
+	if code, page = webtest.Get(t, c, f.url+"/console/s/"+hb); code != http.StatusNotFound || strings.Contains(page, "Bob") {
 		t.Fatalf("bob's session, for alice: %d\n%s", code, page)
 	}
 
@@ -216,7 +195,7 @@ func TestConsole(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if code, page = get(t, c, f.url+"/console"); strings.Contains(page, "Ship the greeting") {
+	if code, page = webtest.Get(t, c, f.url+"/console"); strings.Contains(page, "Ship the greeting") {
 		t.Fatalf("the sessions page after the end: %d\n%s", code, page)
 	}
 }
@@ -234,7 +213,7 @@ func TestConsoleRefuses(t *testing.T) {
 		"session":     f.url + "/console/s/" + h,
 		"events":      f.url + "/console/events",
 	} {
-		code, page := get(t, browser(t), u)
+		code, page := webtest.Get(t, webtest.Browser(t), u)
 		if code != http.StatusUnauthorized || strings.Contains(page, "Private objective") {
 			t.Errorf("%s: %d\n%s", name, code, page)
 		}
@@ -260,8 +239,8 @@ func TestConsoleConsent(t *testing.T) {
 	alice := tokens["alice-token"]
 	_, h := f.call(t, alice, "", "write_file", map[string]any{"file_path": "a.txt", "content": "a\n"})
 	f.call(t, alice, h, "write_file", map[string]any{"file_path": "b.txt", "content": "b\n"})
-	c := browser(t)
-	if code, _ := get(t, c, f.url+"/console?token=alice-token"); code != http.StatusOK {
+	c := webtest.Browser(t)
+	if code, _ := webtest.Get(t, c, f.url+"/console?token=alice-token"); code != http.StatusOK {
 		t.Fatalf("opening the console: %d", code)
 	}
 	for _, tc := range []struct {
@@ -280,7 +259,7 @@ func TestConsoleConsent(t *testing.T) {
 		var id string
 		re := regexp.MustCompile(`/console/q/([A-Z2-7]+)/accept`)
 		for end := time.Now().Add(10 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
-			_, page := get(t, c, f.url+"/console/s/"+h)
+			_, page := webtest.Get(t, c, f.url+"/console/s/"+h)
 			if m := re.FindStringSubmatch(page); m != nil && strings.Contains(page, tc.file) {
 				id = m[1]
 			}
@@ -301,7 +280,7 @@ func TestConsoleConsent(t *testing.T) {
 		if r.isError == tc.removed || strings.Contains(ls, tc.file) == tc.removed {
 			t.Errorf("%s after %s: %q (error %v); ls: %s", tc.file, tc.answer, r.text, r.isError, ls)
 		}
-		if _, page := get(t, c, f.url+"/console/s/"+h); !strings.Contains(page, "(consent: "+tc.decision+")") {
+		if _, page := webtest.Get(t, c, f.url+"/console/s/"+h); !strings.Contains(page, "(consent: "+tc.decision+")") {
 			t.Errorf("%s: the call log does not show the decision %q:\n%s", tc.file, tc.decision, page)
 		}
 	}

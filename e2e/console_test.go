@@ -2,38 +2,16 @@ package e2e
 
 import (
 	"bufio"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/internal/webtest"
 )
-
-// consoleBrowser is an HTTP client that keeps cookies, as a browser does.
-func consoleBrowser(t *testing.T) *http.Client {
-	t.Helper()
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &http.Client{Jar: jar}
-}
-
-// getPage fetches u and returns the status and body.
-func getPage(t *testing.T, c *http.Client, u string) (int, string) {
-	t.Helper()
-	resp, err := c.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
 
 // TestConsoleOverHTTP: an HTTP server with bearer tokens serves the
 // console at /console to a browser that opens it with a token: it shows
@@ -51,16 +29,16 @@ func TestConsoleOverHTTP(t *testing.T) {
 	bob.call(t, "planning_setup_plan", map[string]any{"objective": "Bob's own plan"})
 
 	for name, u := range map[string]string{"no token": base + "/console", "wrong token": base + "/console?token=token-of-eve"} {
-		if code, page := getPage(t, consoleBrowser(t), u); code != http.StatusUnauthorized || strings.Contains(page, "Ship it") {
+		if code, page := webtest.Get(t, webtest.Browser(t), u); code != http.StatusUnauthorized || strings.Contains(page, "Ship it") {
 			t.Errorf("%s: %d\n%s", name, code, page)
 		}
 	}
-	b := consoleBrowser(t)
-	code, page := getPage(t, b, base+"/console?token=token-of-alice")
+	b := webtest.Browser(t)
+	code, page := webtest.Get(t, b, base+"/console?token=token-of-alice")
 	if code != http.StatusOK || !strings.Contains(page, "Ship it") || strings.Contains(page, "Bob's own plan") {
 		t.Fatalf("alice's console: %d\n%s", code, page)
 	}
-	if code, page = getPage(t, b, base+"/console/s/"+h); code != http.StatusOK || !strings.Contains(page, "planning_setup_plan") || !strings.Contains(page, "notes.md") {
+	if code, page = webtest.Get(t, b, base+"/console/s/"+h); code != http.StatusOK || !strings.Contains(page, "planning_setup_plan") || !strings.Contains(page, "notes.md") {
 		t.Fatalf("alice's session page: %d\n%s", code, page)
 	}
 }
@@ -104,8 +82,8 @@ func TestConsoleCommand(t *testing.T) {
 	if err != nil || !ok || !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.Contains(u, "/console?token=") {
 		t.Fatalf("the console printed %q (%v); stderr:\n%s", line, err, stderr.String())
 	}
-	b := consoleBrowser(t)
-	if code, page := getPage(t, b, u); code != http.StatusOK || !strings.Contains(page, "Seen from the console") {
+	b := webtest.Browser(t)
+	if code, page := webtest.Get(t, b, u); code != http.StatusOK || !strings.Contains(page, "Seen from the console") {
 		t.Fatalf("the console: %d\n%s", code, page)
 	}
 	base, _, _ := strings.Cut(u, "?")
@@ -131,7 +109,7 @@ func TestConsoleCommand(t *testing.T) {
 		t.Fatalf("setup: %+v", r)
 	}
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if _, page := getPage(t, b, base); strings.Contains(page, "Changed since") {
+		if _, page := webtest.Get(t, b, base); strings.Contains(page, "Changed since") {
 			break
 		}
 		if time.Now().After(end) {
