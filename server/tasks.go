@@ -243,9 +243,9 @@ type taskRequest struct {
 
 type taskRequestKey struct{}
 
-// readTaskRequest reads from a tools/call's params what concerns tasks:
-// their task and _meta members, as sent (nil when absent).
-func readTaskRequest(task, meta json.RawMessage) *taskRequest {
+// taskRequest reads from a tools/call's params what concerns tasks: their
+// task and _meta members.
+func (c callParts) taskRequest() *taskRequest {
 	var p struct {
 		Task *struct {
 			TTL *float64 `json:"ttl"`
@@ -257,7 +257,7 @@ func readTaskRequest(task, meta json.RawMessage) *taskRequest {
 			} `json:"io.modelcontextprotocol/clientCapabilities"`
 		}
 	}
-	if task != nil && json.Unmarshal(task, &p.Task) != nil || meta != nil && json.Unmarshal(meta, &p.Meta) != nil {
+	if c.Task != nil && json.Unmarshal(c.Task, &p.Task) != nil || c.Meta != nil && json.Unmarshal(c.Meta, &p.Meta) != nil {
 		return &taskRequest{}
 	}
 	tr := &taskRequest{modern: p.Meta.Version != ""}
@@ -313,7 +313,7 @@ func serveTasks(ctx context.Context, srv *mcpserver.MCPServer, m Message) mcp.JS
 		}
 		return s.taskMethod(ctx, id, m.Method, req.Params)
 	}
-	tr := readTaskRequest(json.RawMessage(m.call.Task), json.RawMessage(m.call.Meta))
+	tr := m.call.taskRequest()
 	resp := handle(context.WithValue(ctx, taskRequestKey{}, tr), srv, m)
 	switch {
 	case tr.refused != nil:
@@ -336,7 +336,7 @@ func TaskMessage(m Message) bool {
 	if m.Method != string(mcp.MethodToolsCall) {
 		return true
 	}
-	return readTaskRequest(json.RawMessage(m.call.Task), json.RawMessage(m.call.Meta)).offered
+	return m.call.taskRequest().offered
 }
 
 // taskOf returns what the request in ctx asked of tasks, or nil.
