@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -155,7 +154,6 @@ func onlyStdioStore(f *flags) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cfg.StateDir = cmp.Or(f.stateDir, cfg.StateDir) // the flag wins, as in buildServer
 	dir, err := cfg.StateDirectory()
 	if err != nil {
 		return "", err

@@ -281,6 +281,9 @@ func loadConfig(f *flags) (*config.Config, error) {
 		}
 	}
 	applyHTTPFlags(f, cfg)
+	if f.stateDir != "" {
+		cfg.StateDir = f.stateDir
+	}
 	if f.session != "" && cfg.HTTP.Addr != "" {
 		return nil, errors.New("--session names the session of a stdio process; over HTTP each client names its own")
 	}
@@ -303,9 +306,6 @@ func buildServer(f *flags, cfg *config.Config, tel *telemetry.Telemetry, logger 
 	}
 	if f.workspace != "" {
 		cfg.Workspace.Backend, cfg.Workspace.Root = "disk", f.workspace
-	}
-	if f.stateDir != "" {
-		cfg.StateDir = f.stateDir
 	}
 	if f.store != "" {
 		cfg.Store = f.store
