@@ -91,6 +91,8 @@ type flags struct {
 
 	includeIgnored bool // --include-ignored: workspace.include_ignored
 
+	cpuProfile string // --cpu-profile: where to write a CPU profile of the run
+
 	http            string
 	insecure        bool
 	conformance     bool
@@ -125,6 +127,7 @@ func parseFlags(args []string, help io.Writer) (*flags, error) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json (logs always go to stderr)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to `file`, for go tool pprof")
 	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at `ADDR`/mcp and SSE at /sse and /message instead of stdio (e.g. 127.0.0.1:8080)")
 	fs.BoolVar(&f.insecure, "insecure", false, "allow a non-loopback --http address without authentication (logged as a warning)")
 	fs.BoolVar(&f.conformance, "conformance", false, "turn on the conformance section: the fixtures of the official MCP conformance suite")
@@ -210,6 +213,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 		return 2
+	}
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
+			return 1
+		}
+		defer stop(logger)
 	}
 	a, err := build(f, logger)
 	if err != nil {

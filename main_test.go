@@ -411,3 +411,46 @@ func TestConsoleCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUProfile: --cpu-profile writes a profile of the whole run, for go
+// tool pprof, once the server exits; a file that cannot be created is said
+// on stderr before anything is served.
+func TestCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"planning_setup_plan","arguments":{"objective":"x"}}}
+`
+	for _, c := range []struct {
+		name, path string
+		code       int
+		stderr     string
+	}{
+		{"written", filepath.Join(dir, "cpu.prof"), 0, ""},
+		{"not created", filepath.Join(dir, "missing", "cpu.prof"), 1, "wink-mcp: --cpu-profile: open " + filepath.Join(dir, "missing", "cpu.prof") + ": no such file or directory\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := run(t.Context(), []string{"--log-level", "error", "--state-dir", t.TempDir(), "--cpu-profile", c.path}, strings.NewReader(in), &stdout, &stderr)
+			if code != c.code || stderr.String() != c.stderr {
+				t.Fatalf("exit %d, stderr %q", code, stderr.String())
+			}
+			if c.code != 0 {
+				if stdout.Len() != 0 {
+					t.Errorf("stdout %q", stdout.String())
+				}
+				return
+			}
+			if !strings.Contains(stdout.String(), `"id":1,"result"`) {
+				t.Errorf("the call was not answered: %q", stdout.String())
+			}
+			b, err := os.ReadFile(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // a gzipped profile.proto
+				t.Errorf("not a profile: % x", b[:min(len(b), 16)])
+			}
+		})
+	}
+}

@@ -17,8 +17,10 @@
 // In each round, at each in-flight level c, each side in turn gets a fresh
 // server: it is started (its cold start is the time to the answer to
 // initialize), warmed up, then given --calls calls with exactly c in flight,
-// over one session (over HTTP, --sessions spreads them over several). The
-// order of the sides reverses from one round to the next, so that drift on
+// over one session (over HTTP, --sessions spreads them over several), and
+// asked to exit (its stdin closed, or SIGTERM over HTTP; killed after 10
+// seconds), so that what it does on exit, such as writing a --cpu-profile,
+// is done. The order of the sides reverses from one round to the next, so that drift on
 // the machine falls on all of them alike. For each level and side the
 // report gives the median over rounds of calls/s, the ratio to the baseline
 // (the median of each round's ratio), p50 and p99 latency, the server's CPU

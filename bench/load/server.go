@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"syscall"
 	"time"
 
@@ -79,15 +81,22 @@ func (srv *server) explain(err error) error {
 	return srv.proc.Explain(err)
 }
 
-// close ends the sessions and the process.
+// close ends the sessions and the process: it asks the process to exit,
+// as a client does, so that what a server does on its way out (writing
+// its --cpu-profile) is done, and kills it if it does not exit in time.
 func (srv *server) close() {
 	for _, c := range srv.clients {
 		c.Close()
 	}
 	if srv.proc != nil {
-		srv.proc.Kill()
+		if err := srv.proc.Stop(stopTimeout); err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+		}
 	}
 }
+
+// stopTimeout bounds how long a server may take to exit once asked.
+const stopTimeout = 10 * time.Second
 
 // cpuTime returns the CPU time the process has used so far; 0 if unknown.
 func (srv *server) cpuTime() time.Duration {
