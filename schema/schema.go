@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net/url"
 	"slices"
 	"strconv"
@@ -131,47 +130,83 @@ func Decode(raw []byte) (any, error) {
 	return val, nil
 }
 
-// unrepresentable finds a number in v that math/big cannot hold, such as
-// 1e1000010: the validator compares numbers as big.Rat and would fail on
-// it (a nil pointer dereference in jsonschema/v5, found by fuzzing).
-func unrepresentable(v any) (json.Number, bool) {
-	switch v := v.(type) {
-	case json.Number:
-		if _, ok := new(big.Rat).SetString(string(v)); !ok {
-			return v, true
-		}
-	case []any:
-		for _, x := range v {
-			if n, ok := unrepresentable(x); ok {
-				return n, true
-			}
-		}
-	case map[string]any:
-		for _, x := range v {
-			if n, ok := unrepresentable(x); ok {
-				return n, true
+// Bounds on the numbers a value may hold (see outOfRange). Every number a
+// tool can take (an int64, a float64) is far inside them.
+const (
+	maxNumberLen      = 128 // characters, as written
+	maxNumberExponent = 400 // the exponent's magnitude, as written
+)
+
+// outOfRange appends a problem for each number in v that is longer than
+// maxNumberLen or has an exponent beyond ±maxNumberExponent, with its
+// pointer below v. The validator compares numbers as big.Rat, whose cost
+// grows with both: 1e999999 alone took 17 ms, and math/big cannot hold
+// 1e1000010 at all (a nil pointer dereference in jsonschema/v5, found by
+// fuzzing). The check reads each number once, and writes pointers only
+// for the numbers it refuses.
+func outOfRange(v any, out *[]Problem) {
+	// under prefixes the pointers of the problems found from the nth on
+	// with a step down to where they lie.
+	under := func(n int, step func() string) {
+		if len(*out) > n {
+			s := "/" + step()
+			for i := n; i < len(*out); i++ {
+				(*out)[i].Pointer = s + (*out)[i].Pointer
 			}
 		}
 	}
-	return "", false
+	switch v := v.(type) {
+	case json.Number:
+		if len(v) > maxNumberLen || exponentBeyond(string(v), maxNumberExponent) {
+			*out = append(*out, Problem{Message: fmt.Sprintf("number out of range: at most %d characters, with an exponent from -%d to %d", maxNumberLen, maxNumberExponent, maxNumberExponent)})
+		}
+	case []any:
+		for i, x := range v {
+			n := len(*out)
+			outOfRange(x, out)
+			under(n, func() string { return strconv.Itoa(i) })
+		}
+	case map[string]any:
+		for k, x := range v {
+			n := len(*out)
+			outOfRange(x, out)
+			under(n, func() string { return escape(k) })
+		}
+	}
+}
+
+// exponentBeyond reports whether n, a JSON number, has an exponent whose
+// magnitude is over limit.
+func exponentBeyond(n string, limit int) bool {
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return false
+	}
+	e := strings.TrimLeft(n[i+1:], "+-")
+	e = strings.TrimLeft(e, "0")
+	if len(e) > len(strconv.Itoa(limit)) {
+		return true
+	}
+	x, _ := strconv.Atoi(e)
+	return x > limit
 }
 
 // Validate checks a value decoded by Decode (or any value built from maps,
 // slices, strings, bools, json.Number and float64).
 func (v *Validator) Validate(val any) error {
-	if n, ok := unrepresentable(val); ok {
-		return &Error{Problems: []Problem{{Message: fmt.Sprintf("number %s is out of range", n)}}}
-	}
-	err := v.schema.Validate(val)
-	if err == nil {
-		return nil
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return &Error{Problems: []Problem{{Message: err.Error()}}}
-	}
 	var probs []Problem
-	v.collect(ve, &probs)
+	// Numbers out of range are refused before the validator sees them.
+	if outOfRange(val, &probs); len(probs) == 0 {
+		err := v.schema.Validate(val)
+		if err == nil {
+			return nil
+		}
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return &Error{Problems: []Problem{{Message: err.Error()}}}
+		}
+		v.collect(ve, &probs)
+	}
 	slices.SortStableFunc(probs, func(a, b Problem) int { return strings.Compare(a.Pointer, b.Pointer) })
 	probs = slices.CompactFunc(probs, func(a, b Problem) bool { return a.Pointer == b.Pointer && a.Message == b.Message })
 	return &Error{Problems: probs}

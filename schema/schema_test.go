@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/wink-mcp/wink-mcp/schema"
@@ -51,6 +52,10 @@ func mustCompile(t testing.TB, doc string) *schema.Validator {
 	return v
 }
 
+// outOfRangeMsg is the problem of a number too long, or with too large an
+// exponent, to be checked.
+const outOfRangeMsg = "number out of range: at most 128 characters, with an exponent from -400 to 400"
+
 func TestValidateJSON(t *testing.T) {
 	v := mustCompile(t, testSchema)
 	tests := []struct {
@@ -92,8 +97,17 @@ func TestValidateJSON(t *testing.T) {
 		{"truncated JSON", `{"step_id": 1`, "(root): invalid JSON: unexpected EOF"},
 		{"trailing data", `{"step_id": 1} {}`, "(root): invalid JSON: unexpected data after the value"},
 		{"trailing garbage", `{"step_id": 1}x`, "(root): invalid JSON: unexpected data after the value"},
-		{"number math/big cannot hold", `{"step_id": 1e1000010}`, "(root): number 1e1000010 is out of range"},
-		{"nested number math/big cannot hold", `{"step_id": 1, "tags": [1e1000010]}`, "(root): number 1e1000010 is out of range"},
+		{"number math/big cannot hold", `{"step_id": 1e1000010}`, "/step_id: " + outOfRangeMsg},
+		{"nested number math/big cannot hold", `{"step_id": 1, "tags": [1e1000010]}`, "/tags/0: " + outOfRangeMsg},
+		{"exponent at the bound", `{"step_id": 1e400}`, ""},
+		{"negative exponent at the bound reaches the schema", `{"step_id": 1E-400}`, "/step_id: expected integer, got number"},
+		{"exponent at the bound, with a sign and zeros", `{"step_id": 1e+000400}`, ""},
+		{"exponent over the bound", `{"step_id": 1e401}`, "/step_id: " + outOfRangeMsg},
+		{"negative exponent over the bound", `{"step_id": -1.5E-401}`, "/step_id: " + outOfRangeMsg},
+		{"zero with an exponent over the bound", `{"step_id": 0e999999999999999999999}`, "/step_id: " + outOfRangeMsg},
+		{"every number out of range is named", `{"step_id": 1, "tags": [1e999999, "x", 2e999999]}`, "/tags/0: " + outOfRangeMsg + "; /tags/2: " + outOfRangeMsg},
+		{"number of the longest length", `{"step_id": 1` + strings.Repeat("0", 127) + `}`, ""},
+		{"number over the longest length", `{"step_id": 1` + strings.Repeat("0", 128) + `}`, "/step_id: " + outOfRangeMsg},
 		{"slash in a field name is escaped", `{"step_id": 1, "a/b": "x"}`, "/a~1b: expected integer, got string"},
 		{"tilde in a field name is escaped", `{"step_id": 1, "a~b": "x"}`, "/a~0b: expected integer, got string"},
 		{"unknown field with a slash", `{"step_id": 1, "x/y": 1}`, "/x~1y: unknown field"},

@@ -28,15 +28,15 @@ func TestHandleMessage(t *testing.T) {
 		code      int    // of the JSON-RPC error, or 0
 		text      string // of the isError result, when code is 0
 	}{
-		{"number beyond float64", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1e999}}}`,
+		{"number beyond float64", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1e309}}}`,
 			0, "Invalid arguments: /by: integer out of range"},
 		{"number beyond float64 in _meta", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1},"_meta":{"io.github.wink-mcp/timeoutMs":1e999,"other":1}}}`,
 			0, "Invalid _meta: io.github.wink-mcp/timeoutMs: expected a number of milliseconds from 0 to 9223372036854, got 1e999"},
-		{"both", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1e999},"_meta":{"progressToken":-1e999}}}`,
+		{"both", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1e309},"_meta":{"progressToken":-1e999}}}`,
 			0, "Invalid arguments: /by: integer out of range"},
-		{"both, _meta first", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":-1e999},"name":"tally_add","arguments":{"by":1e999}}}`,
+		{"both, _meta first", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":-1e999},"name":"tally_add","arguments":{"by":1e309}}}`,
 			0, "Invalid arguments: /by: integer out of range"},
-		{"arguments not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":[1e999]}}`,
+		{"arguments not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":[1e309]}}`,
 			0, "Invalid arguments: (root): expected object, got array"},
 		{"valid call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tally_add","arguments":{"by":1}}}`,
 			0, ""},
