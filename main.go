@@ -215,12 +215,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if f.cpuProfile != "" {
-		stop, err := startCPUProfile(f.cpuProfile)
+		stop, err := startCPUProfile(f.cpuProfile, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "wink-mcp: %v\n", err)
 			return 1
 		}
-		defer stop(logger)
+		defer stop()
 	}
 	a, err := build(f, logger)
 	if err != nil {

@@ -131,7 +131,7 @@ func Decode(raw []byte) (any, error) {
 }
 
 // Bounds on the numbers a value may hold (see outOfRange). Every number a
-// tool can take (an int64, a float64) is far inside them.
+// tool can take (an int64, a float64) can be written within them.
 const (
 	maxNumberLen      = 128 // characters, as written
 	maxNumberExponent = 400 // the exponent's magnitude, as written
