@@ -76,15 +76,8 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&f.stateDir, "state-dir", "", "the state `directory` (default: the configuration's, else $XDG_STATE_HOME/wink-mcp)")
 	fs.StringVar(&f.config, "config", "", "configuration `file` (YAML), as the processes were given")
 	fs.StringVar(&f.workspace, "workspace", "", "the `directory` the processes were given with --workspace, so that undo puts its files back")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "wink-mcp console: unexpected arguments %q\n", fs.Args())
-		return 2
+	if code, ok := parseCommand(fs, args, stderr); !ok {
+		return code
 	}
 	if !loopbackAddr(*listen) {
 		fmt.Fprintf(stderr, "wink-mcp console: --listen %q: want a loopback address, such as 127.0.0.1:8090\n", *listen)
@@ -150,11 +143,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // the state directory holds, when it holds one; "" when it holds none; an
 // error naming them when it holds several.
 func onlyStdioStore(f *flags) (string, error) {
-	cfg, err := loadConfig(f)
-	if err != nil {
-		return "", err
-	}
-	dir, err := cfg.StateDirectory()
+	dir, err := stateDirectory(f)
 	if err != nil {
 		return "", err
 	}

@@ -309,6 +309,34 @@ func loadConfig(f *flags) (*config.Config, error) {
 	return cfg, nil
 }
 
+// stateDirectory returns the state directory the flags name: --state-dir,
+// else the configuration's, else the default.
+func stateDirectory(f *flags) (string, error) {
+	cfg, err := loadConfig(f)
+	if err != nil {
+		return "", err
+	}
+	return cfg.StateDirectory()
+}
+
+// parseCommand parses the command line of a command of its own (console,
+// recover). It reports false, with the exit status, when the command is to
+// stop: 0 after -h, 2 for a bad command line, which fs has said on its
+// output (arguments left over, parseCommand says on stderr).
+func parseCommand(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		return 2, false
+	}
+	return 0, true
+}
+
 // buildServer builds the server cfg describes, reporting to tel (nil:
 // nowhere).
 func buildServer(f *flags, cfg *config.Config, tel *telemetry.Telemetry, logger *slog.Logger) (*app, error) {

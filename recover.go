@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 
-	"github.com/wink-mcp/wink-mcp/config"
 	"github.com/wink-mcp/wink-mcp/workspace"
 )
 
@@ -20,24 +18,18 @@ import (
 func runRecover(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wink-mcp recover", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	stateDir := fs.String("state-dir", "", "the state `directory` (default: the configuration's, else $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp)")
-	cfgFile := fs.String("config", "", "configuration `file` (YAML), for its state_dir")
+	var f flags
+	fs.StringVar(&f.stateDir, "state-dir", "", "the state `directory` (default: the configuration's, else $XDG_STATE_HOME/wink-mcp or ~/.local/state/wink-mcp)")
+	fs.StringVar(&f.config, "config", "", "configuration `file` (YAML), for its state_dir")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wink-mcp recover [--state-dir DIR] [--config FILE]")
 		fmt.Fprintln(stderr, "Puts back the files of disk workspaces that calls of a dead process left half changed.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommand(fs, args, stderr); !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "wink-mcp recover: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	dir, err := recoverDir(*stateDir, *cfgFile)
+	dir, err := stateDirectory(&f)
 	if err != nil {
 		fmt.Fprintf(stderr, "wink-mcp recover: %v\n", err)
 		return 1
@@ -65,20 +57,4 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
-}
-
-// recoverDir returns the state directory: the flag's, else the
-// configuration file's, else the default.
-func recoverDir(flagDir, cfgFile string) (string, error) {
-	if flagDir != "" {
-		return flagDir, nil
-	}
-	cfg := config.Default()
-	if cfgFile != "" {
-		var err error
-		if cfg, err = config.Load(cfgFile); err != nil {
-			return "", err
-		}
-	}
-	return cfg.StateDirectory()
 }
