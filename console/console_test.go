@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -167,16 +166,7 @@ func TestConsole(t *testing.T) {
 	}
 
 	undo := func(origin string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, f.url+"/console/s/"+h+"/undo", strings.NewReader(url.Values{"steps": {"1"}}.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", origin)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return webtest.Post(t, c, f.url+"/console/s/"+h+"/undo", origin, url.Values{"steps": {"1"}})
 	}
 	if code, _ := undo("https://evil.example"); code != http.StatusForbidden {
 		t.Fatalf("an undo from another origin: %d", code)
@@ -188,13 +178,7 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("after the undo, the workspace: %s", text)
 	}
 
-	req, _ := http.NewRequest(http.MethodPost, f.url+"/console/s/"+h+"/end", nil)
-	req.Header.Set("Origin", f.url)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	webtest.Post(t, c, f.url+"/console/s/"+h+"/end", f.url, nil)
 	if code, page = webtest.Get(t, c, f.url+"/console"); strings.Contains(page, "Ship the greeting") {
 		t.Fatalf("the sessions page after the end: %d\n%s", code, page)
 	}
@@ -267,14 +251,7 @@ func TestConsoleConsent(t *testing.T) {
 				t.Fatalf("%s: the question does not show:\n%s", tc.file, page)
 			}
 		}
-		req, _ := http.NewRequest(http.MethodPost, f.url+"/console/q/"+id+"/"+tc.answer, strings.NewReader("session="+h))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", f.url)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		webtest.Post(t, c, f.url+"/console/q/"+id+"/"+tc.answer, f.url, url.Values{"session": {h}})
 		r := <-done
 		ls, _ := f.call(t, alice, h, "ls", map[string]any{})
 		if r.isError == tc.removed || strings.Contains(ls, tc.file) == tc.removed {

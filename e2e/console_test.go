@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,14 +95,7 @@ func TestConsoleCommand(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	req, _ := http.NewRequest(http.MethodPost, base+"/s/desk/undo", strings.NewReader("steps=1"))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", strings.TrimSuffix(base, "/console"))
-	resp, err := b.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	webtest.Post(t, b, base+"/s/desk/undo", strings.TrimSuffix(base, "/console"), url.Values{"steps": {"1"}})
 	if got, err := os.ReadFile(filepath.Join(ws, "notes.md")); err != nil || string(got) != "v1\n" {
 		t.Fatalf("after the console's undo, notes.md holds %q (%v); the console's stderr:\n%s", got, err, stderr.String())
 	}
