@@ -27,13 +27,8 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 cd "$root"
-echo "building bench/load and (without WINK_BIN) wink-mcp..." >&2
-go build -o "$tmp/load" ./bench/load
-if [[ -n "${WINK_BIN:-}" ]]; then
-	ln -s "$(realpath "$WINK_BIN")" "$tmp/wink"
-else
-	go build -o "$tmp/wink" .
-fi
+source bench/build.sh
+build "$tmp" load
 cd "$tmp"
 export XDG_STATE_HOME="$tmp/state"
 

@@ -40,14 +40,8 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 cd "$root"
-echo "building bench/bare, bench/load and (without WINK_BIN) wink-mcp..." >&2
-go build -o "$tmp/bare" ./bench/bare
-go build -o "$tmp/load" ./bench/load
-if [[ -n "${WINK_BIN:-}" ]]; then
-	ln -s "$(realpath "$WINK_BIN")" "$tmp/wink"
-else
-	go build -o "$tmp/wink" .
-fi
+source bench/build.sh
+build "$tmp" bare load
 if [[ -n "${WINK_BEFORE:-}" ]]; then
 	ln -s "$(realpath "$WINK_BEFORE")" "$tmp/before"
 fi

@@ -35,15 +35,9 @@ cleanup() {
 trap cleanup EXIT
 
 cd "$root"
-echo "building bench/load, bench/state and (without WINK_BIN) wink-mcp..." >&2
-go build -o "$tmp/load" ./bench/load
-go build -o "$tmp/state" ./bench/state
-wink="${WINK_BIN:-}"
-if [[ -z "$wink" ]]; then
-	go build -o "$tmp/wink" .
-	wink="$tmp/wink"
-fi
-wink="$(realpath "$wink")"
+source bench/build.sh
+build "$tmp" load state
+wink="$tmp/wink"
 args='{"objective":"bench {{n}}","initial_steps":["a","b","c"]}'
 load=("$tmp/load" --calls "${CALLS:-5000}" --rounds "${ROUNDS:-5}" --inflight "${INFLIGHT:-1,16}" --warmup 500)
 

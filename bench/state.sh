@@ -26,15 +26,9 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 cd "$root"
-echo "building bench/state, bench/load and (without WINK_BIN) wink-mcp..." >&2
-go build -o "$tmp/state" ./bench/state
-go build -o "$tmp/load" ./bench/load
-wink="${WINK_BIN:-}"
-if [[ -z "$wink" ]]; then
-	go build -o "$tmp/wink" .
-	wink="$tmp/wink"
-fi
-wink="$(realpath "$wink")"
+source bench/build.sh
+build "$tmp" state load
+wink="$tmp/wink"
 
 start() {
 	local transport
