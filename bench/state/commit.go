@@ -22,7 +22,7 @@ const filesPerCall = 100
 // resume after a restart.
 func commit(ctx context.Context, cfg config, w io.Writer) error {
 	argv := cfg.argv("--session", "bench")
-	p, c, err := mcpc.StartStdio(ctx, argv)
+	p, c, err := startStdio(ctx, argv)
 	if err != nil {
 		return err
 	}
@@ -30,9 +30,6 @@ func commit(ctx context.Context, cfg config, w io.Writer) error {
 	call := func(tool string, args any) error {
 		b, _ := json.Marshal(args)
 		_, err := mcpc.ToolCall(ctx, c, mcpc.Params(tool, b, false))
-		return p.Explain(err)
-	}
-	if err := mcpc.Initialize(ctx, c); err != nil {
 		return p.Explain(err)
 	}
 	t0 := time.Now()

@@ -15,14 +15,11 @@ const warmWrites = 20
 // growth measures how the RSS of a stdio server grows over cfg.writes
 // writes of cfg.size bytes to one file in its session.
 func growth(ctx context.Context, cfg config, w io.Writer) error {
-	p, c, err := mcpc.StartStdio(ctx, cfg.argv("--session", "bench"))
+	p, c, err := startStdio(ctx, cfg.argv("--session", "bench"))
 	if err != nil {
 		return err
 	}
 	defer p.Kill()
-	if err := mcpc.Initialize(ctx, c); err != nil {
-		return p.Explain(err)
-	}
 	write := func(i int) error {
 		args, _ := json.Marshal(map[string]any{"file_path": "big.txt", "overwrite": true, "content": text(fmt.Sprint("write ", i), cfg.size)})
 		if _, err := mcpc.ToolCall(ctx, c, mcpc.Params("write_file", args, false)); err != nil {

@@ -54,6 +54,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
 )
 
 // config is what a command measures, from its flags.
@@ -155,6 +157,20 @@ func (cfg config) argv(args ...string) []string {
 }
 
 // text returns n bytes of text, lines that start with tag.
+// startStdio starts the stdio server argv and opens its session. The
+// caller kills the process it returns; on failure none is left running.
+func startStdio(ctx context.Context, argv []string) (*mcpc.Process, *mcpc.Stdio, error) {
+	p, c, err := mcpc.StartStdio(ctx, argv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := mcpc.Initialize(ctx, c); err != nil {
+		p.Kill()
+		return nil, nil, p.Explain(err)
+	}
+	return p, c, nil
+}
+
 func text(tag string, n int) string {
 	var b strings.Builder
 	for i := 0; b.Len() < n; i++ {

@@ -41,22 +41,16 @@ func takeoverRound(ctx context.Context, cfg config, dir string) (time.Duration, 
 		return 0, err
 	}
 	cfg.dir = dir
-	holder, hc, err := mcpc.StartStdio(ctx, cfg.argv("--session", "bench"))
+	holder, hc, err := startStdio(ctx, cfg.argv("--session", "bench"))
 	if err != nil {
 		return 0, err
 	}
 	defer holder.Kill()
-	if err := mcpc.Initialize(ctx, hc); err != nil {
-		return 0, holder.Explain(err)
-	}
-	other, oc, err := mcpc.StartStdio(ctx, cfg.argv("--session", "bench"))
+	other, oc, err := startStdio(ctx, cfg.argv("--session", "bench"))
 	if err != nil {
 		return 0, err
 	}
 	defer other.Kill()
-	if err := mcpc.Initialize(ctx, oc); err != nil {
-		return 0, other.Explain(err)
-	}
 	n := 0
 	call := func(c mcpc.Client) error {
 		n++
