@@ -169,10 +169,6 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, who identi
 	h, owner := r.PathValue("handle"), who.Principal()
 	m := c.opts.Server.Sessions()
 	plan, hist, err := c.read(r.Context(), h, owner)
-	if errors.Is(err, sessions.ErrUnknownSession) {
-		c.refuse(w, http.StatusNotFound, "No session of yours has that name; it may have ended.")
-		return
-	}
 	if err != nil {
 		c.failed(w, err)
 		return
@@ -225,9 +221,6 @@ func (c *Console) changesPage(w http.ResponseWriter, r *http.Request, who identi
 	}
 	d, err := c.opts.Server.Sessions().CommitDiff(r.Context(), h, who.Principal(), seq)
 	switch {
-	case errors.Is(err, sessions.ErrUnknownSession):
-		c.refuse(w, http.StatusNotFound, "No session of yours has that name; it may have ended.")
-		return
 	case errors.Is(err, sessions.ErrNoCommit):
 		c.refuse(w, http.StatusNotFound, "The session's history no longer keeps that change.")
 		return
@@ -266,11 +259,7 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request, who identity.Ident
 	case "restore":
 		text, failed = c.call(r.Context(), who, h, "session_restore", history.RestoreParams{Name: r.FormValue("name")})
 	case "end":
-		switch err := c.opts.Server.Sessions().Delete(r.Context(), h, owner); {
-		case errors.Is(err, sessions.ErrUnknownSession):
-			c.refuse(w, http.StatusNotFound, "No session of yours has that name; it may have ended.")
-			return
-		case err != nil:
+		if err := c.opts.Server.Sessions().Delete(r.Context(), h, owner); err != nil {
 			c.failed(w, err)
 			return
 		}
@@ -331,16 +320,20 @@ func (c *Console) call(ctx context.Context, who identity.Identity, h, tool strin
 	return b.String(), out.Result.IsError
 }
 
-// failed answers a failure of the server's own (the store down, say).
+// failed answers err, met reading or changing a session: 404 for a session
+// that is not the viewer's, or no longer exists, and 503 for a failure of
+// the server's own (the store down, say).
 func (c *Console) failed(w http.ResponseWriter, err error) {
+	if errors.Is(err, sessions.ErrUnknownSession) {
+		c.refuse(w, http.StatusNotFound, "No session of yours has that name; it may have ended.")
+		return
+	}
 	c.opts.Logger.Warn("console: a page failed", "err", err)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(http.StatusServiceUnavailable)
 	msg := sessions.Message(err)
 	if msg == "" {
 		msg = "The server could not read its sessions; try again."
 	}
-	c.render(w, "refused.html", map[string]any{"Why": msg, "Status": http.StatusServiceUnavailable})
+	c.refuse(w, http.StatusServiceUnavailable, msg)
 }
 
 // viewerName says who is looking.
