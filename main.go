@@ -758,7 +758,7 @@ func newLogger(sink *logSink, terminal bool, level, format string) (*slog.Logger
 		h = slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: lv})
 	case "text":
 		if terminal {
-			h = tint.NewHandler(sink, &tint.Options{Level: lv})
+			h = tint.NewTextHandler(sink, &tint.Options{Level: lv})
 		} else {
 			// Not read by a person as it is written: plain key=value
 			// lines, without colour codes, for a file or a collector.

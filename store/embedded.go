@@ -258,7 +258,7 @@ func (h *host) hold() error {
 		return err
 	}
 	addr := srv.Addr().String()
-	if err := h.lock.Truncate(0); err == nil {
+	if err = h.lock.Truncate(0); err == nil {
 		_, err = h.lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+addr+"\n"), 0)
 	}
 	if err != nil {
