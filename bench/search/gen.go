@@ -133,7 +133,7 @@ func gen(dir string, n int, seed uint64) (int, error) {
 		} else if rng.IntN(4) == 0 {
 			text = plantLine(rng, text) // matches that must not be found
 		}
-		if !ignored && len(plant) < GenMatches && rng.IntN(max(1, (n*97/100)/GenMatches)) == 0 {
+		if !ignored && len(plant) < GenMatches && rng.IntN(max(1, (n*9/10)/GenMatches)) == 0 {
 			plant[i]++
 			text = plantLine(rng, text)
 		}

@@ -7,7 +7,7 @@
 //	search list --bin wink-mcp
 //
 // gen writes a tree of --n files to DIR, which must not exist: nested
-// directories of varying depth (most 3 to 6 deep), source-like text files
+// directories of varying depth (up to 9), source-like text files
 // of the common kinds and of varied sizes (log-normal around 2 KiB, up to
 // 256 KiB), one in five .go files a _test.go, a .gitignore (with a .git
 // directory, so that both sides honour it) that ignores node_modules/,
