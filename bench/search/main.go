@@ -19,17 +19,18 @@
 // run starts the server with --workspace DIR over stdio (initialized
 // before anything is timed, with a deadline of 10 minutes), and for each
 // case times the round trip of one tools/call against rg's whole run in
-// DIR, alternating, once to warm up and then --runs times each, and prints
-// the medians and their ratio: grep of --absent (a literal found nowhere)
-// against rg LITERAL; grep of --re against rg RE; glob **/*_test.go
-// against rg --files -g '*_test.go'; grep's output_mode files_with_matches
-// against rg -l, with type go against rg -t go -l, count against rg -c,
-// count with case_insensitive against rg -i -c, and context 2 against
-// rg -C 2. After the timing it checks what each found against rg's
-// output (paging with cursor): the same number of matching lines, the same
-// files, the same total; and prints whether they are equal. A case whose
-// arguments the server does not know is reported as unsupported. Last it
-// prints the server's peak RSS (VmHWM) over the whole run.
+// DIR, alternating, once to warm up and then --runs times each. It prints
+// the medians, their ratio, and the least and greatest ratio of one run's
+// two times. The cases: grep of --absent (a literal found nowhere) against
+// rg LITERAL; grep of --re against rg RE; glob **/*_test.go against
+// rg --files -g '*_test.go'; grep's output_mode files_with_matches against
+// rg -l, with type go against rg -t go -l, count against rg -c, count
+// with case_insensitive against rg -i -c, and context 2 against rg -C 2.
+// After the timing it checks what each found against rg's output (paging
+// with cursor): the same number of matching lines, the same files, the
+// same total; and prints whether they are equal. A case whose arguments
+// the server does not know is reported as unsupported. Last it prints the
+// server's peak RSS (VmHWM) over the whole run.
 //
 // list starts a default server (a state directory of its own, no other
 // flag) and prints the size in bytes of each tool's name, description and

@@ -337,12 +337,12 @@ func run(o runOpts) error {
 	}
 	s := &server{p: p, c: c}
 	fmt.Printf("\n=== %s: %s (median of %d after a warm-up; server: one tools/call's round trip; rg: its whole run)\n", o.label, o.tree, o.runs)
-	fmt.Printf("%-26s %12s %12s %8s  %s\n", "case", "wink ms", "rg ms", "ratio", "check")
+	fmt.Printf("%-26s %10s %10s %7s %12s  %s\n", "case", "wink ms", "rg ms", "ratio", "run ratios", "check")
 	for _, sc := range cases(o.absent, o.re) {
-		wink, rgT, rgOut, err := timeCase(s, o, sc)
+		t, rgOut, err := timeCase(s, o, sc)
 		switch {
 		case errors.Is(err, errUnsupported):
-			fmt.Printf("%-26s %12s %12s %8s  %s\n", sc.name, "-", "-", "-", firstLine(err.Error()))
+			fmt.Printf("%-26s %10s %10s %7s %12s  %s\n", sc.name, "-", "-", "-", "-", firstLine(err.Error()))
 			continue
 		case err != nil:
 			return fmt.Errorf("%s: %w", sc.name, err)
@@ -353,32 +353,51 @@ func run(o runOpts) error {
 				check = "check failed: " + firstLine(err.Error())
 			}
 		}
-		fmt.Printf("%-26s %12.1f %12.1f %7.1f×  %s\n", sc.name, ms(wink), ms(rgT), float64(wink)/float64(rgT), check)
+		lo, hi := t.ratios()
+		fmt.Printf("%-26s %10.1f %10.1f %6.1f× %12s  %s\n", sc.name, ms(median(t.wink)), ms(median(t.rg)),
+			float64(median(t.wink))/float64(median(t.rg)), fmt.Sprintf("%.1f-%.1f×", lo, hi), check)
 	}
 	fmt.Printf("server peak RSS (VmHWM): %.1f MiB\n", float64(p.PeakRSS())/1024)
 	return p.Stop(10 * time.Second)
 }
 
+// timings are the timed runs of a case, in order, on each side.
+type timings struct{ wink, rg []time.Duration }
+
+// ratios returns the least and the greatest ratio of a run's wink time to
+// the rg time of the same run.
+func (t timings) ratios() (lo, hi float64) {
+	for i := range t.wink {
+		r := float64(t.wink[i]) / float64(t.rg[i])
+		if i == 0 || r < lo {
+			lo = r
+		}
+		if i == 0 || r > hi {
+			hi = r
+		}
+	}
+	return lo, hi
+}
+
 // timeCase runs sc once on each side to warm up, then o.runs times each,
-// alternating, and returns the medians and rg's last output.
-func timeCase(s *server, o runOpts, sc searchCase) (wink, rg time.Duration, rgOut []byte, err error) {
-	var ws, rs []time.Duration
+// alternating, and returns the timings and rg's last output.
+func timeCase(s *server, o runOpts, sc searchCase) (t timings, rgOut []byte, err error) {
 	for i := range o.runs + 1 {
 		start := time.Now()
 		if _, err := s.call(sc.tool, sc.args); err != nil {
-			return 0, 0, nil, err
+			return t, nil, err
 		}
 		w := time.Since(start)
 		start = time.Now()
 		if rgOut, err = runRg(o, sc.rg); err != nil {
-			return 0, 0, nil, err
+			return t, nil, err
 		}
 		r := time.Since(start)
 		if i > 0 {
-			ws, rs = append(ws, w), append(rs, r)
+			t.wink, t.rg = append(t.wink, w), append(t.rg, r)
 		}
 	}
-	return median(ws), median(rs), rgOut, nil
+	return t, rgOut, nil
 }
 
 // runRg runs rg with args in the tree and returns its output; exit status
