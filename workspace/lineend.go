@@ -65,11 +65,19 @@ type replacement struct {
 // replacementIn writes old and new as the lines of text are written: in a
 // text whose lines all end in "\r\n", a "\n" of either stands for "\r\n"
 // (the model reads the file's lines without their ends and writes them
-// with "\n"); in any other text, old and new are used as they are.
+// with "\n"), and a "\r" that ends old but not new, or new but not old,
+// is the first half of a line end that the edit keeps; in any other text,
+// old and new are used as they are.
 func replacementIn(text, old, new string) replacement {
 	r := replacement{old: old, new: new, ends: lineEndsOf(text)}
 	if r.ends == endsCRLF {
 		r.old, r.new = toCRLF(old), toCRLF(new)
+		switch oldCR, newCR := strings.HasSuffix(r.old, "\r"), strings.HasSuffix(r.new, "\r"); {
+		case oldCR && !newCR:
+			r.new += "\r"
+		case newCR && !oldCR:
+			r.new = strings.TrimSuffix(r.new, "\r")
+		}
 	}
 	return r
 }
