@@ -121,12 +121,9 @@ func matchCount(s *server, args map[string]any) (int, error) {
 	for _, r := range rs {
 		a, _ := r.Structured["matches"].([]any)
 		for _, m := range a {
-			// A match with context is one entry whose kind, where told,
-			// says match; one without says nothing.
-			if o, ok := m.(map[string]any); ok {
-				if k, _ := o["kind"].(string); k != "" && k != "match" {
-					continue
-				}
+			// A line of context is an entry with context: true.
+			if o, ok := m.(map[string]any); ok && o["context"] == true {
+				continue
 			}
 			n++
 		}
