@@ -25,7 +25,9 @@
 // rg LITERAL; grep of --re against rg RE; glob **/*_test.go against
 // rg --files -g '*_test.go'; grep's output_mode files_with_matches against
 // rg -l, with type go against rg -t go -l, count against rg -c, count
-// with case_insensitive against rg -i -c, and context 2 against rg -C 2.
+// with case_insensitive against rg -i -c, context 2 against rg -C 2, and
+// multiline (--re, the rest of its line and the next line up to its last
+// non-space) against rg -U --multiline-dotall.
 // After the timing it checks what each found against rg's output (paging
 // with cursor): the same number of matching lines, the same files, the
 // same total; and prints whether they are equal. A case whose arguments

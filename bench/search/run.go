@@ -299,6 +299,8 @@ func cases(absent, re string) []searchCase {
 				return compareCounts("total ("+how+")", n, rgCountSum(rgOut)), err
 			}},
 		{"context 2", "grep", grep(map[string]any{"context": 2}), []string{"-C", "2", re}, nil},
+		{"multiline", "grep", map[string]any{"pattern": re + `[^\n]*\n[^\n]*\S`, "multiline": true},
+			[]string{"-U", "--multiline-dotall", re + `[^\n]*\n[^\n]*\S`}, nil},
 	}
 }
 
