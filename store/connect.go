@@ -30,7 +30,7 @@ func Connect(ctx context.Context, url string, opts Options) (*JetStream, error) 
 	if err != nil {
 		return nil, fmt.Errorf("store: connect to %s: %w: %w", url, ErrUnavailable, err)
 	}
-	s, err := open(ctx, nc, opts)
+	s, err := open(ctx, nc, opts, nil)
 	if err != nil {
 		nc.Close()
 		return nil, err
