@@ -282,7 +282,7 @@ func (s *JetStream) migrateLog1(ctx context.Context, point func()) error {
 		return err
 	}
 	for _, subject := range subjects {
-		if err := s.migrateLogSubject(ctx, subject); err != nil {
+		if err := s.migrateLogSubject(ctx, subject, point); err != nil {
 			return fmt.Errorf("%s: %w", strings.TrimPrefix(subject, prefix), err)
 		}
 		point()
@@ -300,7 +300,7 @@ func isLog1(msg []byte) bool {
 }
 
 // migrateLogSubject rewrites one session's call log (migrateLog1).
-func (s *JetStream) migrateLogSubject(ctx context.Context, subject string) error {
+func (s *JetStream) migrateLogSubject(ctx context.Context, subject string, point func()) error {
 	var end *jetstream.RawStreamMsg
 	err := s.do(ctx, func(ctx context.Context) (err error) {
 		end, err = last(ctx, s.log, subject)
@@ -385,6 +385,7 @@ func (s *JetStream) migrateLogSubject(ctx context.Context, subject string) error
 	if firstNew == 0 {
 		return nil
 	}
+	point() // copied, not yet purged
 	if err := s.purge(ctx, s.log, subject, firstNew); err != nil {
 		return err
 	}
