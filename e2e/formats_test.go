@@ -195,3 +195,86 @@ func TestFormatMigrationKilled(t *testing.T) {
 		}
 	}
 }
+
+// buildCommit builds the wink-mcp of a commit of this repository's
+// history, or skips the test when the history does not hold it (a shallow
+// clone, an archive).
+func buildCommit(t *testing.T, commit string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skipf("no git to build %s with: %v", commit, err)
+	}
+	if out, err := exec.Command("git", "cat-file", "-e", commit+"^{commit}").CombinedOutput(); err != nil {
+		t.Skipf("commit %s is not in this clone's history (shallow?): %v %s", commit, err, out)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// From the top: run in a subdirectory, git archive takes only it.
+	unpack := exec.Command("sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", commit, src)
+	unpack.Dir = ".."
+	if out, err := unpack.CombinedOutput(); err != nil {
+		t.Fatalf("unpacking %s: %v %s", commit, err, out)
+	}
+	bin := filepath.Join(dir, "wink-mcp")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", commit, err, out)
+	}
+	return bin
+}
+
+// TestFormatDowngrade: a store of this build's format, opened by the build
+// of the commit that wrote the format before (testdata/formats/N/COMMIT,
+// built from the git history), is refused: the process exits non-zero
+// naming both formats, and this build then reads everything. A build from
+// before the store marked its format (format 1) cannot tell, and serves
+// the sessions as unavailable: this build still reads everything after it.
+func TestFormatDowngrade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an earlier version")
+	}
+	fs := fixtures(t)
+	prev := fs[len(fs)-2]
+	commit, err := os.ReadFile(filepath.Join(prev.dir, "COMMIT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := buildCommit(t, strings.TrimSpace(string(commit)))
+
+	state, config := fs[len(fs)-1].copy(t)
+	p := start(t, "", fixtureArgs(state, config, "--session", "proj")...)
+	if r := (&stdioClient{p: p, modern: true}).call(t, "planning_read_plan", map[string]any{}); r.IsError {
+		t.Fatalf("this build: %+v; stderr:\n%s", r, p.stderr)
+	}
+	p.closeStdin()
+	p.wait()
+
+	cmd := exec.Command(old, fixtureArgs(state, config, "--session", "proj")...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"planning_read_plan","arguments":{},"_meta":` + compactJSON(mustJSON(t, modernMeta())) + "}}\n")
+	out, err := cmd.CombinedOutput()
+	if prev.format == 1 {
+		t.Logf("the build of format 1 predates the format marker; it answered (%v):\n%s", err, out)
+	} else {
+		for _, want := range []string{fmt.Sprintf("format %d", store.Format), fmt.Sprintf("format %d", prev.format)} {
+			if err == nil || !strings.Contains(string(out), want) {
+				t.Errorf("the build of format %d on a store of format %d: %v, want an exit naming %q:\n%s", prev.format, store.Format, err, want, out)
+			}
+		}
+	}
+	checkStdioFixture(t, state, config)
+	checkHTTPFixture(t, state, config, fs[len(fs)-1].handle)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
