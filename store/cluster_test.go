@@ -6,11 +6,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/wink-mcp/wink-mcp/internal/natstest"
 )
 
@@ -146,4 +149,38 @@ func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
 			t.Fatalf("not done after %v", timeout)
 		}
 	}
+}
+
+// TestClusterOlderFormat: a store of an older format on a cluster, which
+// no process holds as it holds a state dir, is not migrated: every
+// process is refused, with both formats named, and the store is left as
+// it was; a store of a newer format likewise.
+func TestClusterOlderFormat(t *testing.T) {
+	c := sharedCluster(t)
+	ctx := ctxT(t)
+	opts := Options{Replicas: 3, Name: storeName("format"), Timeout: 30 * time.Second, Migrations: []Step{{From: 1}}}
+	s := must[*JetStream](t)(Connect(ctx, c.URLs(), opts))
+	must[uint64](t)(s.Create(ctx, "s", []byte("head")))
+	for _, f := range []string{"", strconv.Itoa(Format + 1)} {
+		setFormat(t, ctx, s, f)
+		_, err := Connect(ctx, c.URLs(), opts)
+		wantErr(t, err, ErrIncompatible)
+		want := []string{"holds format 1", "writes format " + strconv.Itoa(Format)}
+		if f != "" {
+			want = []string{"holds format " + f, "reads formats 1 to " + strconv.Itoa(Format)}
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not say %q", err, w)
+			}
+		}
+		st := must[jetstream.Stream](t)(s.js.Stream(ctx, s.state.CachedInfo().Config.Name))
+		if got := st.CachedInfo().Config.Metadata[formatKey]; got != f {
+			t.Errorf("the refused store is marked %q, want %q", got, f)
+		}
+		if h := must[Head](t)(s.Load(ctx, "s")); string(h.Data) != "head" {
+			t.Errorf("head %q", h.Data)
+		}
+	}
+	s.Close()
 }

@@ -63,7 +63,11 @@ type Migration struct {
 
 // Point marks that a unit of the migration is done and durable. A test
 // may have the process killed there (migrationDieAt).
-func (m *Migration) Point() { m.point() }
+func (m *Migration) Point() {
+	if m.point != nil {
+		m.point()
+	}
+}
 
 // migrationDieAt names the environment variable that, set to N, has the
 // process kill itself (SIGKILL) at the Nth point of a migration: the
