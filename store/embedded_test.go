@@ -726,3 +726,60 @@ func TestMigrateLogResumes(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedMigrationWaits: while the holder of a state dir migrates
+// it, another process opening the dir does not migrate: it waits, and is
+// refused with ErrMigrating if its deadline comes first, or opens the
+// store once the migration is done.
+func TestEmbeddedMigrationWaits(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	s := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+	must[uint64](t)(s.Create(ctx, "a", []byte("head")))
+	setFormat(t, ctx, s, "")
+	s.Close()
+
+	started, release := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int32
+	step := []Step{{From: 1, Migrate: func(context.Context, *Migration) error {
+		if runs.Add(1) == 1 {
+			close(started)
+			<-release
+		}
+		return nil
+	}}}
+	type opened struct {
+		s   *JetStream
+		err error
+	}
+	open := func(ctx context.Context) chan opened {
+		ch := make(chan opened, 1)
+		go func() {
+			s, err := OpenEmbedded(ctx, dir, Options{Migrations: step})
+			ch <- opened{s, err}
+		}()
+		return ch
+	}
+	holder := open(ctx)
+	<-started
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if o := <-open(short); !errors.Is(o.err, ErrMigrating) {
+		t.Errorf("opened during the migration: %v, want ErrMigrating", o.err)
+	}
+	waiting := open(ctx)
+	close(release)
+	for _, ch := range []chan opened{holder, waiting} {
+		o := <-ch
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		defer o.s.Close()
+		if h := must[Head](t)(o.s.Load(ctx, "a")); string(h.Data) != "head" {
+			t.Errorf("head %q", h.Data)
+		}
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the step ran %d times, want once, in the holder", n)
+	}
+}
