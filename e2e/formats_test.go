@@ -278,3 +278,12 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestVersionNamesFormat: wink-mcp --version prints the store format it
+// writes.
+func TestVersionNamesFormat(t *testing.T) {
+	out, err := exec.Command(binary, "--version").Output()
+	if want := fmt.Sprintf("(store format %d)\n", store.Format); err != nil || !strings.HasPrefix(string(out), "wink-mcp ") || !strings.HasSuffix(string(out), want) {
+		t.Errorf("--version: %q, %v; want a line ending %q", out, err, want)
+	}
+}
