@@ -47,7 +47,9 @@ func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, er
 		h.close()
 		return nil, err
 	}
-	s, err := open(ctx, nc, opts, func() bool { return h.srv.Load() != nil })
+	s, err := open(ctx, nc, opts, func(context.Context, *JetStream) (func(), bool, error) {
+		return func() {}, h.srv.Load() != nil, nil
+	})
 	if err != nil {
 		nc.Close()
 		h.close()

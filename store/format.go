@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // Format is the number of the format this version of the store writes.
@@ -67,6 +68,58 @@ func (m *Migration) Point() {
 	if m.point != nil {
 		m.point()
 	}
+}
+
+// The lease of a migration of a store that no directory's lock guards (an
+// external cluster): a task record (see PutTask) that the migrating
+// process creates, by compare-and-swap, and writes again every leaseRenew
+// while it migrates; it is removed when the migration ends, and expires
+// leaseKeep after the last write of a process that died.
+const (
+	leaseOwner = "_wink-migration"
+	leaseID    = "lease"
+	leaseKeep  = 30 * time.Second
+	leaseRenew = 10 * time.Second
+)
+
+// lease takes the lease of the store's migration, if no other process
+// holds it, and returns the function that gives it back.
+func (s *JetStream) lease(ctx context.Context) (release func(), ok bool, err error) {
+	if s.tasks == nil {
+		return nil, false, fmt.Errorf("store: the store has no task stream to hold the lease of its migration in: %w", ErrIncompatible)
+	}
+	id := []byte(nuid.Next())
+	rev, err := s.PutTask(ctx, leaseOwner, leaseID, 0, id, leaseKeep)
+	if errors.Is(err, ErrConflict) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(leaseRenew)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			next, err := s.PutTask(context.Background(), leaseOwner, leaseID, rev, id, leaseKeep)
+			if err != nil {
+				s.logger.Warn("renewing the lease of the store's migration failed", "err", err)
+				continue
+			}
+			rev = next
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		_ = s.purge(context.Background(), s.tasks, s.taskSubject(leaseOwner, leaseID), 0)
+	}, true, nil
 }
 
 // migrationDieAt names the environment variable that, set to N, has the

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,7 @@ type JetStream struct {
 	name      string
 	timeout   time.Duration
 	retention int
+	logger    *slog.Logger
 
 	host *host // the state dir's server (OpenEmbedded), or nil
 
@@ -86,13 +88,13 @@ const (
 // cluster elects its leaders, and returns the store. On error nc is left
 // to the caller.
 //
-// Streams in an older format than Format are migrated first (migrate) if
-// holds reports that this process holds the store's directory; while
-// another process does, open waits for it to finish, and takes the
-// migration over if that process goes. A store that no process holds (an
-// external cluster, holds nil) is not migrated: it is refused with
-// ErrIncompatible, as one in a newer format is, and left as it is.
-func open(ctx context.Context, nc *nats.Conn, opts Options, holds func() bool) (*JetStream, error) {
+// Streams in an older format than Format are migrated first (migrate) by
+// the one process that may: the holder of the state directory's lock
+// (OpenEmbedded), or of the migration's lease in the store (Connect; see
+// lease), as mayMigrate says. Another process waits for it to finish, and
+// takes the migration over if it goes, or gives up with ErrMigrating when
+// ctx ends.
+func open(ctx context.Context, nc *nats.Conn, opts Options, mayMigrate func(ctx context.Context, s *JetStream) (release func(), ok bool, err error)) (*JetStream, error) {
 	if !validName(opts.Name) {
 		return nil, fmt.Errorf("store: name %q: %w", opts.Name, ErrInvalid)
 	}
@@ -100,7 +102,7 @@ func open(ctx context.Context, nc *nats.Conn, opts Options, holds func() bool) (
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, retention: opts.LogRetention, done: make(chan struct{})}
+	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, retention: opts.LogRetention, logger: opts.Logger, done: make(chan struct{})}
 	cfgs := s.streams(opts)
 	for {
 		found, streams, err := s.formats(ctx, cfgs)
@@ -110,13 +112,17 @@ func open(ctx context.Context, nc *nats.Conn, opts Options, holds func() bool) (
 		if slices.Min(found) == Format {
 			break
 		}
-		switch {
-		case holds == nil:
-			return nil, fmt.Errorf("store: stream %s holds format %d, and this version of wink-mcp writes format %d and migrates a store only in a state directory it holds: %w", cfgs[0].Name, found[0], Format, ErrIncompatible)
-		case holds():
+		s.state, s.log, s.tasks = streams[0], streams[1], streams[2]
+		release, ok, err := mayMigrate(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			// Not bounded by the opening's deadline: a store is migrated
 			// whole, however long it takes, each request with its own.
-			if err := s.migrate(context.WithoutCancel(ctx), opts, cfgs, found, streams); err != nil {
+			err := s.migrate(context.WithoutCancel(ctx), opts, cfgs, found, streams)
+			release()
+			if err != nil {
 				return nil, err
 			}
 			continue
