@@ -12,7 +12,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/wink-mcp/wink-mcp/store"
 )
 
@@ -286,4 +290,74 @@ func TestVersionNamesFormat(t *testing.T) {
 	if want := fmt.Sprintf("(store format %d)\n", store.Format); err != nil || !strings.HasPrefix(string(out), "wink-mcp ") || !strings.HasSuffix(string(out), want) {
 		t.Errorf("--version: %q, %v; want a line ending %q", out, err, want)
 	}
+}
+
+// setStoreFormat marks the streams of the embedded store in dir as holding
+// format f, with a server of its own on dir's files (no process may hold
+// the dir meanwhile), and returns what they were marked before.
+func setStoreFormat(t *testing.T, dir, f string) string {
+	t.Helper()
+	srv, err := natsserver.NewServer(&natsserver.Options{DontListen: true, JetStream: true, StoreDir: dir, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the store's server did not start")
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	was := ""
+	for _, name := range []string{"WINK_STATE", "WINK_LOG", "WINK_TASKS"} {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := st.CachedInfo().Config
+		if name == "WINK_STATE" {
+			was = cfg.Metadata["wink-format"]
+		}
+		cfg.Metadata = map[string]string{"wink-format": f}
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return was
+}
+
+// TestFormatNewerRefused: this build, given a store of a newer format than
+// it writes, exits non-zero at startup, naming both formats, and leaves
+// the store as it is; the build of that format (here, the store marked
+// back) then reads everything.
+func TestFormatNewerRefused(t *testing.T) {
+	fs := fixtures(t)
+	last := fs[len(fs)-1]
+	state, config := last.copy(t)
+	dir := filepath.Join(state, "store", "stdio-proj")
+	newer := strconv.Itoa(store.Format + 1)
+	setStoreFormat(t, dir, newer)
+
+	p := start(t, "", fixtureArgs(state, config, "--session", "proj")...)
+	p.closeStdin()
+	if code := p.wait(); code == 0 {
+		t.Errorf("exit code 0 on a store of format %s", newer)
+	}
+	for _, want := range []string{"holds format " + newer, fmt.Sprintf("reads formats 1 to %d", store.Format), dir} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, p.stderr)
+		}
+	}
+	if was := setStoreFormat(t, dir, strconv.Itoa(store.Format)); was != newer {
+		t.Errorf("the refused store is marked %q now, want %s as it was", was, newer)
+	}
+	checkStdioFixture(t, state, config)
 }

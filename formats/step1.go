@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wink-mcp/wink-mcp/store"
 )
@@ -44,12 +45,18 @@ type root1 struct {
 	Trees   map[string]string `json:"trees,omitempty"`
 }
 
+// headsTimeout bounds the scan of every session's head, which a store of
+// many sessions may take longer than a call's default deadline to make.
+const headsTimeout = 10 * time.Minute
+
 // head2Magic starts a head record of format 2.
 var head2Magic = []byte("whd1")
 
 // migrate1 migrates every session from format 1 to 2.
 func migrate1(ctx context.Context, m *store.Migration) error {
-	heads, err := m.Store.Heads(ctx)
+	hctx, cancel := context.WithTimeout(ctx, headsTimeout)
+	heads, err := m.Store.Heads(hctx)
+	cancel()
 	if err != nil {
 		return err
 	}
