@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -256,7 +257,7 @@ func (s *JetStream) migrate(ctx context.Context, opts Options, cfgs []jetstream.
 		}
 	}
 	s.state, s.log, s.tasks = streams[0], streams[1], streams[2]
-	for from := found[0]; from < Format; from++ {
+	for from := slices.Min(found); from < Format; from++ {
 		i := -1
 		for j, st := range opts.Migrations {
 			if st.From == from {
