@@ -762,7 +762,9 @@ func TestEmbeddedMigrationWaits(t *testing.T) {
 	}
 	holder := open(ctx)
 	<-started
-	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	// Long enough to reach the store and find it migrating, on a busy
+	// machine too; the holder migrates until released.
+	short, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if o := <-open(short); !errors.Is(o.err, ErrMigrating) {
 		t.Errorf("opened during the migration: %v, want ErrMigrating", o.err)

@@ -104,8 +104,12 @@ func open(ctx context.Context, nc *nats.Conn, opts Options, mayMigrate func(ctx 
 	}
 	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, retention: opts.LogRetention, logger: opts.Logger, done: make(chan struct{})}
 	cfgs := s.streams(opts)
+	waited := 0 // the format of the store whose migration this process waits for
 	for {
 		found, streams, err := s.formats(ctx, cfgs)
+		if err != nil && waited > 0 && ctx.Err() != nil {
+			err = fmt.Errorf("store: stream %s holds format %d, and this version of wink-mcp writes format %d: %w: %w", cfgs[0].Name, waited, Format, ErrMigrating, ErrUnavailable)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -127,9 +131,10 @@ func open(ctx context.Context, nc *nats.Conn, opts Options, mayMigrate func(ctx 
 			}
 			continue
 		}
+		waited = found[0]
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("store: stream %s holds format %d, and this version of wink-mcp writes format %d: %w: %w", cfgs[0].Name, found[0], Format, ErrMigrating, ErrUnavailable)
+			return nil, fmt.Errorf("store: stream %s holds format %d, and this version of wink-mcp writes format %d: %w: %w", cfgs[0].Name, waited, Format, ErrMigrating, ErrUnavailable)
 		case <-time.After(migrationPoll):
 		}
 	}
