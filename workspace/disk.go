@@ -581,11 +581,24 @@ func (s *diskStore) list(p string) ([]Info, error) {
 
 // walk visits directories and regular files depth-first in name order,
 // which is path order. It does not visit symbolic links to directories, so
-// a link cannot make it loop.
+// a link cannot make it loop. It reads each directory through an os.Root
+// of its own, opened from its parent's, so that neither the listing nor a
+// search's open of a file (Info.open) resolves the path from the
+// workspace root again, component by component.
 func (s *diskStore) walk(dir string, fn func(Info) error) error {
-	entries, err := s.readDir(dir)
+	r, err := s.root.OpenRoot(osName(dir))
 	if err != nil {
-		return err
+		return s.pathErr(dir, err)
+	}
+	defer r.Close()
+	return s.walkIn(dir, r, fn)
+}
+
+// walkIn is walk of the directory dir, open as r.
+func (s *diskStore) walkIn(dir string, r *os.Root, fn func(Info) error) error {
+	entries, err := listRoot(r)
+	if err != nil {
+		return s.pathErr(dir, err)
 	}
 	for _, e := range entries {
 		info, link, ok := s.entryInfo(dir, e)
@@ -600,16 +613,73 @@ func (s *diskStore) walk(dir string, fn func(Info) error) error {
 			} else if err != nil {
 				return err
 			}
-			if err := s.walk(info.Path, fn); err != nil && !errors.Is(err, errNotExist) {
+			sub, err := r.OpenRoot(e.Name())
+			if err != nil {
+				if err = diskErr(err); errors.Is(err, errNotExist) || errors.Is(err, errNotDir) || errors.Is(err, errEscapes) {
+					continue // gone, or swapped for something else, since the listing
+				}
+				return err
+			}
+			err = s.walkIn(info.Path, sub, fn)
+			sub.Close()
+			if err != nil && !errors.Is(err, errNotExist) {
 				return err
 			}
 		default:
+			if link {
+				p := info.Path
+				info.open = func() (opened, error) {
+					f, fi, err := s.openRegular(p)
+					if err != nil {
+						return nil, err
+					}
+					return osFile{f: f, size: fi.Size()}, nil
+				}
+			} else {
+				name := e.Name()
+				info.open = func() (opened, error) { return openIn(r, name) }
+			}
 			if err := fn(info); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// listRoot returns the entries of the directory r, sorted by name.
+func listRoot(r *os.Root) ([]fs.DirEntry, error) {
+	f, err := r.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	sortEntries(entries)
+	return entries, nil
+}
+
+// openIn opens the regular file named name in the directory r for reading,
+// with one system call to open it and one to check it: without blocking on
+// a named pipe swapped in since the listing, and refusing anything but a
+// regular file.
+func openIn(r *os.Root, name string) (opened, error) {
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, diskErr(err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = checkMode(fi.Mode(), false)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return osFile{f: f, size: fi.Size()}, nil
 }
 
 // What a path holds, for the undo journal.

@@ -352,7 +352,11 @@ func (s *memStore) walk(dir string, fn func(Info) error) error {
 		return errNotDir
 	}
 	return n.walk(dir, func(p string, kid *node) error {
-		return fn(Info{Path: p, Dir: kid.dir, Size: kid.size})
+		in := Info{Path: p, Dir: kid.dir, Size: kid.size}
+		if !kid.dir {
+			in.open = func() (opened, error) { return memFile{kid.file}, nil }
+		}
+		return fn(in)
 	})
 }
 

@@ -54,6 +54,11 @@ type Info struct {
 	// ModTime is when the content last changed (disk only, and only from
 	// lstat); zero in memory, which keeps no times.
 	ModTime time.Time `json:"mod_time,omitzero"`
+
+	// open opens a file the walk found for reading, as it sees it: set by
+	// walk for files, valid only during the walk's call of fn (the
+	// directory it reads from may be closed after it).
+	open func() (opened, error)
 }
 
 // store is one session's view of a backend: the operations the tools use,
