@@ -202,15 +202,15 @@ func (r *grepRun) scan(st *scanState, path string, data []byte) fileScan {
 	q := r.q
 	switch {
 	case q.mode == modeFiles:
-		return q.m.scanFile(st, path, data, scanAny, 0, 0)
+		return q.m.scanFile(st, path, data, scanAny, 0, 0, 0)
 	case q.mode == modeCount || r.full.Load() || q.from != nil && pathLess(path, q.from.File):
-		return q.m.scanFile(st, path, data, scanCount, 0, 0)
+		return q.m.scanFile(st, path, data, scanCount, 0, 0, 0)
 	}
 	from := 0
 	if q.from != nil && path == q.from.File {
 		from = q.from.Line
 	}
-	return q.m.scanFile(st, path, data, scanShow, from, r.max)
+	return q.m.scanFile(st, path, data, scanShow, from, r.max, PageBytes)
 }
 
 // cut ends the page before line of the file at p (0: the whole file).

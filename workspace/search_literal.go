@@ -13,13 +13,12 @@ import (
 const maxLiterals = 8
 
 // prefilter finds where a match of a pattern may be: every match contains
-// one of lits. With fold, lits are lower case ASCII and are found in the
-// text lowered by lowerASCII; a case-insensitive literal gives only
-// pieces free of the letters that fold to a rune outside ASCII (k to the
-// Kelvin sign, s to the long s), so lowering ASCII alone finds them.
+// one of its literals. A case-insensitive literal gives only pieces free
+// of the letters that fold to a rune outside ASCII (k to the Kelvin sign,
+// s to the long s), so that comparing ASCII without case finds it in
+// every case.
 type prefilter struct {
-	lits [][]byte
-	fold bool
+	needles []needle
 }
 
 // newPrefilter returns the prefilter of the parsed pattern re, or nil
@@ -31,16 +30,109 @@ func newPrefilter(re *syntax.Regexp) *prefilter {
 	}
 	p := &prefilter{}
 	for _, l := range set {
-		p.fold = p.fold || l.fold
-	}
-	for _, l := range set {
-		b := []byte(l.s)
-		if p.fold {
-			lowerASCII(b, b)
-		}
-		p.lits = append(p.lits, b)
+		p.needles = append(p.needles, newNeedle(l))
 	}
 	return p
+}
+
+// needle is a literal to find, by its rarest byte: a search runs the
+// fast byte search for that byte (in either case when fold), and compares
+// the literal around each place it is found.
+type needle struct {
+	lit    []byte // lower case when fold
+	fold   bool
+	rare   int  // the offset in lit of its rarest byte
+	c1, c2 byte // that byte, and its upper case when fold (else c1 again)
+}
+
+func newNeedle(l lit) needle {
+	n := needle{lit: []byte(l.s), fold: l.fold}
+	for i, c := range n.lit {
+		if byteRank(c, n.fold) < byteRank(n.lit[n.rare], n.fold) {
+			n.rare = i
+		}
+	}
+	n.c1, n.c2 = n.lit[n.rare], n.lit[n.rare]
+	if n.fold {
+		n.c2 = upperByte(n.c1)
+	}
+	return n
+}
+
+// index returns the first place at or after from where the needle starts
+// in text, -1 for none.
+func (n *needle) index(text []byte, from int) int {
+	next1, next2 := -2, -2 // the next place of c1 and of c2; -2 to find
+	if n.c2 == n.c1 {
+		next2 = -1
+	}
+	find := func(c byte, next, pos int) int {
+		if next == -1 || next >= pos {
+			return next
+		}
+		if i := bytes.IndexByte(text[pos:], c); i >= 0 {
+			return pos + i
+		}
+		return -1
+	}
+	for pos := from + n.rare; pos < len(text); {
+		next1, next2 = find(n.c1, next1, pos), find(n.c2, next2, pos)
+		at := next1
+		if at < 0 || next2 >= 0 && next2 < at {
+			at = next2
+		}
+		if at < 0 {
+			return -1
+		}
+		start := at - n.rare
+		if start+len(n.lit) <= len(text) && n.equal(text[start:start+len(n.lit)]) {
+			return start
+		}
+		pos = at + 1
+	}
+	return -1
+}
+
+// equal reports whether b is the needle's literal (in any ASCII case when
+// fold).
+func (n *needle) equal(b []byte) bool {
+	if !n.fold {
+		return bytes.Equal(b, n.lit)
+	}
+	for i, c := range b {
+		if lowerByte(c) != n.lit[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// byteRank ranks how often the byte c appears in source code and text:
+// higher is more often (with fold, in either case).
+func byteRank(c byte, fold bool) int {
+	r := commonRank[c]
+	if fold {
+		r = max(r, commonRank[upperByte(c)], commonRank[lowerByte(c)])
+	}
+	return r
+}
+
+// commonBytes are the bytes most common in source code and prose, most
+// common last; the rest count as rare.
+const commonBytes = "QZXJ<>KVBGUYWPMF[]$+0\"#'*-HDCNLIROASETkxvzqjby:{}w,g\n1=p_/fm.()c\tulhdrnsoiate "
+
+var commonRank = func() (t [256]int) {
+	for i := range len(commonBytes) {
+		t[commonBytes[i]] = i + 1
+	}
+	return t
+}()
+
+func upperByte(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
 }
 
 // lit is a literal a match must contain; fold says that it may appear in
@@ -171,27 +263,19 @@ func lowerByte(c byte) byte {
 	return c
 }
 
-// lowerASCII writes src to dst (of at least its length) with ASCII upper
-// case letters lowered, every other byte as it is.
-func lowerASCII(dst, src []byte) {
-	for i, c := range src {
-		dst[i] = lowerByte(c)
-	}
-}
-
 // literalScan finds, one after another, the places in a text where one of
 // a prefilter's literals starts. It remembers each literal's next place,
 // so that a literal found far ahead is not searched for again.
 type literalScan struct {
 	p    *prefilter
-	text []byte // the text, lowered when the prefilter folds
-	next []int  // per literal: its next place at or after the last from, -1 for none, -2 unknown
+	text []byte
+	next []int // per literal: its next place at or after the last from, -1 for none, -2 unknown
 }
 
 func (s *literalScan) reset(p *prefilter, text []byte) {
 	s.p, s.text = p, text
 	s.next = s.next[:0]
-	for range p.lits {
+	for range p.needles {
 		s.next = append(s.next, -2)
 	}
 }
@@ -200,15 +284,10 @@ func (s *literalScan) reset(p *prefilter, text []byte) {
 // -1 when there is none.
 func (s *literalScan) index(from int) int {
 	best := -1
-	for i, l := range s.p.lits {
+	for i := range s.p.needles {
 		n := s.next[i]
 		if n == -2 || n >= 0 && n < from {
-			n = -1
-			if from <= len(s.text) {
-				if k := bytes.Index(s.text[from:], l); k >= 0 {
-					n = from + k
-				}
-			}
+			n = s.p.needles[i].index(s.text, from)
 			s.next[i] = n
 		}
 		if n >= 0 && (best < 0 || n < best) {

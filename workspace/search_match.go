@@ -56,25 +56,21 @@ type hit struct {
 }
 
 // scanState is a worker's reusable state: the buffer a file is read
-// into, its lowered copy for a case-insensitive prefilter, the literal
-// scan, and the hits of the file being scanned.
+// into, the literal scan, and the hits of the file being scanned.
 type scanState struct {
-	buf, lower []byte
-	lits       literalScan
-	hits       []hit
+	buf  []byte
+	lits literalScan
+	hits []hit
 }
 
 // maxKeptBuffer is the largest read buffer a worker keeps between files;
 // a larger one, for a large file, is let go once it is searched.
 const maxKeptBuffer = 1 << 20
 
-// release lets go of buffers grown past maxKeptBuffer.
+// release lets go of a buffer grown past maxKeptBuffer.
 func (st *scanState) release() {
 	if cap(st.buf) > maxKeptBuffer {
 		st.buf = nil
-	}
-	if cap(st.lower) > maxKeptBuffer {
-		st.lower = nil
 	}
 }
 
@@ -83,16 +79,8 @@ func (st *scanState) release() {
 // (without its newline); with it, each match of the pattern over the
 // whole content.
 func (m *matcher) find(st *scanState, data []byte, fn func(hit) bool) {
-	text := data
 	if m.pre != nil {
-		if m.pre.fold {
-			if cap(st.lower) < len(data) {
-				st.lower = make([]byte, len(data))
-			}
-			text = st.lower[:len(data)]
-			lowerASCII(text, data)
-		}
-		st.lits.reset(m.pre, text)
+		st.lits.reset(m.pre, data)
 		if st.lits.index(0) < 0 {
 			return
 		}
@@ -191,8 +179,9 @@ const (
 
 // scanFile finds the matches of data. With scanShow it keeps the groups
 // to show from the line from on (the matches before it are counted, not
-// shown), at most keep matches or about PageBytes of groups.
-func (m *matcher) scanFile(st *scanState, path string, data []byte, kind scanKind, from, keep int) fileScan {
+// shown), at most keep matches, and groups of about budget bytes (0: no
+// limit).
+func (m *matcher) scanFile(st *scanState, path string, data []byte, kind scanKind, from, keep, budget int) fileScan {
 	var out fileScan
 	st.hits = st.hits[:0]
 	capped := false
@@ -222,7 +211,7 @@ func (m *matcher) scanFile(st *scanState, path string, data []byte, kind scanKin
 	for i := 0; i < len(st.hits); {
 		// A group: hits whose context touches or overlaps.
 		j := i + 1
-		for j < len(st.hits) && st.hits[j].first-m.before <= st.hits[j-1].last+m.after+1 {
+		for m.before+m.after > 0 && j < len(st.hits) && st.hits[j].first-m.before <= st.hits[j-1].last+m.after+1 {
 			j++
 		}
 		if capped && j == len(st.hits) {
@@ -232,7 +221,7 @@ func (m *matcher) scanFile(st *scanState, path string, data []byte, kind scanKin
 		}
 		g := m.group(path, data, st.hits[i:j])
 		out.groups = append(out.groups, g)
-		if size += g.bytes; size > PageBytes {
+		if size += g.bytes; budget > 0 && size > budget {
 			if j < len(st.hits) {
 				out.more = st.hits[j].first
 			}
