@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"regexp"
 	"regexp/syntax"
 )
@@ -214,12 +215,16 @@ func (m *matcher) scanFile(st *scanState, path string, data []byte, kind scanKin
 		for m.before+m.after > 0 && j < len(st.hits) && st.hits[j].first-m.before <= st.hits[j-1].last+m.after+1 {
 			j++
 		}
-		if capped && j == len(st.hits) {
+		if capped && j == len(st.hits) && m.before+m.after > 0 && i > 0 {
 			// Its end may join hits not kept: it starts the next page.
 			out.more = st.hits[i].first
 			break
 		}
-		g := m.group(path, data, st.hits[i:j])
+		stop := math.MaxInt // a capped group stops before the first hit not kept
+		if capped && j == len(st.hits) {
+			stop = out.more
+		}
+		g := m.group(path, data, st.hits[i:j], stop)
 		out.groups = append(out.groups, g)
 		if size += g.bytes; budget > 0 && size > budget {
 			if j < len(st.hits) {
@@ -233,8 +238,8 @@ func (m *matcher) scanFile(st *scanState, path string, data []byte, kind scanKin
 }
 
 // group returns the lines of the hits hs, which make one group, with
-// their context.
-func (m *matcher) group(path string, data []byte, hs []hit) group {
+// their context, before the line stop.
+func (m *matcher) group(path string, data []byte, hs []hit, stop int) group {
 	g := group{first: hs[0].first}
 	// Walk back from the first hit to the first context line.
 	start, line := hs[0].lineStart, hs[0].first
@@ -242,7 +247,7 @@ func (m *matcher) group(path string, data []byte, hs []hit) group {
 		start = bytes.LastIndexByte(data[:start-1], '\n') + 1
 		line--
 	}
-	lastLine := hs[len(hs)-1].last + m.after
+	lastLine := min(hs[len(hs)-1].last+m.after, stop-1)
 	h := 0
 	for pos := start; line <= lastLine && pos <= len(data); line++ {
 		end := bytes.IndexByte(data[pos:], '\n')
