@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 )
@@ -584,22 +585,45 @@ func (s *diskStore) list(p string) ([]Info, error) {
 // a link cannot make it loop. It reads each directory through an os.Root
 // of its own, opened from its parent's, so that neither the listing nor a
 // search's open of a file (Info.open) resolves the path from the
-// workspace root again, component by component.
+// workspace root again, component by component; it lists a directory
+// before it visits it, to say whether it holds a .gitignore file.
 func (s *diskStore) walk(dir string, fn func(Info) error) error {
 	r, err := s.root.OpenRoot(osName(dir))
 	if err != nil {
 		return s.pathErr(dir, err)
 	}
-	defer r.Close()
-	return s.walkIn(dir, r, fn)
-}
-
-// walkIn is walk of the directory dir, open as r.
-func (s *diskStore) walkIn(dir string, r *os.Root, fn func(Info) error) error {
 	entries, err := listRoot(r)
 	if err != nil {
+		r.Close()
 		return s.pathErr(dir, err)
 	}
+	return s.walkIn(dir, r, entries, fn)
+}
+
+// dirHandle is a directory a walk reads from, closed once the walk has
+// left it and no search still holds it to open its files.
+type dirHandle struct {
+	r    *os.Root
+	refs atomic.Int32
+}
+
+func (d *dirHandle) retain() func() {
+	d.refs.Add(1)
+	return d.release
+}
+
+func (d *dirHandle) release() {
+	if d.refs.Add(-1) == 0 {
+		d.r.Close()
+	}
+}
+
+// walkIn is walk of the directory dir, open as r and listed as entries;
+// it closes r.
+func (s *diskStore) walkIn(dir string, r *os.Root, entries []fs.DirEntry, fn func(Info) error) error {
+	d := &dirHandle{r: r}
+	d.refs.Store(1)
+	defer d.release()
 	for _, e := range entries {
 		info, link, ok := s.entryInfo(dir, e)
 		switch {
@@ -608,21 +632,29 @@ func (s *diskStore) walkIn(dir string, r *os.Root, fn func(Info) error) error {
 		case info.Dir && link, info.Special != "":
 			continue
 		case info.Dir:
-			if err := fn(info); errors.Is(err, fs.SkipDir) {
-				continue
-			} else if err != nil {
-				return err
-			}
 			sub, err := r.OpenRoot(e.Name())
+			var kids []fs.DirEntry
+			if err == nil {
+				if kids, err = listRoot(sub); err != nil {
+					sub.Close()
+				}
+			}
 			if err != nil {
 				if err = diskErr(err); errors.Is(err, errNotExist) || errors.Is(err, errNotDir) || errors.Is(err, errEscapes) {
 					continue // gone, or swapped for something else, since the listing
 				}
 				return err
 			}
-			err = s.walkIn(info.Path, sub, fn)
-			sub.Close()
-			if err != nil && !errors.Is(err, errNotExist) {
+			_, has := slices.BinarySearchFunc(kids, ignoreFile, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+			info.noIgnoreFile = !has
+			if err := fn(info); err != nil {
+				sub.Close()
+				if errors.Is(err, fs.SkipDir) {
+					continue
+				}
+				return err
+			}
+			if err := s.walkIn(info.Path, sub, kids, fn); err != nil && !errors.Is(err, errNotExist) {
 				return err
 			}
 		default:
@@ -638,6 +670,7 @@ func (s *diskStore) walkIn(dir string, r *os.Root, fn func(Info) error) error {
 			} else {
 				name := e.Name()
 				info.open = func() (opened, error) { return openIn(r, name) }
+				info.retain = d.retain
 			}
 			if err := fn(info); err != nil {
 				return err

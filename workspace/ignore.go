@@ -99,6 +99,9 @@ func (w *Workspace) walk(dir string, fn func(Info) error) error {
 			return fs.SkipDir
 		case skip:
 			return nil
+		case in.Dir && in.noIgnoreFile:
+			rules[in.Path] = r
+			return nil
 		case in.Dir:
 			rules[in.Path] = r.enter(w.st, in.Path)
 			return nil

@@ -353,7 +353,10 @@ func (s *memStore) walk(dir string, fn func(Info) error) error {
 	}
 	return n.walk(dir, func(p string, kid *node) error {
 		in := Info{Path: p, Dir: kid.dir, Size: kid.size}
-		if !kid.dir {
+		if kid.dir {
+			_, has := kid.kids.Get(ignoreFile)
+			in.noIgnoreFile = !has
+		} else {
 			in.open = func() (opened, error) { return memFile{kid.file}, nil }
 		}
 		return fn(in)

@@ -75,10 +75,11 @@ func (m memFile) read(_ *[]byte, max int64) ([]byte, error) {
 // searchJob is one file of a search, from its walk through a worker to
 // the caller.
 type searchJob struct {
-	path string
-	f    opened // nil when the open failed
-	done chan struct{}
-	res  fileScan
+	path    string
+	open    func() (opened, error)
+	release func() // nil: nothing to release
+	done    chan struct{}
+	res     fileScan
 }
 
 // searchCut is how a search stopped early: the deadline or a
@@ -91,14 +92,15 @@ type searchCut struct {
 func (c *searchCut) Error() string { return "search stopped at " + c.path + ": " + c.err.Error() }
 func (c *searchCut) Unwrap() error { return c.err }
 
-// searchWindow is how many files a search has opened ahead of the one the
-// caller takes next: it bounds the open files and the results held.
+// searchWindow is how many files a search has found ahead of the one the
+// caller takes next: it bounds the directories held open and the results
+// held.
 const searchWindow = 64
 
 // searchFiles searches the files under dir that keep accepts (the ignore
-// rules apply, as for walk): the walk opens them in path order, a worker
-// per processor reads each into a buffer of its own and runs scan on its
-// content, and take gets each result in path order. It returns take's
+// rules apply, as for walk): the walk finds them in path order, a worker
+// per processor opens and reads each into a buffer of its own and runs
+// scan on its content, and take gets each result in path order. It returns take's
 // error (errStop ends the search without one), the walk's, or, when ctx
 // ends first, a *searchCut naming the first file not taken.
 func (w *Workspace) searchFiles(ctx context.Context, dir string, maxFile int64, keep func(path string) bool,
@@ -120,15 +122,15 @@ func (w *Workspace) searchFiles(ctx context.Context, dir string, maxFile int64, 
 			if !keep(in.Path) || in.open == nil {
 				return nil
 			}
-			j := &searchJob{path: in.Path, done: make(chan struct{})}
-			if f, err := in.open(); err == nil {
-				j.f = f
+			j := &searchJob{path: in.Path, open: in.open, done: make(chan struct{})}
+			if in.retain != nil {
+				j.release = in.retain()
 			}
 			select {
 			case order <- j:
 			case <-quit:
-				if j.f != nil {
-					j.f.close()
+				if j.release != nil {
+					j.release()
 				}
 				return errStop
 			}
@@ -141,17 +143,19 @@ func (w *Workspace) searchFiles(ctx context.Context, dir string, maxFile int64, 
 			var st scanState
 			for j := range work {
 				j.res.skipped = true
-				if j.f != nil {
-					select {
-					case <-quit:
-						j.f.close()
-					default:
-						data, err := j.f.read(&st.buf, maxFile)
+				select {
+				case <-quit:
+				default:
+					if f, err := j.open(); err == nil {
+						data, err := f.read(&st.buf, maxFile)
 						if err == nil && !isBinary(data) {
 							j.res = scan(&st, j.path, data)
 						}
 						st.release()
 					}
+				}
+				if j.release != nil {
+					j.release()
 				}
 				close(j.done)
 			}

@@ -56,9 +56,14 @@ type Info struct {
 	ModTime time.Time `json:"mod_time,omitzero"`
 
 	// open opens a file the walk found for reading, as it sees it: set by
-	// walk for files, valid only during the walk's call of fn (the
-	// directory it reads from may be closed after it).
-	open func() (opened, error)
+	// walk for files. It works during the walk's call of fn, and after it
+	// until the release that retain, called during fn, returns is called
+	// (retain is nil when there is nothing to hold: open always works).
+	open   func() (opened, error)
+	retain func() (release func())
+	// noIgnoreFile says that a directory the walk found holds no
+	// .gitignore file, when the walk knows it.
+	noIgnoreFile bool
 }
 
 // store is one session's view of a backend: the operations the tools use,
