@@ -533,15 +533,23 @@ func addressable(name string) bool {
 	return name != "." && name != ".." && !edgeSpace(name)
 }
 
+// entryPath returns the workspace path of the entry name of the directory
+// dir, and whether the workspace can name it (see addressable; and not
+// deeper than MaxSegments).
+func entryPath(dir, name string) (string, bool) {
+	if !addressable(name) {
+		return "", false
+	}
+	p := join(dir, name)
+	return p, strings.Count(p, "/")+1 <= MaxSegments
+}
+
 // entryInfo describes a directory entry, following a symbolic link only
 // where it stays inside the root. ok is false for entries the workspace
 // does not show: escaping or dangling links, names it cannot address.
 func (s *diskStore) entryInfo(dir string, e fs.DirEntry) (info Info, link, ok bool) {
-	if !addressable(e.Name()) {
-		return Info{}, false, false
-	}
-	p := join(dir, e.Name())
-	if strings.Count(p, "/")+1 > MaxSegments {
+	p, ok := entryPath(dir, e.Name())
+	if !ok {
 		return Info{}, false, false
 	}
 	var fi fs.FileInfo
@@ -588,6 +596,17 @@ func (s *diskStore) list(p string) ([]Info, error) {
 // workspace root again, component by component; it lists a directory
 // before it visits it, to say whether it holds a .gitignore file.
 func (s *diskStore) walk(dir string, fn func(Info) error) error {
+	return s.walkDir(dir, true, fn)
+}
+
+// scan is walk without the sizes of files: an entry whose type the
+// listing gave is not stat'ed.
+func (s *diskStore) scan(dir string, fn func(Info) error) error {
+	return s.walkDir(dir, false, fn)
+}
+
+// walkDir is walk, with the sizes of files or without.
+func (s *diskStore) walkDir(dir string, sizes bool, fn func(Info) error) error {
 	r, err := s.root.OpenRoot(osName(dir))
 	if err != nil {
 		return s.pathErr(dir, err)
@@ -597,7 +616,7 @@ func (s *diskStore) walk(dir string, fn func(Info) error) error {
 		r.Close()
 		return s.pathErr(dir, err)
 	}
-	return s.walkIn(dir, r, entries, fn)
+	return s.walkIn(dir, r, entries, sizes, fn)
 }
 
 // dirHandle is a directory a walk reads from, closed once the walk has
@@ -620,12 +639,21 @@ func (d *dirHandle) release() {
 
 // walkIn is walk of the directory dir, open as r and listed as entries;
 // it closes r.
-func (s *diskStore) walkIn(dir string, r *os.Root, entries []fs.DirEntry, fn func(Info) error) error {
+func (s *diskStore) walkIn(dir string, r *os.Root, entries []fs.DirEntry, sizes bool, fn func(Info) error) error {
 	d := &dirHandle{r: r}
 	d.refs.Store(1)
 	defer d.release()
 	for _, e := range entries {
-		info, link, ok := s.entryInfo(dir, e)
+		var info Info
+		var link, ok bool
+		if de, typed := e.(*dirent); !sizes && typed && (de.typ == 0 || de.typ == fs.ModeDir) {
+			var p string
+			if p, ok = entryPath(dir, e.Name()); ok {
+				info = Info{Path: p, Dir: de.typ == fs.ModeDir}
+			}
+		} else {
+			info, link, ok = s.entryInfo(dir, e)
+		}
 		switch {
 		case !ok:
 			continue
@@ -654,7 +682,7 @@ func (s *diskStore) walkIn(dir string, r *os.Root, entries []fs.DirEntry, fn fun
 				}
 				return err
 			}
-			if err := s.walkIn(info.Path, sub, kids, fn); err != nil && !errors.Is(err, errNotExist) {
+			if err := s.walkIn(info.Path, sub, kids, sizes, fn); err != nil && !errors.Is(err, errNotExist) {
 				return err
 			}
 		default:
@@ -687,7 +715,7 @@ func listRoot(r *os.Root) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	defer f.Close()
-	entries, err := f.ReadDir(-1)
+	entries, err := readDirents(r, f)
 	if err != nil {
 		return nil, err
 	}

@@ -145,7 +145,7 @@ func (f *Files) Glob(pattern string) (paths []string, capped bool, err error) {
 		return nil, false, fmt.Errorf("Invalid glob pattern: %q.", pattern)
 	}
 	paths = []string{}
-	err = f.v.walk("", func(in Info) error {
+	err = f.v.scan("", func(in Info) error {
 		if err := f.ctx.Err(); err != nil {
 			return err
 		}

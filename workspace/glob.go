@@ -76,7 +76,7 @@ func (s *settings) glob() *tools.Tool {
 			prog := progress{ctx: ctx}
 			sctx, cancel := searchContext(ctx)
 			defer cancel()
-			err = From(ctx.Session).walk(dir, func(in Info) error {
+			err = From(ctx.Session).scan(dir, func(in Info) error {
 				if sctx.Err() != nil && ctx.Err() == nil {
 					// The deadline is near: answer with what was found.
 					out.Stopped = true

@@ -363,6 +363,9 @@ func (s *memStore) walk(dir string, fn func(Info) error) error {
 	})
 }
 
+// scan is walk: a memory tree knows its sizes.
+func (s *memStore) scan(dir string, fn func(Info) error) error { return s.walk(dir, fn) }
+
 func (s *memStore) version(p string) (string, bool, error) {
 	n, ok := lookup(s.t.Load(), p)
 	if !ok || n.dir {

@@ -114,7 +114,7 @@ func (w *Workspace) searchFiles(ctx context.Context, dir string, maxFile int64, 
 	wg.Go(func() {
 		defer close(work)
 		defer close(order)
-		walkErr = w.walk(dir, func(in Info) error {
+		walkErr = w.scan(dir, func(in Info) error {
 			if ctx.Err() != nil {
 				stoppedAt = in.Path
 				return errStop

@@ -100,6 +100,9 @@ type store interface {
 	// dir, in path order (a directory before its contents), until fn
 	// returns an error; fs.SkipDir for a directory skips its contents.
 	walk(dir string, fn func(Info) error) error
+	// scan is walk for the searches, which need no sizes: it may leave
+	// Info.Size 0 for files, sparing a stat of each.
+	scan(dir string, fn func(Info) error) error
 	// version returns a token that changes whenever the content of the
 	// file at p changes, and whether a file exists there.
 	version(p string) (string, bool, error)
