@@ -206,9 +206,15 @@ func TestGrepPages(t *testing.T) {
 func TestSearchDeadline(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{}
-	body := strings.Repeat("filler line of text\n", 200) + "found here\n"
+	found := map[string]bool{} // the files that hold the match, every tenth
+	filler := strings.Repeat("filler line of text\n", 200)
 	for i := range 20000 {
-		files[fmt.Sprintf("d%02d/e%02d/f%05d.txt", i%50, i%7, i)] = body
+		p := fmt.Sprintf("d%02d/e%02d/f%05d.txt", i%50, i%7, i)
+		files[p] = filler
+		if i%10 == 0 {
+			files[p] += "found here\n"
+			found[p] = true
+		}
 	}
 	writeTree(t, dir, files)
 	c := serveWorkspace(t, dir)
@@ -240,7 +246,8 @@ func TestSearchDeadline(t *testing.T) {
 		for ms := 5; ms <= 2560 && stopped.Content == nil; ms *= 2 {
 			r := call(tc.tool, tc.args, ms)
 			switch {
-			case r.IsError && strings.Contains(r.text(), "Deadline expired before executing"):
+			case r.IsError && (strings.Contains(r.text(), "Deadline expired before executing") || strings.Contains(r.text(), "exceeded its deadline")):
+				// Too short for this machine even to answer: a longer one.
 				continue
 			case r.IsError:
 				t.Fatalf("%s with timeoutMs %d: %s", tc.tool, ms, r.text())
@@ -276,8 +283,8 @@ func TestSearchDeadline(t *testing.T) {
 			p := decodePage(t, c.call(t, "grep", args))
 			got = append(got, p.entries()...)
 			if !p.Truncated {
-				if p.TotalFiles != len(files) {
-					t.Errorf("total %d files, want %d", p.TotalFiles, len(files))
+				if p.TotalFiles != len(found) {
+					t.Errorf("total %d files, want %d", p.TotalFiles, len(found))
 				}
 				break
 			}
@@ -285,13 +292,13 @@ func TestSearchDeadline(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, p := range got {
-			if seen[p] || files[p] == "" {
+			if seen[p] || !found[p] {
 				t.Errorf("the pages hold %s twice, or a file that is not there", p)
 			}
 			seen[p] = true
 		}
-		if len(seen) != len(files) {
-			t.Errorf("the pages after the deadline hold %d files, want %d", len(seen), len(files))
+		if len(seen) != len(found) {
+			t.Errorf("the pages after the deadline hold %d files, want %d", len(seen), len(found))
 		}
 	}
 }
