@@ -232,7 +232,9 @@ func (r *grepRun) take(j *searchJob) error {
 		return nil
 	}
 	out.TotalFiles++
-	out.TotalMatches += res.matches
+	if r.q.mode != modeFiles {
+		out.TotalMatches += res.matches // files_with_matches stops at a file's first
+	}
 	if r.full.Load() || r.q.from != nil && pathLess(j.path, r.q.from.File) {
 		return nil
 	}
