@@ -76,3 +76,62 @@ func direntType(t byte) fs.FileMode {
 	}
 	return unknownType
 }
+
+// openIn opens the regular file named name in the directory d for reading:
+// one openat relative to the directory, which does not follow a symbolic
+// link (a name the listing said was a file), nor block on a named pipe
+// swapped in since, and one fstat, which refuses anything but a regular
+// file. The descriptor is used as it is, without an os.File, which would
+// try to add it to the runtime's poller, a system call more per file.
+func openIn(d *dirHandle, name string) (opened, error) {
+	rc, err := d.f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	cerr := rc.Control(func(dir uintptr) {
+		for {
+			fd, err = syscall.Openat(int(dir), name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0)
+			if err != syscall.EINTR {
+				return
+			}
+		}
+	})
+	if cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		return nil, diskErr(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return nil, errSpecial
+	}
+	return rawFile{fd: fd, size: st.Size}, nil
+}
+
+// rawFile is a regular file open as a bare descriptor, with the size it had
+// when opened.
+type rawFile struct {
+	fd   int
+	size int64
+}
+
+func (f rawFile) close() { syscall.Close(f.fd) }
+
+func (f rawFile) read(into *[]byte, limit int64) ([]byte, error) {
+	defer f.close()
+	return readSized(into, f.size, limit, func(b []byte) (int, error) {
+		for {
+			n, err := syscall.Read(f.fd, b)
+			if err != syscall.EINTR {
+				return max(n, 0), err
+			}
+		}
+	})
+}

@@ -611,19 +611,39 @@ func (s *diskStore) walkDir(dir string, sizes bool, fn func(Info) error) error {
 	if err != nil {
 		return s.pathErr(dir, err)
 	}
-	entries, err := listRoot(r)
+	d, entries, err := openDir(r)
 	if err != nil {
-		r.Close()
 		return s.pathErr(dir, err)
 	}
-	return s.walkIn(dir, r, entries, sizes, fn)
+	return s.walkIn(dir, d, entries, sizes, fn)
 }
 
-// dirHandle is a directory a walk reads from, closed once the walk has
-// left it and no search still holds it to open its files.
+// dirHandle is a directory a walk reads from: its os.Root, and the
+// directory itself, open, which a search opens its files in (openIn).
+// It is closed once the walk has left it and no search still holds it.
 type dirHandle struct {
 	r    *os.Root
+	f    *os.File
 	refs atomic.Int32
+}
+
+// openDir opens the directory r for a walk, and lists it sorted by name;
+// it closes r when it fails.
+func openDir(r *os.Root) (*dirHandle, []fs.DirEntry, error) {
+	f, err := r.Open(".")
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	d := &dirHandle{r: r, f: f}
+	d.refs.Store(1)
+	entries, err := readDirents(r, f)
+	if err != nil {
+		d.release()
+		return nil, nil, err
+	}
+	sortEntries(entries)
+	return d, entries, nil
 }
 
 func (d *dirHandle) retain() func() {
@@ -633,15 +653,14 @@ func (d *dirHandle) retain() func() {
 
 func (d *dirHandle) release() {
 	if d.refs.Add(-1) == 0 {
+		d.f.Close()
 		d.r.Close()
 	}
 }
 
-// walkIn is walk of the directory dir, open as r and listed as entries;
-// it closes r.
-func (s *diskStore) walkIn(dir string, r *os.Root, entries []fs.DirEntry, sizes bool, fn func(Info) error) error {
-	d := &dirHandle{r: r}
-	d.refs.Store(1)
+// walkIn is walk of the directory dir, open as d and listed as entries;
+// it releases d.
+func (s *diskStore) walkIn(dir string, d *dirHandle, entries []fs.DirEntry, sizes bool, fn func(Info) error) error {
 	defer d.release()
 	for _, e := range entries {
 		var info Info
@@ -660,12 +679,11 @@ func (s *diskStore) walkIn(dir string, r *os.Root, entries []fs.DirEntry, sizes 
 		case info.Dir && link, info.Special != "":
 			continue
 		case info.Dir:
-			sub, err := r.OpenRoot(e.Name())
+			var sub *dirHandle
 			var kids []fs.DirEntry
+			r, err := d.r.OpenRoot(e.Name())
 			if err == nil {
-				if kids, err = listRoot(sub); err != nil {
-					sub.Close()
-				}
+				sub, kids, err = openDir(r)
 			}
 			if err != nil {
 				if err = diskErr(err); errors.Is(err, errNotExist) || errors.Is(err, errNotDir) || errors.Is(err, errEscapes) {
@@ -676,7 +694,7 @@ func (s *diskStore) walkIn(dir string, r *os.Root, entries []fs.DirEntry, sizes 
 			_, has := slices.BinarySearchFunc(kids, ignoreFile, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
 			info.noIgnoreFile = !has
 			if err := fn(info); err != nil {
-				sub.Close()
+				sub.release()
 				if errors.Is(err, fs.SkipDir) {
 					continue
 				}
@@ -697,7 +715,7 @@ func (s *diskStore) walkIn(dir string, r *os.Root, entries []fs.DirEntry, sizes 
 				}
 			} else {
 				name := e.Name()
-				info.open = func() (opened, error) { return openIn(r, name) }
+				info.open = func() (opened, error) { return openIn(d, name) }
 				info.retain = d.retain
 			}
 			if err := fn(info); err != nil {
@@ -706,41 +724,6 @@ func (s *diskStore) walkIn(dir string, r *os.Root, entries []fs.DirEntry, sizes 
 		}
 	}
 	return nil
-}
-
-// listRoot returns the entries of the directory r, sorted by name.
-func listRoot(r *os.Root) ([]fs.DirEntry, error) {
-	f, err := r.Open(".")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	entries, err := readDirents(r, f)
-	if err != nil {
-		return nil, err
-	}
-	sortEntries(entries)
-	return entries, nil
-}
-
-// openIn opens the regular file named name in the directory r for reading,
-// with one system call to open it and one to check it: without blocking on
-// a named pipe swapped in since the listing, and refusing anything but a
-// regular file.
-func openIn(r *os.Root, name string) (opened, error) {
-	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, diskErr(err)
-	}
-	fi, err := f.Stat()
-	if err == nil {
-		err = checkMode(fi.Mode(), false)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return osFile{f: f, size: fi.Size()}, nil
 }
 
 // What a path holds, for the undo journal.

@@ -30,24 +30,31 @@ func (o osFile) close() { o.f.Close() }
 
 func (o osFile) read(into *[]byte, max int64) ([]byte, error) {
 	defer o.f.Close()
-	if max > 0 && o.size > max {
+	return readSized(into, o.size, max, o.f.Read)
+}
+
+// readSized reads a file of size bytes (when it was opened) with read into
+// *buf, grown as needed; a file larger than max bytes is errTooLarge (max
+// <= 0: no limit).
+func readSized(into *[]byte, size, max int64, read func([]byte) (int, error)) ([]byte, error) {
+	if max > 0 && size > max {
 		return nil, errTooLarge
 	}
 	buf := *into
-	if int64(cap(buf)) < o.size+1 {
-		buf = make([]byte, 0, o.size+1)
+	if int64(cap(buf)) < size+1 {
+		buf = make([]byte, 0, size+1)
 	}
 	buf = buf[:0]
 	defer func() { *into = buf[:0] }()
 	for {
-		n, err := o.f.Read(buf[len(buf):cap(buf)])
+		n, err := read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		switch {
 		case err == io.EOF, err == nil && n == 0:
 			return buf, nil
 		case err != nil:
 			return nil, err
-		case int64(len(buf)) == o.size && n > 0 && len(buf) < cap(buf):
+		case int64(len(buf)) == size && len(buf) < cap(buf):
 			// What the file held when it was opened; one more read would
 			// only say so.
 			return buf, nil
