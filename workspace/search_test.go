@@ -212,3 +212,16 @@ func TestFileTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestGrepSeesChanges: nothing is cached between two greps; the second
+// finds what changed since the first, on both backends.
+func TestGrepSeesChanges(t *testing.T) {
+	eachBackend(t, func(t *testing.T, bk backendKind) {
+		h := newHarness(t, bk, map[string]string{"a.txt": "old needle\n"})
+		step{"grep", `{"pattern":"needle"}`, "Found 1 match in 1 file.\n\na.txt:1: old needle", false}.check(t, h)
+		h.mustCall("read_file", `{"file_path":"a.txt"}`)
+		h.mustCall("write_file", `{"file_path":"a.txt","content":"new\nneedle again\n","overwrite":true}`)
+		h.mustCall("write_file", `{"file_path":"b/c.txt","content":"a needle\n"}`)
+		step{"grep", `{"pattern":"needle"}`, "Found 2 matches in 2 files.\n\na.txt:2: needle again\nb/c.txt:1: a needle", false}.check(t, h)
+	})
+}
