@@ -122,10 +122,8 @@ type rawFile struct {
 	size int64
 }
 
-func (f rawFile) close() { syscall.Close(f.fd) }
-
 func (f rawFile) read(into *[]byte, limit int64) ([]byte, error) {
-	defer f.close()
+	defer syscall.Close(f.fd)
 	return readSized(into, f.size, limit, func(b []byte) (int, error) {
 		for {
 			n, err := syscall.Read(f.fd, b)

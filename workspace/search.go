@@ -16,8 +16,6 @@ type opened interface {
 	// *buf, grown as needed, or not copied (a memory tree's); a file
 	// larger than max bytes is errTooLarge (max <= 0: no limit).
 	read(buf *[]byte, max int64) ([]byte, error)
-	// close closes the file unread.
-	close()
 }
 
 // osFile is an opened file of the disk, with the size it had when opened.
@@ -25,8 +23,6 @@ type osFile struct {
 	f    *os.File
 	size int64
 }
-
-func (o osFile) close() { o.f.Close() }
 
 func (o osFile) read(into *[]byte, max int64) ([]byte, error) {
 	defer o.f.Close()
@@ -68,8 +64,6 @@ func readSized(into *[]byte, size, max int64, read func([]byte) (int, error)) ([
 
 // memFile is an opened file of a memory tree: its content, not copied.
 type memFile struct{ c *content }
-
-func (m memFile) close() {}
 
 func (m memFile) read(_ *[]byte, max int64) ([]byte, error) {
 	data, err := m.c.bytes()
