@@ -13,6 +13,7 @@ import (
 type matcher struct {
 	re        *regexp.Regexp
 	pre       *prefilter // nil: every line is a candidate
+	exact     bool       // the pattern is its prefilter's one literal: a line holding it matches
 	multiline bool
 	before    int // context lines before each match
 	after     int // and after
@@ -45,7 +46,11 @@ func newMatcher(pattern string, fold, multiline bool) (*matcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &matcher{re: re, pre: newPrefilter(parsed.Simplify()), multiline: multiline}, nil
+	parsed = parsed.Simplify()
+	m := &matcher{re: re, pre: newPrefilter(parsed), multiline: multiline}
+	m.exact = !multiline && m.pre != nil && len(m.pre.needles) == 1 && !m.pre.needles[0].fold &&
+		parsed.Op == syntax.OpLiteral && parsed.Flags&syntax.FoldCase == 0 && !bytes.ContainsRune(m.pre.needles[0].lit, '\n')
+	return m, nil
 }
 
 // hit is one match: the lines (from 1) it spans, and the offsets in the
@@ -92,13 +97,13 @@ func (m *matcher) find(st *scanState, data []byte, fn func(hit) bool) {
 	}
 	line, lineStart := 1, 0 // the line number of the offset lineStart
 	for pos := 0; pos < len(data); {
-		start := pos
+		start, at := pos, 0
 		if m.pre != nil {
-			i := st.lits.index(pos)
-			if i < 0 {
+			at = st.lits.index(pos)
+			if at < 0 {
 				return
 			}
-			start = bytes.LastIndexByte(data[pos:i], '\n') + pos + 1
+			start = bytes.LastIndexByte(data[pos:at], '\n') + pos + 1
 		}
 		end := bytes.IndexByte(data[start:], '\n')
 		if end < 0 {
@@ -106,7 +111,13 @@ func (m *matcher) find(st *scanState, data []byte, fn func(hit) bool) {
 		} else {
 			end += start
 		}
-		if loc := m.re.FindIndex(data[start:end]); loc != nil {
+		var loc []int
+		if m.exact {
+			loc = []int{at - start, at - start + len(m.pre.needles[0].lit)}
+		} else {
+			loc = m.re.FindIndex(data[start:end])
+		}
+		if loc != nil {
 			line += bytes.Count(data[lineStart:start], newline)
 			lineStart = start
 			if !fn(hit{first: line, last: line, lineStart: start, start: start + loc[0], end: start + loc[1]}) {

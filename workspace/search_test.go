@@ -58,6 +58,8 @@ func FuzzPrefilter(f *testing.F) {
 		{`TODO|FIXME`, "a TODO\nfixme\nFIXME b", true, false},
 		{`(?i)s+tr`, "\u017fTR\nSSTR\n", false, false},
 		{`a\nb`, "a\nb\n", false, true},
+		{`a\nb`, "a\nb\n", false, false},
+		{`0123`, "x0123\n0123 0123\n", false, false},
 		{`foo.*bar`, "foo\nbar\nfoobar", false, true},
 		{`^$`, "\n\nx\n", false, false},
 		{`(ab)+c{2,}`, "ababcc\nabc\n", false, false},
