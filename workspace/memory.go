@@ -352,9 +352,19 @@ func (s *memStore) walk(dir string, fn func(Info) error) error {
 		return errNotDir
 	}
 	return n.walk(dir, func(p string, kid *node) error {
-		return fn(Info{Path: p, Dir: kid.dir, Size: kid.size})
+		in := Info{Path: p, Dir: kid.dir, Size: kid.size}
+		if kid.dir {
+			_, has := kid.kids.Get(ignoreFile)
+			in.noIgnoreFile = !has
+		} else {
+			in.open = func() (opened, error) { return memFile{kid.file}, nil }
+		}
+		return fn(in)
 	})
 }
+
+// scan is walk: a memory tree knows its sizes.
+func (s *memStore) scan(dir string, fn func(Info) error) error { return s.walk(dir, fn) }
 
 func (s *memStore) version(p string) (string, bool, error) {
 	n, ok := lookup(s.t.Load(), p)
