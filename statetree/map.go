@@ -1,0 +1,692 @@
+package statetree
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"math/bits"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// Map is a persistent sorted map from names to values, kept as a Merkle
+// search tree so that storing a version of it costs what changed since
+// the last one stored: a directory of 100,000 entries, the policies'
+// memory of every file a session read.
+//
+// The tree's shape depends only on its keys. A key's level is the number
+// of times 2^fanBits divides a hash of it (one in 64 keys has level 1 or
+// more, one in 4,096 level 2 or more, ...). A leaf holds the entries up to
+// and including a key of level 1 or more; a node of height h holds the
+// nodes of height h-1 up to and including one whose last key has level
+// h+1 or more. So a leaf holds 64 entries on average, a node 64 nodes, and
+// inserting or removing a key changes its leaf and one node on each level
+// above it, and splits or joins two of them at most: whatever the order of
+// the changes, equal maps are equal trees, with equal hashes.
+//
+// A map of up to SmallMax entries is stored as one leaf blob whatever its
+// shape (a directory blob of EncodeDir, as this format always stored
+// directories); a larger one as its tree: leaves in the format of the
+// map's codec, nodes in the format of encodeNode. Each node keeps its hash
+// once computed, so that a map stored again encodes and hashes only the
+// nodes a change made.
+//
+// A Map is a value: the zero Map is empty, and Set and Delete return a new
+// one, sharing every unchanged node with the old.
+type Map[V any] struct {
+	root *mnode[V]
+	// stored is the hash under which an older build stored the map as one
+	// blob of more than SmallMax entries, while it is unchanged; such a map
+	// is stored as a tree when a change is stored.
+	stored string
+}
+
+// SmallMax is the most entries of a map stored as one blob.
+const SmallMax = 128
+
+// fanBits sets the average fan-out of a Map's tree: 2^fanBits.
+const fanBits = 6
+
+// MapCodec is how the entries of a Map[V] are stored.
+type MapCodec[V any] struct {
+	// Leaf returns the blob of the entries keys and vals (sorted by key).
+	Leaf func(keys []string, vals []V) ([]byte, error)
+	// DecodeLeaf returns the entries of a blob of Leaf, sorted by key; ok
+	// is false when b is not such a blob.
+	DecodeLeaf func(b []byte) (keys []string, vals []V, ok bool, err error)
+}
+
+// mnode is a node of a Map's tree. It is immutable once made but for its
+// hash, computed once.
+type mnode[V any] struct {
+	height uint8
+	keys   []string    // a leaf's keys; a node's kids' last keys
+	lvls   []uint8     // the level of each key
+	vals   []V         // a leaf's values
+	kids   []*mnode[V] // a node's kids
+	count  int         // the entries under it
+
+	mu   sync.Mutex
+	hash string // its blob's hash, once computed
+	blob []byte // its blob, from computing its hash until it is put
+
+	flatOnce sync.Once
+	flat     string // the hash of the entries under it as one leaf blob
+	flatErr  error
+}
+
+// level returns the level of key: how many times 2^fanBits divides a
+// hash of it (64-bit FNV-1a, mixed by splitmix64's finaliser), which is
+// the same in every process.
+func level(key string) uint8 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	h = (h ^ h>>30) * 0xbf58476d1ce4e5b9
+	h = (h ^ h>>27) * 0x94d049bb133111eb
+	h ^= h >> 31
+	if h == 0 {
+		return 64 / fanBits
+	}
+	return uint8(bits.TrailingZeros64(h) / fanBits)
+}
+
+// Len returns the number of entries.
+func (m Map[V]) Len() int {
+	if m.root == nil {
+		return 0
+	}
+	return m.root.count
+}
+
+// Get returns the value of key, and whether the map holds it.
+func (m Map[V]) Get(key string) (V, bool) {
+	n := m.root
+	for n != nil {
+		i := sort.SearchStrings(n.keys, key)
+		if i == len(n.keys) {
+			break
+		}
+		if n.height == 0 {
+			if n.keys[i] == key {
+				return n.vals[i], true
+			}
+			break
+		}
+		n = n.kids[i]
+	}
+	var zero V
+	return zero, false
+}
+
+// All yields the entries in key order.
+func (m Map[V]) All() iter.Seq2[string, V] {
+	return func(yield func(string, V) bool) {
+		if m.root != nil {
+			m.root.all(yield)
+		}
+	}
+}
+
+func (n *mnode[V]) all(yield func(string, V) bool) bool {
+	if n.height == 0 {
+		for i, k := range n.keys {
+			if !yield(k, n.vals[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, kid := range n.kids {
+		if !kid.all(yield) {
+			return false
+		}
+	}
+	return true
+}
+
+// Set returns the map with key set to v.
+func (m Map[V]) Set(key string, v V) Map[V] {
+	return m.update(key, v, false)
+}
+
+// Delete returns the map without key.
+func (m Map[V]) Delete(key string) Map[V] {
+	return m.update(key, *new(V), true)
+}
+
+func (m Map[V]) update(key string, v V, del bool) Map[V] {
+	if m.root == nil {
+		if del {
+			return m
+		}
+		return Map[V]{root: newLeaf([]string{key}, []uint8{level(key)}, []V{v})}
+	}
+	r, changed := m.root.update(key, v, del)
+	if !changed {
+		return m
+	}
+	return Map[V]{root: top(r)}
+}
+
+// top returns the root of the tree whose nodes of one height are r: the
+// parent nodes made above them until one is left, or the node itself
+// with no parent of one kid above it.
+func top[V any](r []*mnode[V]) *mnode[V] {
+	if len(r) == 0 {
+		return nil
+	}
+	for len(r) > 1 {
+		r = split(r[0].height+1, r)
+	}
+	n := r[0]
+	for n.height > 0 && len(n.kids) == 1 {
+		n = n.kids[0]
+	}
+	return n
+}
+
+// FromSorted returns the map of the entries keys and vals, sorted by key
+// without duplicates.
+func FromSorted[V any](keys []string, vals []V) Map[V] {
+	if len(keys) == 0 {
+		return Map[V]{}
+	}
+	lvls := make([]uint8, len(keys))
+	for i, k := range keys {
+		lvls[i] = level(k)
+	}
+	return Map[V]{root: top(splitLeaf(keys, lvls, vals))}
+}
+
+func newLeaf[V any](keys []string, lvls []uint8, vals []V) *mnode[V] {
+	return &mnode[V]{keys: keys, lvls: lvls, vals: vals, count: len(keys)}
+}
+
+func newNode[V any](height uint8, kids []*mnode[V]) *mnode[V] {
+	n := &mnode[V]{height: height, kids: kids, keys: make([]string, len(kids)), lvls: make([]uint8, len(kids))}
+	for i, k := range kids {
+		n.keys[i], n.lvls[i] = k.keys[len(k.keys)-1], k.lvls[len(k.lvls)-1]
+		n.count += k.count
+	}
+	return n
+}
+
+// closed reports whether n ends where its height says a node ends: its
+// last key's level is above its height. Only the last node of a height
+// may be open.
+func (n *mnode[V]) closed() bool { return n.lvls[len(n.lvls)-1] > n.height }
+
+// splitLeaf cuts entries into leaves, each ending at a key of level 1 or
+// more.
+func splitLeaf[V any](keys []string, lvls []uint8, vals []V) []*mnode[V] {
+	var out []*mnode[V]
+	start := 0
+	for i, l := range lvls {
+		if l > 0 || i == len(lvls)-1 {
+			out = append(out, newLeaf(keys[start:i+1:i+1], lvls[start:i+1:i+1], vals[start:i+1:i+1]))
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// split cuts nodes of height h-1 into nodes of height h, each ending at
+// a node whose last key's level is above h.
+func split[V any](h uint8, kids []*mnode[V]) []*mnode[V] {
+	var out []*mnode[V]
+	start := 0
+	for i, k := range kids {
+		if k.lvls[len(k.lvls)-1] > h || i == len(kids)-1 {
+			out = append(out, newNode(h, kids[start:i+1:i+1]))
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// update returns the nodes of n's height that replace n once key is set
+// to v (or removed, del), and whether anything changed.
+func (n *mnode[V]) update(key string, v V, del bool) ([]*mnode[V], bool) {
+	i := sort.SearchStrings(n.keys, key)
+	if n.height == 0 {
+		found := i < len(n.keys) && n.keys[i] == key
+		if del && !found {
+			return []*mnode[V]{n}, false
+		}
+		keys, lvls, vals := slices.Clone(n.keys), slices.Clone(n.lvls), slices.Clone(n.vals)
+		switch {
+		case del:
+			keys, lvls, vals = slices.Delete(keys, i, i+1), slices.Delete(lvls, i, i+1), slices.Delete(vals, i, i+1)
+		case found:
+			vals[i] = v
+		default:
+			keys, lvls, vals = slices.Insert(keys, i, key), slices.Insert(lvls, i, level(key)), slices.Insert(vals, i, v)
+		}
+		if len(keys) == 0 {
+			return nil, true
+		}
+		return splitLeaf(keys, lvls, vals), true
+	}
+	if i == len(n.kids) {
+		i-- // past the last key: into the last kid
+	}
+	r, changed := n.kids[i].update(key, v, del)
+	if !changed {
+		return []*mnode[V]{n}, false
+	}
+	kids := make([]*mnode[V], 0, len(n.kids)+2)
+	kids = append(kids, n.kids[:i]...)
+	next := n.kids[i+1:]
+	if len(r) > 0 && !r[len(r)-1].closed() && len(next) > 0 {
+		// The last node lost the key it ended at: it joins the next.
+		r = append(r[:len(r)-1:len(r)-1], join(r[len(r)-1], next[0])...)
+		next = next[1:]
+	}
+	kids = append(append(kids, r...), next...)
+	if len(kids) == 0 {
+		return nil, true
+	}
+	return split(n.height, kids), true
+}
+
+// join returns the nodes of a's height holding the entries of a, which is
+// open, and of b, the node after it.
+func join[V any](a, b *mnode[V]) []*mnode[V] {
+	if a.height == 0 {
+		return splitLeaf(slices.Concat(a.keys, b.keys), slices.Concat(a.lvls, b.lvls), slices.Concat(a.vals, b.vals))
+	}
+	kids := slices.Clone(a.kids[:len(a.kids)-1])
+	last := a.kids[len(a.kids)-1]
+	if last.closed() {
+		kids = append(append(kids, last), b.kids...)
+	} else {
+		kids = append(append(kids, join(last, b.kids[0])...), b.kids[1:]...)
+	}
+	return split(a.height, kids)
+}
+
+// Hash returns the hash under which the map is stored: of its one blob up
+// to SmallMax entries (none included), else of its tree's root.
+func (m Map[V]) Hash(c *MapCodec[V]) (string, error) {
+	switch {
+	case m.stored != "":
+		return m.stored, nil
+	case m.root == nil:
+		b, err := c.Leaf(nil, nil)
+		if err != nil {
+			return "", err
+		}
+		return Hash(b), nil
+	case m.root.count <= SmallMax:
+		return m.root.flatHash(c)
+	}
+	return m.root.nodeHash(c)
+}
+
+// flatHash returns the hash of the entries under n as one leaf blob.
+func (n *mnode[V]) flatHash(c *MapCodec[V]) (string, error) {
+	n.flatOnce.Do(func() {
+		var b []byte
+		if b, n.flatErr = n.flatBlob(c); n.flatErr == nil {
+			n.flat = Hash(b)
+		}
+	})
+	return n.flat, n.flatErr
+}
+
+func (m Map[V]) flatBlob(c *MapCodec[V]) ([]byte, error) {
+	if m.root == nil {
+		return c.Leaf(nil, nil)
+	}
+	return m.root.flatBlob(c)
+}
+
+func (n *mnode[V]) flatBlob(c *MapCodec[V]) ([]byte, error) {
+	if n.height == 0 {
+		return c.Leaf(n.keys, n.vals)
+	}
+	keys, vals := make([]string, 0, n.count), make([]V, 0, n.count)
+	n.all(func(k string, v V) bool {
+		keys, vals = append(keys, k), append(vals, v)
+		return true
+	})
+	return c.Leaf(keys, vals)
+}
+
+// nodeHash returns the hash of n's blob in the tree, computing it (and
+// those of the kids it needs) once.
+func (n *mnode[V]) nodeHash(c *MapCodec[V]) (string, error) {
+	if h := n.knownHash(); h != "" {
+		return h, nil
+	}
+	b, err := n.encode(c)
+	if err != nil {
+		return "", err
+	}
+	h := Hash(b)
+	n.mu.Lock()
+	n.hash, n.blob = h, b
+	n.mu.Unlock()
+	return h, nil
+}
+
+// knownHash returns n's hash if it is known, else "".
+func (n *mnode[V]) knownHash() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.hash
+}
+
+// takeBlob returns n's blob, which its hash was computed from, and forgets
+// it: a node keeps its blob only until it is stored.
+func (n *mnode[V]) takeBlob(c *MapCodec[V]) ([]byte, error) {
+	if _, err := n.nodeHash(c); err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	b := n.blob
+	n.blob = nil
+	n.mu.Unlock()
+	if b == nil {
+		return n.encode(c)
+	}
+	return b, nil
+}
+
+// A node's blob (not a leaf's) is nodeHeader, its height, and for each
+// kid its last key's length as a uvarint and the key, the entries under
+// it as a uvarint, and its hash's 32 bytes.
+var nodeHeader = []byte("wmap1")
+
+func (n *mnode[V]) encode(c *MapCodec[V]) ([]byte, error) {
+	if n.height == 0 {
+		return c.Leaf(n.keys, n.vals)
+	}
+	b := make([]byte, 0, len(nodeHeader)+1+len(n.kids)*(48+16))
+	b = append(b, nodeHeader...)
+	b = append(b, n.height)
+	for i, k := range n.kids {
+		h, err := k.nodeHash(c)
+		if err != nil {
+			return nil, err
+		}
+		b = binary.AppendUvarint(b, uint64(len(n.keys[i])))
+		b = append(b, n.keys[i]...)
+		b = binary.AppendUvarint(b, uint64(k.count))
+		b, _ = hex.AppendDecode(b, []byte(h))
+	}
+	return b, nil
+}
+
+// nodeRef is a kid as a node's blob names it.
+type nodeRef struct {
+	last  string
+	count int
+	hash  string
+}
+
+// decodeNode returns the height and kids of a node's blob; ok is false
+// when b is not one.
+func decodeNode(b []byte) (height uint8, kids []nodeRef, ok bool, err error) {
+	rest, ok := bytes.CutPrefix(b, nodeHeader)
+	if !ok {
+		return 0, nil, false, nil
+	}
+	if len(rest) < 1 || rest[0] == 0 {
+		return 0, nil, true, fmt.Errorf("statetree: map node: %w", errFormat)
+	}
+	height, rest = rest[0], rest[1:]
+	for len(rest) > 0 {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(len(rest)-k) {
+			return 0, nil, true, fmt.Errorf("statetree: map node: %w", errFormat)
+		}
+		rest = rest[k:]
+		r := nodeRef{last: string(rest[:n])}
+		rest = rest[n:]
+		cnt, k := binary.Uvarint(rest)
+		if k <= 0 || cnt == 0 || len(rest)-k < 32 {
+			return 0, nil, true, fmt.Errorf("statetree: map node: %w", errFormat)
+		}
+		r.count, r.hash, rest = int(cnt), hex.EncodeToString(rest[k:k+32]), rest[k+32:]
+		if len(kids) > 0 && kids[len(kids)-1].last >= r.last {
+			return 0, nil, true, fmt.Errorf("statetree: map node: keys out of order: %w", errFormat)
+		}
+		kids = append(kids, r)
+	}
+	if len(kids) == 0 {
+		return 0, nil, true, fmt.Errorf("statetree: map node: no kids: %w", errFormat)
+	}
+	return height, kids, true, nil
+}
+
+// Store passes to put the blobs of m that old, the map as last stored
+// (or decoded), did not hold, and returns m's hash. Only nodes that are
+// not old's (by identity, or by hash where old's is known) are encoded.
+func (m Map[V]) Store(old Map[V], c *MapCodec[V], put Put) (string, error) {
+	h, err := m.Hash(c)
+	if err != nil || m.stored != "" {
+		return h, err
+	}
+	if oh, _ := old.Hash(c); oh == h {
+		return h, nil
+	}
+	if m.root == nil || m.root.count <= SmallMax {
+		b, err := m.flatBlob(c)
+		if err != nil {
+			return "", err
+		}
+		put(h, b)
+		return h, nil
+	}
+	var olds []*mnode[V]
+	if old.root != nil && old.stored == "" && old.root.count > SmallMax {
+		olds = []*mnode[V]{old.root} // its tree was stored
+	}
+	return h, m.root.putNew(olds, c, put)
+}
+
+// putNew puts n and the nodes under it that are not among olds (nodes of
+// the stored tree whose keys may overlap n's) or under them.
+func (n *mnode[V]) putNew(olds []*mnode[V], c *MapCodec[V], put Put) error {
+	lo, hi := "", n.keys[len(n.keys)-1]
+	// Bring olds to n's height, keeping the kids that may overlap n.
+	for len(olds) > 0 && olds[0].height > n.height {
+		var down []*mnode[V]
+		for _, o := range olds {
+			for j, k := range o.kids {
+				if j > 0 && o.keys[j-1] > hi {
+					break
+				}
+				if o.keys[j] >= lo {
+					down = append(down, k)
+				}
+			}
+		}
+		olds = down
+	}
+	for _, o := range olds {
+		if o == n {
+			return nil
+		}
+	}
+	h, err := n.nodeHash(c)
+	if err != nil {
+		return err
+	}
+	for _, o := range olds {
+		if o.height == n.height && o.knownHash() == h {
+			return nil
+		}
+	}
+	b, err := n.takeBlob(c)
+	if err != nil {
+		return err
+	}
+	put(h, b)
+	if n.height == 0 {
+		return nil
+	}
+	var sub []*mnode[V] // the old nodes of the kids' height
+	for _, o := range olds {
+		if o.height == n.height {
+			sub = append(sub, o.kids...)
+		} else {
+			sub = append(sub, o) // olds are lower than n
+		}
+	}
+	for _, k := range n.kids {
+		if err := k.putNew(overlapping(sub, k), c, put); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// overlapping returns the nodes of olds, sorted by key, that may hold keys
+// of n's range: from the first whose last key is at least n's first key
+// to the first whose last key is at least n's last.
+func overlapping[V any](olds []*mnode[V], n *mnode[V]) []*mnode[V] {
+	first, last := n.keys[0], n.keys[len(n.keys)-1]
+	if n.height > 0 {
+		first = n.kids[0].firstKey()
+	}
+	i := sort.Search(len(olds), func(i int) bool { return olds[i].lastKey() >= first })
+	j := sort.Search(len(olds), func(i int) bool { return olds[i].lastKey() >= last })
+	return olds[i:min(j+1, len(olds))]
+}
+
+func (n *mnode[V]) lastKey() string { return n.keys[len(n.keys)-1] }
+
+func (n *mnode[V]) firstKey() string {
+	for n.height > 0 {
+		n = n.kids[0]
+	}
+	return n.keys[0]
+}
+
+// errMapFormat reports a blob that is neither a map's node nor its leaf.
+var errMapFormat = errors.New("not a map's node nor leaf")
+
+// LoadMap returns the map stored under hash (by Store, or by an older
+// build as one leaf blob), reading every node from get.
+func LoadMap[V any](hash string, get Getter, c *MapCodec[V]) (Map[V], error) {
+	n, err := loadNode(hash, get, c, -1)
+	if err != nil {
+		return Map[V]{}, err
+	}
+	m := Map[V]{root: n}
+	if n.count == 0 {
+		return Map[V]{}, nil
+	}
+	if n.height == 0 && n.count > SmallMax {
+		// One blob of more than SmallMax entries, as an older build
+		// stored every map: it stays stored so until it changes.
+		m = FromSorted(n.keys, n.vals)
+		m.stored = hash
+	} else if n.height == 0 {
+		n.flatOnce.Do(func() { n.flat = hash })
+	}
+	return m, nil
+}
+
+// loadNode reads the node stored under hash, of height want (-1: any).
+func loadNode[V any](hash string, get Getter, c *MapCodec[V], want int) (*mnode[V], error) {
+	b, err := fetch(get, hash)
+	if err != nil {
+		return nil, err
+	}
+	height, refs, ok, err := decodeNode(b)
+	if err != nil {
+		return nil, err
+	}
+	var n *mnode[V]
+	if ok {
+		if want >= 0 && int(height) != want {
+			return nil, fmt.Errorf("statetree: map node %s of height %d, want %d: %w", hash, height, want, errFormat)
+		}
+		kids := make([]*mnode[V], len(refs))
+		for i, r := range refs {
+			if kids[i], err = loadNode(r.hash, get, c, int(height)-1); err != nil {
+				return nil, err
+			}
+			if kids[i].lastKey() != r.last || kids[i].count != r.count || i > 0 && kids[i].firstKey() <= refs[i-1].last {
+				return nil, fmt.Errorf("statetree: map node %s: kid %s does not match: %w", hash, r.hash, errFormat)
+			}
+		}
+		n = newNode(height, kids)
+	} else {
+		if want > 0 {
+			return nil, fmt.Errorf("statetree: map node %s is a leaf, want height %d: %w", hash, want, errFormat)
+		}
+		keys, vals, ok, err := c.DecodeLeaf(b)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			return nil, fmt.Errorf("statetree: %s: %w", hash, errMapFormat)
+		case len(keys) == 0 && want == 0:
+			return nil, fmt.Errorf("statetree: map leaf %s is empty: %w", hash, errFormat)
+		case len(keys) == 0:
+			return &mnode[V]{}, nil
+		}
+		lvls := make([]uint8, len(keys))
+		for i, k := range keys {
+			lvls[i] = level(k)
+		}
+		n = newLeaf(keys, lvls, vals)
+	}
+	n.hash = hash
+	return n, nil
+}
+
+// Strings is the codec of a Map[string]: a leaf is stringsHeader, then
+// each key and value as a uvarint length and its bytes.
+var Strings = &MapCodec[string]{
+	Leaf: func(keys, vals []string) ([]byte, error) {
+		size := len(stringsHeader)
+		for i, k := range keys {
+			size += len(k) + len(vals[i]) + 4
+		}
+		b := make([]byte, 0, size)
+		b = append(b, stringsHeader...)
+		for i, k := range keys {
+			b = binary.AppendUvarint(b, uint64(len(k)))
+			b = append(b, k...)
+			b = binary.AppendUvarint(b, uint64(len(vals[i])))
+			b = append(b, vals[i]...)
+		}
+		return b, nil
+	},
+	DecodeLeaf: func(b []byte) ([]string, []string, bool, error) {
+		rest, ok := bytes.CutPrefix(b, stringsHeader)
+		if !ok {
+			return nil, nil, false, nil
+		}
+		var keys, vals []string
+		for len(rest) > 0 {
+			var kv [2]string
+			for i := range kv {
+				n, k := binary.Uvarint(rest)
+				if k <= 0 || n > uint64(len(rest)-k) {
+					return nil, nil, true, fmt.Errorf("statetree: map leaf: %w", errFormat)
+				}
+				kv[i], rest = string(rest[k:k+int(n)]), rest[k+int(n):]
+			}
+			if len(keys) > 0 && keys[len(keys)-1] >= kv[0] {
+				return nil, nil, true, fmt.Errorf("statetree: map leaf: keys out of order: %w", errFormat)
+			}
+			keys, vals = append(keys, kv[0]), append(vals, kv[1])
+		}
+		return keys, vals, true, nil
+	},
+}
+
+var stringsHeader = []byte("wstr1")
