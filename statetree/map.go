@@ -468,14 +468,16 @@ func decodeNode(b []byte) (height uint8, kids []nodeRef, ok bool, err error) {
 }
 
 // Store passes to put the blobs of m that old, the map as last stored
-// (or decoded), did not hold, and returns m's hash. Only nodes that are
+// (or loaded; nil for none), did not hold, and returns m's hash. Only nodes that are
 // not old's (by identity, or by hash where old's is known) are encoded.
-func (m Map[V]) Store(old Map[V], c *MapCodec[V], put Put) (string, error) {
+func (m Map[V]) Store(old *Map[V], c *MapCodec[V], put Put) (string, error) {
 	h, err := m.Hash(c)
 	if err != nil || m.stored != "" {
 		return h, err
 	}
-	if oh, _ := old.Hash(c); oh == h {
+	if old == nil {
+		old = &Map[V]{}
+	} else if oh, _ := old.Hash(c); oh == h {
 		return h, nil
 	}
 	if m.root == nil || m.root.count <= SmallMax {

@@ -99,7 +99,7 @@ func TestMap(t *testing.T) {
 		t.Error("deleting a missing key made another map")
 	}
 	store := blobs{}
-	h, err := m.Store(Map[string]{}, Strings, store.put)
+	h, err := m.Store(nil, Strings, store.put)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestMapStoreWritesWhatChanged(t *testing.T) {
 	}
 	m := FromSorted(keys, vals)
 	store := blobs{}
-	if _, err := m.Store(Map[string]{}, Strings, store.put); err != nil {
+	if _, err := m.Store(nil, Strings, store.put); err != nil {
 		t.Fatal(err)
 	}
 	encoded := 0
@@ -147,7 +147,7 @@ func TestMapStoreWritesWhatChanged(t *testing.T) {
 	} {
 		encoded = 0
 		put := blobs{}
-		h, err := op.next.Store(m, counting, put.put)
+		h, err := op.next.Store(&m, counting, put.put)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,7 @@ func TestMapSmall(t *testing.T) {
 	}
 	m := FromSorted(keys, vals)
 	store := blobs{}
-	h, err := m.Store(Map[string]{}, Strings, store.put)
+	h, err := m.Store(nil, Strings, store.put)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,12 +208,12 @@ func TestMapLegacy(t *testing.T) {
 		t.Fatalf("the old map hashes %s, want its blob's %s", h, Hash(leaf))
 	}
 	put := blobs{}
-	if _, err := m.Store(m, Strings, put.put); err != nil || len(put) != 0 {
+	if _, err := m.Store(&m, Strings, put.put); err != nil || len(put) != 0 {
 		t.Fatalf("storing the unchanged old map put %d blobs, %v", len(put), err)
 	}
 	m2 := m.Set("new", "v")
 	want["new"] = "v"
-	h, err := m2.Store(m, Strings, put.put)
+	h, err := m2.Store(&m, Strings, put.put)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestLoadMapBad(t *testing.T) {
 	for i := range 1000 {
 		keys, vals = append(keys, fmt.Sprintf("k%04d", i)), append(vals, "v")
 	}
-	h, _ := FromSorted(keys, vals).Store(Map[string]{}, Strings, good.put)
+	h, _ := FromSorted(keys, vals).Store(nil, Strings, good.put)
 	root := good[h]
 	for name, b := range map[string][]byte{
 		"not a blob of a map":  []byte("nonsense"),
@@ -259,7 +259,8 @@ func FuzzMap(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		var m Map[string]
 		want := map[string]string{}
-		stored, store := Map[string]{}, blobs{}
+		var stored *Map[string]
+		store := blobs{}
 		for i := 0; i+1 < len(ops); i += 2 {
 			k := fmt.Sprintf("k%03d", int(ops[i])*int(ops[i+1]%8))
 			if ops[i+1]&0x80 != 0 {
@@ -280,7 +281,8 @@ func FuzzMap(f *testing.F) {
 					t.Fatal(err)
 				}
 				check(t, loaded, want)
-				stored = m
+				last := m
+				stored = &last
 			}
 		}
 		check(t, m, want)
