@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/wink-mcp/wink-mcp/merkle"
 )
 
 // ChunkSize is the largest file stored as one blob. A larger file is
@@ -288,4 +290,44 @@ func decodeDoc(b []byte) ([]docEntry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// DirCodec returns the codec of a directory kept as a merkle.Map[V]: its
+// leaves are directory blobs (EncodeDir), so that a directory of up to
+// merkle.SmallMax entries is one such blob, as this format always stored
+// it, and a larger one a tree of them. entry
+// describes a value (its Name is ignored); value makes the value of an
+// entry read back.
+func DirCodec[V any](entry func(V) (Entry, error), value func(Entry) (V, error)) *merkle.Codec[V] {
+	return &merkle.Codec[V]{
+		Leaf: func(names []string, vals []V) ([]byte, error) {
+			entries := make([]Entry, len(names))
+			for i, v := range vals {
+				e, err := entry(v)
+				if err != nil {
+					return nil, err
+				}
+				e.Name = names[i]
+				entries[i] = e
+			}
+			return EncodeDir(entries)
+		},
+		DecodeLeaf: func(b []byte) ([]string, []V, bool, error) {
+			if !bytes.HasPrefix(b, dirHeader) {
+				return nil, nil, false, nil
+			}
+			entries, err := DecodeDir(b)
+			if err != nil {
+				return nil, nil, true, err
+			}
+			names, vals := make([]string, len(entries)), make([]V, len(entries))
+			for i, e := range entries {
+				if vals[i], err = value(e); err != nil {
+					return nil, nil, true, err
+				}
+				names[i] = e.Name
+			}
+			return names, vals, true, nil
+		},
+	}
 }

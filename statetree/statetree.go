@@ -39,12 +39,11 @@
 package statetree
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
 
+	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/session"
 )
 
@@ -106,10 +105,7 @@ type mark struct {
 
 // Hash returns the name of a blob: the hex SHA-256 of its content, as
 // store.Hash.
-func Hash(blob []byte) string {
-	sum := sha256.Sum256(blob)
-	return hex.EncodeToString(sum[:])
-}
+func Hash(blob []byte) string { return merkle.Hash(blob) }
 
 // Encode returns the state of s and the blobs it needs that prev, the state
 // s was last encoded or decoded at (nil for none), did not hold at the same
@@ -326,6 +322,16 @@ func liveDir(h string, get Getter, live map[string]bool) error {
 	b, err := fetch(get, h)
 	if err != nil {
 		return fmt.Errorf("statetree: directory %s: %w", h, err)
+	}
+	if kids, ok, err := merkle.Kids(b); ok {
+		// A node of a large directory's tree (merkle.Map): its kids
+		// are nodes or leaves, each a part of the directory.
+		for _, k := range kids {
+			if err == nil {
+				err = liveDir(k, get, live)
+			}
+		}
+		return err
 	}
 	entries, err := DecodeDir(b)
 	if err != nil {

@@ -31,12 +31,15 @@ func diffNodes(p string, a, b *node, out *[]session.FileChange) error {
 	case a == b:
 		return nil
 	case a != nil && b != nil && a.dir && b.dir:
+		// The names in the parts of either directory that the other
+		// does not share: a large directory's unchanged parts are not
+		// visited.
 		names := map[string]bool{}
-		for _, n := range []*node{a, b} {
-			for itr := n.kids.Iterator(); !itr.Done(); {
-				name, _, _ := itr.Next()
-				names[name] = true
-			}
+		for name := range a.kids.Changed(&b.kids) {
+			names[name] = true
+		}
+		for name := range b.kids.Changed(&a.kids) {
+			names[name] = true
 		}
 		for _, name := range slices.Sorted(maps.Keys(names)) {
 			ka, _ := a.kids.Get(name)

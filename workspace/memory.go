@@ -8,8 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/benbjohnson/immutable"
-
+	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/statetree"
 )
 
@@ -20,9 +19,9 @@ import (
 // node's hash, once computed, is kept.
 type node struct {
 	dir  bool
-	kids *immutable.SortedMap[string, *node] // a directory's entries by name
-	size int64                               // a file's length
-	file *content                            // a file's content
+	kids merkle.Map[*node] // a directory's entries by name
+	size int64             // a file's length
+	file *content          // a file's content
 
 	keyOnce sync.Once
 	key     string // the hash of the node's blob (statetree)
@@ -57,14 +56,28 @@ func fileNode(data []byte) *node {
 	return &node{size: int64(len(data)), file: &content{data: data}}
 }
 
-func dirNode(kids *immutable.SortedMap[string, *node]) *node {
+func dirNode(kids merkle.Map[*node]) *node {
 	return &node{dir: true, kids: kids}
 }
 
-var emptyDir = dirNode(immutable.NewSortedMap[string, *node](nil))
+var emptyDir = dirNode(merkle.Map[*node]{})
+
+// dirCodec is how a directory's entries are stored: a directory is a
+// merkle.Map of its entries, stored in directory blobs
+// (statetree.EncodeDir), one for a directory of up to merkle.SmallMax
+// entries, a tree of them for a larger one.
+var dirCodec *merkle.Codec[*node]
+
+func init() { dirCodec = statetree.DirCodec(entryOf, nil) }
+
+// entryOf describes n as an entry of its directory.
+func entryOf(n *node) (statetree.Entry, error) {
+	h, err := n.hash()
+	return statetree.Entry{Dir: n.dir, Size: n.size, Hash: h}, err
+}
 
 // hash returns the hash of the node's blob: its content's for a file (see
-// statetree.PutFile), its entries' for a directory (statetree.EncodeDir).
+// statetree.PutFile), its entries' for a directory (merkle.Map.Hash).
 func (n *node) hash() (string, error) {
 	n.keyOnce.Do(func() {
 		if !n.dir {
@@ -72,26 +85,9 @@ func (n *node) hash() (string, error) {
 			n.key, n.keyErr = statetree.PutFile(data, nil), err
 			return
 		}
-		var b []byte
-		if b, n.keyErr = n.dirBlob(); n.keyErr == nil {
-			n.key = statetree.Hash(b)
-		}
+		n.key, n.keyErr = n.kids.Hash(dirCodec)
 	})
 	return n.key, n.keyErr
-}
-
-// dirBlob returns the blob of a directory.
-func (n *node) dirBlob() ([]byte, error) {
-	entries := make([]statetree.Entry, 0, n.kids.Len())
-	for itr := n.kids.Iterator(); !itr.Done(); {
-		name, kid, _ := itr.Next()
-		h, err := kid.hash()
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, statetree.Entry{Name: name, Dir: kid.dir, Size: kid.size, Hash: h})
-	}
-	return statetree.EncodeDir(entries)
 }
 
 // version returns a file's version token: hashVersion of its content,
@@ -117,8 +113,7 @@ func (n *node) version() (string, error) {
 // its contents), with its path under prefix; fs.SkipDir for a directory
 // skips its contents.
 func (n *node) walk(prefix string, fn func(p string, n *node) error) error {
-	for itr := n.kids.Iterator(); !itr.Done(); {
-		name, kid, _ := itr.Next()
+	for name, kid := range n.kids.All() {
 		p := join(prefix, name)
 		if err := fn(p, kid); kid.dir && errors.Is(err, fs.SkipDir) {
 			continue
@@ -335,8 +330,7 @@ func (s *memStore) list(p string) ([]Info, error) {
 		return nil, errNotDir
 	}
 	out := make([]Info, 0, n.kids.Len())
-	for itr := n.kids.Iterator(); !itr.Done(); {
-		name, kid, _ := itr.Next()
+	for name, kid := range n.kids.All() {
 		out = append(out, Info{Path: join(p, name), Dir: kid.dir, Size: kid.size})
 	}
 	return out, nil

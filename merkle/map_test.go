@@ -1,4 +1,4 @@
-package statetree
+package merkle
 
 import (
 	"fmt"
@@ -130,7 +130,7 @@ func TestMapStoreWritesWhatChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	encoded := 0
-	counting := &MapCodec[string]{
+	counting := &Codec[string]{
 		Leaf: func(k, v []string) ([]byte, error) {
 			encoded++
 			return Strings.Leaf(k, v)
@@ -256,6 +256,7 @@ func TestLoadMapBad(t *testing.T) {
 func FuzzMap(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 200, 4, 5})
 	f.Add(make([]byte, 600))
+	f.Add([]byte("0\xcc")) // an empty map stored
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		var m Map[string]
 		want := map[string]string{}

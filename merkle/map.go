@@ -1,7 +1,13 @@
-package statetree
+// Package merkle is a persistent sorted map kept as a Merkle search tree of
+// content-addressed blobs (Map), so that storing a version of it costs
+// what changed since the last one stored, whatever its size: the
+// directories of a session's workspace, the policies' memory of the files
+// it read (statetree stores them).
+package merkle
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -29,9 +35,9 @@ import (
 // the changes, equal maps are equal trees, with equal hashes.
 //
 // A map of up to SmallMax entries is stored as one leaf blob whatever its
-// shape (a directory blob of EncodeDir, as this format always stored
-// directories); a larger one as its tree: leaves in the format of the
-// map's codec, nodes in the format of encodeNode. Each node keeps its hash
+// shape (for a directory, the one blob an older build stored); a larger
+// one as its tree: leaves in the format of the map's codec, nodes in the
+// format of nodeHeader. Each node keeps its hash
 // once computed, so that a map stored again encodes and hashes only the
 // nodes a change made.
 //
@@ -51,8 +57,8 @@ const SmallMax = 128
 // fanBits sets the average fan-out of a Map's tree: 2^fanBits.
 const fanBits = 6
 
-// MapCodec is how the entries of a Map[V] are stored.
-type MapCodec[V any] struct {
+// Codec is how the entries of a Map[V] are stored.
+type Codec[V any] struct {
 	// Leaf returns the blob of the entries keys and vals (sorted by key).
 	Leaf func(keys []string, vals []V) ([]byte, error)
 	// DecodeLeaf returns the entries of a blob of Leaf, sorted by key; ok
@@ -314,7 +320,7 @@ func join[V any](a, b *mnode[V]) []*mnode[V] {
 
 // Hash returns the hash under which the map is stored: of its one blob up
 // to SmallMax entries (none included), else of its tree's root.
-func (m Map[V]) Hash(c *MapCodec[V]) (string, error) {
+func (m Map[V]) Hash(c *Codec[V]) (string, error) {
 	switch {
 	case m.stored != "":
 		return m.stored, nil
@@ -331,7 +337,7 @@ func (m Map[V]) Hash(c *MapCodec[V]) (string, error) {
 }
 
 // flatHash returns the hash of the entries under n as one leaf blob.
-func (n *mnode[V]) flatHash(c *MapCodec[V]) (string, error) {
+func (n *mnode[V]) flatHash(c *Codec[V]) (string, error) {
 	n.flatOnce.Do(func() {
 		var b []byte
 		if b, n.flatErr = n.flatBlob(c); n.flatErr == nil {
@@ -341,14 +347,14 @@ func (n *mnode[V]) flatHash(c *MapCodec[V]) (string, error) {
 	return n.flat, n.flatErr
 }
 
-func (m Map[V]) flatBlob(c *MapCodec[V]) ([]byte, error) {
+func (m Map[V]) flatBlob(c *Codec[V]) ([]byte, error) {
 	if m.root == nil {
 		return c.Leaf(nil, nil)
 	}
 	return m.root.flatBlob(c)
 }
 
-func (n *mnode[V]) flatBlob(c *MapCodec[V]) ([]byte, error) {
+func (n *mnode[V]) flatBlob(c *Codec[V]) ([]byte, error) {
 	if n.height == 0 {
 		return c.Leaf(n.keys, n.vals)
 	}
@@ -362,7 +368,7 @@ func (n *mnode[V]) flatBlob(c *MapCodec[V]) ([]byte, error) {
 
 // nodeHash returns the hash of n's blob in the tree, computing it (and
 // those of the kids it needs) once.
-func (n *mnode[V]) nodeHash(c *MapCodec[V]) (string, error) {
+func (n *mnode[V]) nodeHash(c *Codec[V]) (string, error) {
 	if h := n.knownHash(); h != "" {
 		return h, nil
 	}
@@ -386,7 +392,7 @@ func (n *mnode[V]) knownHash() string {
 
 // takeBlob returns n's blob, which its hash was computed from, and forgets
 // it: a node keeps its blob only until it is stored.
-func (n *mnode[V]) takeBlob(c *MapCodec[V]) ([]byte, error) {
+func (n *mnode[V]) takeBlob(c *Codec[V]) ([]byte, error) {
 	if _, err := n.nodeHash(c); err != nil {
 		return nil, err
 	}
@@ -405,7 +411,7 @@ func (n *mnode[V]) takeBlob(c *MapCodec[V]) ([]byte, error) {
 // it as a uvarint, and its hash's 32 bytes.
 var nodeHeader = []byte("wmap1")
 
-func (n *mnode[V]) encode(c *MapCodec[V]) ([]byte, error) {
+func (n *mnode[V]) encode(c *Codec[V]) ([]byte, error) {
 	if n.height == 0 {
 		return c.Leaf(n.keys, n.vals)
 	}
@@ -440,29 +446,29 @@ func decodeNode(b []byte) (height uint8, kids []nodeRef, ok bool, err error) {
 		return 0, nil, false, nil
 	}
 	if len(rest) < 1 || rest[0] == 0 {
-		return 0, nil, true, fmt.Errorf("statetree: map node: %w", errFormat)
+		return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
 	}
 	height, rest = rest[0], rest[1:]
 	for len(rest) > 0 {
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || n > uint64(len(rest)-k) {
-			return 0, nil, true, fmt.Errorf("statetree: map node: %w", errFormat)
+			return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
 		}
 		rest = rest[k:]
 		r := nodeRef{last: string(rest[:n])}
 		rest = rest[n:]
 		cnt, k := binary.Uvarint(rest)
 		if k <= 0 || cnt == 0 || len(rest)-k < 32 {
-			return 0, nil, true, fmt.Errorf("statetree: map node: %w", errFormat)
+			return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
 		}
 		r.count, r.hash, rest = int(cnt), hex.EncodeToString(rest[k:k+32]), rest[k+32:]
 		if len(kids) > 0 && kids[len(kids)-1].last >= r.last {
-			return 0, nil, true, fmt.Errorf("statetree: map node: keys out of order: %w", errFormat)
+			return 0, nil, true, fmt.Errorf("merkle: map node: keys out of order: %w", errFormat)
 		}
 		kids = append(kids, r)
 	}
 	if len(kids) == 0 {
-		return 0, nil, true, fmt.Errorf("statetree: map node: no kids: %w", errFormat)
+		return 0, nil, true, fmt.Errorf("merkle: map node: no kids: %w", errFormat)
 	}
 	return height, kids, true, nil
 }
@@ -470,7 +476,7 @@ func decodeNode(b []byte) (height uint8, kids []nodeRef, ok bool, err error) {
 // Store passes to put the blobs of m that old, the map as last stored
 // (or loaded; nil for none), did not hold, and returns m's hash. Only nodes that are
 // not old's (by identity, or by hash where old's is known) are encoded.
-func (m Map[V]) Store(old *Map[V], c *MapCodec[V], put Put) (string, error) {
+func (m Map[V]) Store(old *Map[V], c *Codec[V], put func(hash string, blob []byte)) (string, error) {
 	h, err := m.Hash(c)
 	if err != nil || m.stored != "" {
 		return h, err
@@ -497,8 +503,38 @@ func (m Map[V]) Store(old *Map[V], c *MapCodec[V], put Put) (string, error) {
 
 // putNew puts n and the nodes under it that are not among olds (nodes of
 // the stored tree whose keys may overlap n's) or under them.
-func (n *mnode[V]) putNew(olds []*mnode[V], c *MapCodec[V], put Put) error {
-	lo, hi := "", n.keys[len(n.keys)-1]
+func (n *mnode[V]) putNew(olds []*mnode[V], c *Codec[V], put func(hash string, blob []byte)) error {
+	var err error
+	n.fresh(olds, func(n, o *mnode[V]) bool {
+		if err != nil {
+			return true
+		}
+		h, e := n.nodeHash(c)
+		if e != nil {
+			err = e
+			return true
+		}
+		return o.height == n.height && o.knownHash() == h
+	}, func(n *mnode[V]) {
+		if err != nil {
+			return
+		}
+		b, e := n.takeBlob(c)
+		if e != nil {
+			err = e
+			return
+		}
+		put(n.hash, b)
+	})
+	return err
+}
+
+// fresh calls visit with n and every node under it that is not one of
+// olds, nodes of another tree whose keys may overlap n's, nor under them:
+// a node is skipped when it is one of them, or same says it is the same
+// as one (same may be nil).
+func (n *mnode[V]) fresh(olds []*mnode[V], same func(n, o *mnode[V]) bool, visit func(*mnode[V])) {
+	hi := n.keys[len(n.keys)-1]
 	// Bring olds to n's height, keeping the kids that may overlap n.
 	for len(olds) > 0 && olds[0].height > n.height {
 		var down []*mnode[V]
@@ -507,34 +543,26 @@ func (n *mnode[V]) putNew(olds []*mnode[V], c *MapCodec[V], put Put) error {
 				if j > 0 && o.keys[j-1] > hi {
 					break
 				}
-				if o.keys[j] >= lo {
-					down = append(down, k)
-				}
+				down = append(down, k)
 			}
 		}
-		olds = down
+		olds = overlapping(down, n)
 	}
 	for _, o := range olds {
 		if o == n {
-			return nil
+			return
 		}
 	}
-	h, err := n.nodeHash(c)
-	if err != nil {
-		return err
-	}
-	for _, o := range olds {
-		if o.height == n.height && o.knownHash() == h {
-			return nil
+	if same != nil {
+		for _, o := range olds {
+			if same(n, o) {
+				return
+			}
 		}
 	}
-	b, err := n.takeBlob(c)
-	if err != nil {
-		return err
-	}
-	put(h, b)
+	visit(n)
 	if n.height == 0 {
-		return nil
+		return
 	}
 	var sub []*mnode[V] // the old nodes of the kids' height
 	for _, o := range olds {
@@ -545,17 +573,44 @@ func (n *mnode[V]) putNew(olds []*mnode[V], c *MapCodec[V], put Put) error {
 		}
 	}
 	for _, k := range n.kids {
-		if err := k.putNew(overlapping(sub, k), c, put); err != nil {
-			return err
-		}
+		k.fresh(overlapping(sub, k), same, visit)
 	}
-	return nil
+}
+
+// Changed yields the entries of m that may differ from old's (nil: an
+// empty map): those of the leaves that m does not share with old, in key
+// order. Entries of an unchanged part of the tree are never visited.
+func (m Map[V]) Changed(old *Map[V]) iter.Seq2[string, V] {
+	return func(yield func(string, V) bool) {
+		if m.root == nil {
+			return
+		}
+		var olds []*mnode[V]
+		if old != nil && old.root != nil {
+			olds = []*mnode[V]{old.root}
+		}
+		stop := false
+		m.root.fresh(olds, nil, func(n *mnode[V]) {
+			if stop || n.height > 0 {
+				return
+			}
+			for i, k := range n.keys {
+				if !yield(k, n.vals[i]) {
+					stop = true
+					return
+				}
+			}
+		})
+	}
 }
 
 // overlapping returns the nodes of olds, sorted by key, that may hold keys
 // of n's range: from the first whose last key is at least n's first key
 // to the first whose last key is at least n's last.
 func overlapping[V any](olds []*mnode[V], n *mnode[V]) []*mnode[V] {
+	if len(olds) == 0 {
+		return nil
+	}
 	first, last := n.keys[0], n.keys[len(n.keys)-1]
 	if n.height > 0 {
 		first = n.kids[0].firstKey()
@@ -574,12 +629,33 @@ func (n *mnode[V]) firstKey() string {
 	return n.keys[0]
 }
 
+// Hash returns the name of a blob: the hex SHA-256 of its content.
+func Hash(blob []byte) string {
+	sum := sha256.Sum256(blob)
+	return hex.EncodeToString(sum[:])
+}
+
+// errFormat reports a blob that is not of the expected format.
+var errFormat = errors.New("malformed blob")
+
+// Kids returns the hashes that b, a blob of a map, names when it is one of
+// its nodes (not a leaf), and whether it is one.
+func Kids(b []byte) ([]string, bool, error) {
+	_, refs, ok, err := decodeNode(b)
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.hash
+	}
+	return out, ok, err
+}
+
 // errMapFormat reports a blob that is neither a map's node nor its leaf.
 var errMapFormat = errors.New("not a map's node nor leaf")
 
 // LoadMap returns the map stored under hash (by Store, or by an older
-// build as one leaf blob), reading every node from get.
-func LoadMap[V any](hash string, get Getter, c *MapCodec[V]) (Map[V], error) {
+// build as one leaf blob), reading every node from get, which checks each
+// blob against its hash.
+func LoadMap[V any](hash string, get func(hash string) ([]byte, error), c *Codec[V]) (Map[V], error) {
 	n, err := loadNode(hash, get, c, -1)
 	if err != nil {
 		return Map[V]{}, err
@@ -600,8 +676,8 @@ func LoadMap[V any](hash string, get Getter, c *MapCodec[V]) (Map[V], error) {
 }
 
 // loadNode reads the node stored under hash, of height want (-1: any).
-func loadNode[V any](hash string, get Getter, c *MapCodec[V], want int) (*mnode[V], error) {
-	b, err := fetch(get, hash)
+func loadNode[V any](hash string, get func(hash string) ([]byte, error), c *Codec[V], want int) (*mnode[V], error) {
+	b, err := get(hash)
 	if err != nil {
 		return nil, err
 	}
@@ -612,7 +688,7 @@ func loadNode[V any](hash string, get Getter, c *MapCodec[V], want int) (*mnode[
 	var n *mnode[V]
 	if ok {
 		if want >= 0 && int(height) != want {
-			return nil, fmt.Errorf("statetree: map node %s of height %d, want %d: %w", hash, height, want, errFormat)
+			return nil, fmt.Errorf("merkle: map node %s of height %d, want %d: %w", hash, height, want, errFormat)
 		}
 		kids := make([]*mnode[V], len(refs))
 		for i, r := range refs {
@@ -620,22 +696,22 @@ func loadNode[V any](hash string, get Getter, c *MapCodec[V], want int) (*mnode[
 				return nil, err
 			}
 			if kids[i].lastKey() != r.last || kids[i].count != r.count || i > 0 && kids[i].firstKey() <= refs[i-1].last {
-				return nil, fmt.Errorf("statetree: map node %s: kid %s does not match: %w", hash, r.hash, errFormat)
+				return nil, fmt.Errorf("merkle: map node %s: kid %s does not match: %w", hash, r.hash, errFormat)
 			}
 		}
 		n = newNode(height, kids)
 	} else {
 		if want > 0 {
-			return nil, fmt.Errorf("statetree: map node %s is a leaf, want height %d: %w", hash, want, errFormat)
+			return nil, fmt.Errorf("merkle: map node %s is a leaf, want height %d: %w", hash, want, errFormat)
 		}
 		keys, vals, ok, err := c.DecodeLeaf(b)
 		switch {
 		case err != nil:
 			return nil, err
 		case !ok:
-			return nil, fmt.Errorf("statetree: %s: %w", hash, errMapFormat)
+			return nil, fmt.Errorf("merkle: %s: %w", hash, errMapFormat)
 		case len(keys) == 0 && want == 0:
-			return nil, fmt.Errorf("statetree: map leaf %s is empty: %w", hash, errFormat)
+			return nil, fmt.Errorf("merkle: map leaf %s is empty: %w", hash, errFormat)
 		case len(keys) == 0:
 			return &mnode[V]{}, nil
 		}
@@ -651,7 +727,7 @@ func loadNode[V any](hash string, get Getter, c *MapCodec[V], want int) (*mnode[
 
 // Strings is the codec of a Map[string]: a leaf is stringsHeader, then
 // each key and value as a uvarint length and its bytes.
-var Strings = &MapCodec[string]{
+var Strings = &Codec[string]{
 	Leaf: func(keys, vals []string) ([]byte, error) {
 		size := len(stringsHeader)
 		for i, k := range keys {
@@ -678,12 +754,12 @@ var Strings = &MapCodec[string]{
 			for i := range kv {
 				n, k := binary.Uvarint(rest)
 				if k <= 0 || n > uint64(len(rest)-k) {
-					return nil, nil, true, fmt.Errorf("statetree: map leaf: %w", errFormat)
+					return nil, nil, true, fmt.Errorf("merkle: map leaf: %w", errFormat)
 				}
 				kv[i], rest = string(rest[k:k+int(n)]), rest[k+int(n):]
 			}
 			if len(keys) > 0 && keys[len(keys)-1] >= kv[0] {
-				return nil, nil, true, fmt.Errorf("statetree: map leaf: keys out of order: %w", errFormat)
+				return nil, nil, true, fmt.Errorf("merkle: map leaf: keys out of order: %w", errFormat)
 			}
 			keys, vals = append(keys, kv[0]), append(vals, kv[1])
 		}
