@@ -25,11 +25,11 @@ import (
 // memory of every file a session read.
 //
 // The tree's shape depends only on its keys. A key's level is the number
-// of times 2^fanBits divides a hash of it (one in 64 keys has level 1 or
-// more, one in 4,096 level 2 or more, ...). A leaf holds the entries up to
+// of times 2^fanBits divides a hash of it (one in 32 keys has level 1 or
+// more, one in 1,024 level 2 or more, ...). A leaf holds the entries up to
 // and including a key of level 1 or more; a node of height h holds the
 // nodes of height h-1 up to and including one whose last key has level
-// h+1 or more. So a leaf holds 64 entries on average, a node 64 nodes, and
+// h+1 or more. So a leaf holds 32 entries on average, a node 32 nodes, and
 // inserting or removing a key changes its leaf and one node on each level
 // above it, and splits or joins two of them at most: whatever the order of
 // the changes, equal maps are equal trees, with equal hashes.
@@ -52,10 +52,12 @@ type Map[V any] struct {
 }
 
 // SmallMax is the most entries of a map stored as one blob.
-const SmallMax = 128
+const SmallMax = 64
 
-// fanBits sets the average fan-out of a Map's tree: 2^fanBits.
-const fanBits = 6
+// fanBits sets the average fan-out of a Map's tree: 2^fanBits. With 32,
+// a leaf of a directory is about 1.5 KiB and a node about as much, so
+// that a change to a map of 100,000 entries stores about 5 KiB of it.
+const fanBits = 5
 
 // Codec is how the entries of a Map[V] are stored.
 type Codec[V any] struct {
@@ -138,6 +140,37 @@ func (m Map[V]) All() iter.Seq2[string, V] {
 			m.root.all(yield)
 		}
 	}
+}
+
+// From yields the entries whose key is from or after it, in key order,
+// visiting none before it.
+func (m Map[V]) From(from string) iter.Seq2[string, V] {
+	return func(yield func(string, V) bool) {
+		if m.root != nil {
+			m.root.from(from, yield)
+		}
+	}
+}
+
+func (n *mnode[V]) from(from string, yield func(string, V) bool) bool {
+	i := sort.SearchStrings(n.keys, from)
+	if n.height == 0 {
+		for ; i < len(n.keys); i++ {
+			if !yield(n.keys[i], n.vals[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if i == len(n.kids) || !n.kids[i].from(from, yield) {
+		return false
+	}
+	for _, kid := range n.kids[i+1:] {
+		if !kid.all(yield) {
+			return false
+		}
+	}
+	return true
 }
 
 func (n *mnode[V]) all(yield func(string, V) bool) bool {

@@ -199,7 +199,8 @@ func readChunks(h string, size int64, get Getter) ([]string, error) {
 // and tree, sorted by kind, then name: the kind byte, the name's length as
 // a uvarint and the name, then an inline slice's length as a uvarint and
 // its bytes, or the 32 bytes of the hash of a blob, a chunked slice's top
-// list or a tree's root directory.
+// list, a slice its codec stores as blobs of its own (session.Codec.Store:
+// a merkle.Map) or a tree's root directory.
 var docHeader = []byte("wdoc1")
 
 // The kinds of entries of a root document.
@@ -208,6 +209,7 @@ const (
 	kindBlob    byte = 's'
 	kindChunked byte = 'c'
 	kindTree    byte = 't'
+	kindOwn     byte = 'm'
 )
 
 // docEntry is one entry of a root document.
@@ -225,6 +227,8 @@ func (st *State) encodeDoc() []byte {
 	for name, ref := range st.slices {
 		e := docEntry{kind: kindInline, name: name, data: ref.inline, hash: ref.hash}
 		switch {
+		case ref.own:
+			e.kind = kindOwn
 		case ref.chunks != nil:
 			e.kind = kindChunked
 		case ref.inline == nil:
@@ -279,7 +283,7 @@ func decodeDoc(b []byte) ([]docEntry, error) {
 				return nil, fmt.Errorf("statetree: root document: slice %q: %w", e.name, errFormat)
 			}
 			e.data, rest = rest[k:k+int(n)], rest[k+int(n):]
-		case kindBlob, kindChunked, kindTree:
+		case kindBlob, kindChunked, kindTree, kindOwn:
 			if len(rest) < 32 {
 				return nil, fmt.Errorf("statetree: root document: %q: %w", e.name, errFormat)
 			}

@@ -94,8 +94,9 @@ type State struct {
 type sliceRef struct {
 	value  any
 	inline []byte          // its bytes, when it travels in the document
-	hash   string          // else of its blob, or of its list of chunks
+	hash   string          // else of its blob, of its list of chunks, or of its own blobs
 	chunks map[string]bool // the hashes of its chunks, if it has some
+	own    bool            // stored by its codec's Store
 }
 
 type mark struct {
@@ -133,6 +134,16 @@ func Encode(s *session.Session, prev *State) (*State, map[string][]byte, error) 
 		old, ok := prev.slices[name]
 		if !ok || !same(old.value, v) {
 			changed = true
+			var prevOwn any
+			if old.own {
+				prevOwn = old.value
+			}
+			if h, own, err := s.StoreSlice(name, v, prevOwn, put); err != nil {
+				return nil, nil, fmt.Errorf("statetree: %w", err)
+			} else if own {
+				st.slices[name] = sliceRef{value: v, hash: h, own: true}
+				continue
+			}
 			b, err := s.MarshalSlice(name, v)
 			if err != nil {
 				return nil, nil, fmt.Errorf("statetree: %w", err)
@@ -225,6 +236,12 @@ func Decode(s *session.Session, doc []byte, get Getter) (*State, error) {
 			if b, ref.chunks, err = getSlice(e.hash, get); err != nil {
 				return nil, fmt.Errorf("statetree: slice %s: %w", e.name, err)
 			}
+		case kindOwn:
+			if err := s.LoadSlice(e.name, e.hash, get); err != nil {
+				return nil, fmt.Errorf("statetree: %w", err)
+			}
+			st.slices[e.name] = sliceRef{value: s.Slices()[e.name], hash: e.hash, own: true}
+			continue
 		default:
 			continue
 		}
@@ -309,6 +326,10 @@ func addLive(live map[string]bool, doc []byte, get Getter) error {
 			if err := liveDir(e.hash, get, live); err != nil {
 				return err
 			}
+		case kindOwn:
+			if err := liveMap(e.hash, get, live); err != nil {
+				return fmt.Errorf("statetree: slice %s: %w", e.name, err)
+			}
 		}
 	}
 	return nil
@@ -355,6 +376,26 @@ func liveDir(h string, get Getter, live map[string]bool) error {
 		live[e.Hash] = true
 	}
 	return nil
+}
+
+// liveMap adds to live the blobs of the merkle.Map stored under h, whose
+// leaves name no blobs.
+func liveMap(h string, get Getter, live map[string]bool) error {
+	if live[h] {
+		return nil
+	}
+	live[h] = true
+	b, err := fetch(get, h)
+	if err != nil {
+		return err
+	}
+	kids, _, err := merkle.Kids(b)
+	for _, k := range kids {
+		if err == nil {
+			err = liveMap(k, get, live)
+		}
+	}
+	return err
 }
 
 // errCorrupt reports a blob whose content is not what its name says.
