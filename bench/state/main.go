@@ -45,7 +45,9 @@
 // edit_file, planning_update_step and rm the server's CPU per call (from
 // /proc, the server alone) over --calls calls and the bytes it writes per
 // call (wchar in /proc: with --stored, the session named by --session in
-// the embedded store, mostly the store's; also its answers and log). With --disk the files are in a disk
+// the embedded store, mostly the store's; also its answers and log).
+// With --stored it then restarts the server --restarts times and reports
+// the time to the answer to its first call, as commit does. With --disk the files are in a disk
 // workspace (--workspace), each read once before the measurement.
 //
 // Sessions are kept where the binary keeps them by default: in the
@@ -126,7 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.stored, "stored", false, "percall: keep the session in the embedded store (--session)")
 	fs.BoolVar(&cfg.disk, "disk", false, "percall: a disk workspace whose files the session read once")
 	fs.IntVar(&cfg.commits, "commits", 10, "commit: the writes measured")
-	fs.IntVar(&cfg.restarts, "restarts", 5, "commit: the restarts measured")
+	fs.IntVar(&cfg.restarts, "restarts", 5, "commit, percall --stored: the restarts measured")
 	fs.IntVar(&cfg.rounds, "rounds", 10, "takeover: the kills measured; console: the fetches of each page")
 	fs.IntVar(&cfg.calls, "calls", 0, "console: the calls in the log of the session whose page is fetched (default 1000); percall: the calls of each tool measured (default 300)")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "bound on the whole run")

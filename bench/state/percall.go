@@ -148,5 +148,18 @@ func percall(ctx context.Context, cfg config, w io.Writer) error {
 		cpu, bytes := p.CPUTime()-cpu0, p.Written()-bytes0
 		fmt.Fprintf(w, "%-22s %9d µs %12d B\n", tool, cpu.Microseconds()/int64(cfg.calls), bytes/int64(cfg.calls))
 	}
+	// The file the first call after a restart reads, at every N.
+	if err := call("write_file", map[string]any{"file_path": "resume.txt", "content": "resumed\n"}); err != nil {
+		return err
+	}
+	// Stopped, not killed: a --cpu-profile is written on the way out.
+	if err := p.Stop(10 * time.Second); err != nil || !cfg.stored {
+		return err
+	}
+	toInit, toAnswer, err := resume(ctx, cfg.argv(args...), "resume.txt", cfg.restarts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "resuming after a restart (median of %d): %v to the answer to initialize, %v to the answer to the first call (read_file)\n", cfg.restarts, ms(toInit), ms(toAnswer))
 	return nil
 }
