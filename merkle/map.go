@@ -71,12 +71,17 @@ type Codec[V any] struct {
 // mnode is a node of a Map's tree. It is immutable once made but for its
 // hash, computed once.
 type mnode[V any] struct {
-	height uint8
-	keys   []string    // a leaf's keys; a node's kids' last keys
-	lvls   []uint8     // the level of each key
-	vals   []V         // a leaf's values
-	kids   []*mnode[V] // a node's kids
-	count  int         // the entries under it
+	height  uint8
+	last    string // its last key
+	lastLvl uint8  // and its level
+	count   int    // the entries under it
+	// lazy, for a node read from the store, reads the rest on first use.
+	lazy *lazy[V]
+
+	keys []string    // a leaf's keys; a node's kids' last keys
+	lvls []uint8     // the level of each key
+	vals []V         // a leaf's values
+	kids []*mnode[V] // a node's kids
 
 	mu   sync.Mutex
 	hash string // its blob's hash, once computed
@@ -117,6 +122,7 @@ func (m Map[V]) Len() int {
 func (m Map[V]) Get(key string) (V, bool) {
 	n := m.root
 	for n != nil {
+		n.ensure()
 		i := sort.SearchStrings(n.keys, key)
 		if i == len(n.keys) {
 			break
@@ -153,6 +159,7 @@ func (m Map[V]) From(from string) iter.Seq2[string, V] {
 }
 
 func (n *mnode[V]) from(from string, yield func(string, V) bool) bool {
+	n.ensure()
 	i := sort.SearchStrings(n.keys, from)
 	if n.height == 0 {
 		for ; i < len(n.keys); i++ {
@@ -174,6 +181,7 @@ func (n *mnode[V]) from(from string, yield func(string, V) bool) bool {
 }
 
 func (n *mnode[V]) all(yield func(string, V) bool) bool {
+	n.ensure()
 	if n.height == 0 {
 		for i, k := range n.keys {
 			if !yield(k, n.vals[i]) {
@@ -245,22 +253,23 @@ func FromSorted[V any](keys []string, vals []V) Map[V] {
 }
 
 func newLeaf[V any](keys []string, lvls []uint8, vals []V) *mnode[V] {
-	return &mnode[V]{keys: keys, lvls: lvls, vals: vals, count: len(keys)}
+	return &mnode[V]{keys: keys, lvls: lvls, vals: vals, count: len(keys), last: keys[len(keys)-1], lastLvl: lvls[len(lvls)-1]}
 }
 
 func newNode[V any](height uint8, kids []*mnode[V]) *mnode[V] {
 	n := &mnode[V]{height: height, kids: kids, keys: make([]string, len(kids)), lvls: make([]uint8, len(kids))}
 	for i, k := range kids {
-		n.keys[i], n.lvls[i] = k.keys[len(k.keys)-1], k.lvls[len(k.lvls)-1]
+		n.keys[i], n.lvls[i] = k.last, k.lastLvl
 		n.count += k.count
 	}
+	n.last, n.lastLvl = n.keys[len(kids)-1], n.lvls[len(kids)-1]
 	return n
 }
 
 // closed reports whether n ends where its height says a node ends: its
 // last key's level is above its height. Only the last node of a height
 // may be open.
-func (n *mnode[V]) closed() bool { return n.lvls[len(n.lvls)-1] > n.height }
+func (n *mnode[V]) closed() bool { return n.lastLvl > n.height }
 
 // splitLeaf cuts entries into leaves, each ending at a key of level 1 or
 // more.
@@ -282,7 +291,7 @@ func split[V any](h uint8, kids []*mnode[V]) []*mnode[V] {
 	var out []*mnode[V]
 	start := 0
 	for i, k := range kids {
-		if k.lvls[len(k.lvls)-1] > h || i == len(kids)-1 {
+		if k.lastLvl > h || i == len(kids)-1 {
 			out = append(out, newNode(h, kids[start:i+1:i+1]))
 			start = i + 1
 		}
@@ -293,6 +302,7 @@ func split[V any](h uint8, kids []*mnode[V]) []*mnode[V] {
 // update returns the nodes of n's height that replace n once key is set
 // to v (or removed, del), and whether anything changed.
 func (n *mnode[V]) update(key string, v V, del bool) ([]*mnode[V], bool) {
+	n.ensure()
 	i := sort.SearchStrings(n.keys, key)
 	if n.height == 0 {
 		found := i < len(n.keys) && n.keys[i] == key
@@ -338,6 +348,8 @@ func (n *mnode[V]) update(key string, v V, del bool) ([]*mnode[V], bool) {
 // join returns the nodes of a's height holding the entries of a, which is
 // open, and of b, the node after it.
 func join[V any](a, b *mnode[V]) []*mnode[V] {
+	a.ensure()
+	b.ensure()
 	if a.height == 0 {
 		return splitLeaf(slices.Concat(a.keys, b.keys), slices.Concat(a.lvls, b.lvls), slices.Concat(a.vals, b.vals))
 	}
@@ -388,6 +400,7 @@ func (m Map[V]) flatBlob(c *Codec[V]) ([]byte, error) {
 }
 
 func (n *mnode[V]) flatBlob(c *Codec[V]) ([]byte, error) {
+	n.ensure()
 	if n.height == 0 {
 		return c.Leaf(n.keys, n.vals)
 	}
@@ -445,6 +458,7 @@ func (n *mnode[V]) takeBlob(c *Codec[V]) ([]byte, error) {
 var nodeHeader = []byte("wmap1")
 
 func (n *mnode[V]) encode(c *Codec[V]) ([]byte, error) {
+	n.ensure()
 	if n.height == 0 {
 		return c.Leaf(n.keys, n.vals)
 	}
@@ -538,7 +552,7 @@ func (m Map[V]) Store(old *Map[V], c *Codec[V], put func(hash string, blob []byt
 // the stored tree whose keys may overlap n's) or under them.
 func (n *mnode[V]) putNew(olds []*mnode[V], c *Codec[V], put func(hash string, blob []byte)) error {
 	var err error
-	n.fresh(olds, func(n, o *mnode[V]) bool {
+	n.fresh("", olds, func(n, o *mnode[V]) bool {
 		if err != nil {
 			return true
 		}
@@ -566,12 +580,13 @@ func (n *mnode[V]) putNew(olds []*mnode[V], c *Codec[V], put func(hash string, b
 // olds, nodes of another tree whose keys may overlap n's, nor under them:
 // a node is skipped when it is one of them, or same says it is the same
 // as one (same may be nil).
-func (n *mnode[V]) fresh(olds []*mnode[V], same func(n, o *mnode[V]) bool, visit func(*mnode[V])) {
-	hi := n.keys[len(n.keys)-1]
+func (n *mnode[V]) fresh(lo string, olds []*mnode[V], same func(n, o *mnode[V]) bool, visit func(*mnode[V])) {
+	hi := n.last
 	// Bring olds to n's height, keeping the kids that may overlap n.
 	for len(olds) > 0 && olds[0].height > n.height {
 		var down []*mnode[V]
 		for _, o := range olds {
+			o.ensure()
 			for j, k := range o.kids {
 				if j > 0 && o.keys[j-1] > hi {
 					break
@@ -579,7 +594,7 @@ func (n *mnode[V]) fresh(olds []*mnode[V], same func(n, o *mnode[V]) bool, visit
 				down = append(down, k)
 			}
 		}
-		olds = overlapping(down, n)
+		olds = overlapping(down, lo, hi)
 	}
 	for _, o := range olds {
 		if o == n {
@@ -593,6 +608,7 @@ func (n *mnode[V]) fresh(olds []*mnode[V], same func(n, o *mnode[V]) bool, visit
 			}
 		}
 	}
+	n.ensure()
 	visit(n)
 	if n.height == 0 {
 		return
@@ -600,13 +616,18 @@ func (n *mnode[V]) fresh(olds []*mnode[V], same func(n, o *mnode[V]) bool, visit
 	var sub []*mnode[V] // the old nodes of the kids' height
 	for _, o := range olds {
 		if o.height == n.height {
+			o.ensure()
 			sub = append(sub, o.kids...)
 		} else {
 			sub = append(sub, o) // olds are lower than n
 		}
 	}
-	for _, k := range n.kids {
-		k.fresh(overlapping(sub, k), same, visit)
+	for i, k := range n.kids {
+		klo := lo
+		if i > 0 {
+			klo = n.keys[i-1]
+		}
+		k.fresh(klo, overlapping(sub, klo, k.last), same, visit)
 	}
 }
 
@@ -623,7 +644,7 @@ func (m Map[V]) Changed(old *Map[V]) iter.Seq2[string, V] {
 			olds = []*mnode[V]{old.root}
 		}
 		stop := false
-		m.root.fresh(olds, nil, func(n *mnode[V]) {
+		m.root.fresh("", olds, nil, func(n *mnode[V]) {
 			if stop || n.height > 0 {
 				return
 			}
@@ -638,28 +659,12 @@ func (m Map[V]) Changed(old *Map[V]) iter.Seq2[string, V] {
 }
 
 // overlapping returns the nodes of olds, sorted by key, that may hold keys
-// of n's range: from the first whose last key is at least n's first key
-// to the first whose last key is at least n's last.
-func overlapping[V any](olds []*mnode[V], n *mnode[V]) []*mnode[V] {
-	if len(olds) == 0 {
-		return nil
-	}
-	first, last := n.keys[0], n.keys[len(n.keys)-1]
-	if n.height > 0 {
-		first = n.kids[0].firstKey()
-	}
-	i := sort.Search(len(olds), func(i int) bool { return olds[i].lastKey() >= first })
-	j := sort.Search(len(olds), func(i int) bool { return olds[i].lastKey() >= last })
+// after lo up to hi: from the first whose last key is after lo to the
+// first whose last key is at least hi.
+func overlapping[V any](olds []*mnode[V], lo, hi string) []*mnode[V] {
+	i := sort.Search(len(olds), func(i int) bool { return olds[i].last > lo })
+	j := sort.Search(len(olds), func(i int) bool { return olds[i].last >= hi })
 	return olds[i:min(j+1, len(olds))]
-}
-
-func (n *mnode[V]) lastKey() string { return n.keys[len(n.keys)-1] }
-
-func (n *mnode[V]) firstKey() string {
-	for n.height > 0 {
-		n = n.kids[0]
-	}
-	return n.keys[0]
 }
 
 // Hash returns the name of a blob: the hex SHA-256 of its content.
@@ -686,13 +691,17 @@ func Kids(b []byte) ([]string, bool, error) {
 var errMapFormat = errors.New("not a map's node nor leaf")
 
 // LoadMap returns the map stored under hash (by Store, or by an older
-// build as one leaf blob), reading every node from get, which checks each
-// blob against its hash.
+// build as one leaf blob). It reads the root's blob from get, which checks
+// each blob against its hash, and the others on first use (Get, Set, All,
+// ...), each then checked against what the node above said of it; a blob
+// that cannot be read or is not what it should be then panics with a
+// *LoadError, which Recover turns into an error.
 func LoadMap[V any](hash string, get func(hash string) ([]byte, error), c *Codec[V]) (Map[V], error) {
-	n, err := loadNode(hash, get, c, -1)
-	if err != nil {
+	n := &mnode[V]{hash: hash, lazy: &lazy[V]{get: get, c: c, want: -1}}
+	if err := n.lazy.fill(n); err != nil {
 		return Map[V]{}, err
 	}
+	n.lazy = nil // read: a root is read at once
 	m := Map[V]{root: n}
 	if n.count == 0 {
 		return Map[V]{}, nil
@@ -708,54 +717,121 @@ func LoadMap[V any](hash string, get func(hash string) ([]byte, error), c *Codec
 	return m, nil
 }
 
-// loadNode reads the node stored under hash, of height want (-1: any).
-func loadNode[V any](hash string, get func(hash string) ([]byte, error), c *Codec[V], want int) (*mnode[V], error) {
-	b, err := get(hash)
+// lazy is how a node read from the store reads the rest of itself.
+type lazy[V any] struct {
+	get   func(hash string) ([]byte, error)
+	c     *Codec[V]
+	want  int    // its height; -1 for a root, any
+	after string // its first key is after this one ("": any)
+	once  sync.Once
+	err   error
+}
+
+// ensure reads the rest of a node read from the store, once, and panics
+// with a *LoadError if it cannot.
+func (n *mnode[V]) ensure() {
+	l := n.lazy
+	if l == nil {
+		return
+	}
+	l.once.Do(func() { l.err = l.fill(n) })
+	if l.err != nil {
+		panic(&LoadError{Err: l.err})
+	}
+}
+
+// LoadError reports a part of a map that could not be read from the store
+// when first used. It is the value of the panic; Recover returns it.
+type LoadError struct{ Err error }
+
+func (e *LoadError) Error() string { return e.Err.Error() }
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Recover, deferred, turns a panic with a *LoadError into *err; any other
+// panic goes on.
+func Recover(err *error) {
+	if p := recover(); p != nil {
+		le, ok := p.(*LoadError)
+		if !ok {
+			panic(p)
+		}
+		*err = le
+	}
+}
+
+// fill reads n's blob and sets n's content from it: a node's kids, as
+// nodes that read themselves on first use, or a leaf's entries. It checks
+// what the node above said of n: its height, last key and entries.
+func (l *lazy[V]) fill(n *mnode[V]) error {
+	hash := n.hash
+	b, err := l.get(hash)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	height, refs, ok, err := decodeNode(b)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var n *mnode[V]
+	var keys []string
 	if ok {
-		if want >= 0 && int(height) != want {
-			return nil, fmt.Errorf("merkle: map node %s of height %d, want %d: %w", hash, height, want, errFormat)
-		}
 		kids := make([]*mnode[V], len(refs))
+		after := l.after
 		for i, r := range refs {
-			if kids[i], err = loadNode(r.hash, get, c, int(height)-1); err != nil {
-				return nil, err
-			}
-			if kids[i].lastKey() != r.last || kids[i].count != r.count || i > 0 && kids[i].firstKey() <= refs[i-1].last {
-				return nil, fmt.Errorf("merkle: map node %s: kid %s does not match: %w", hash, r.hash, errFormat)
-			}
+			kids[i] = &mnode[V]{height: height - 1, last: r.last, lastLvl: level(r.last), count: r.count, hash: r.hash,
+				lazy: &lazy[V]{get: l.get, c: l.c, want: int(height) - 1, after: after}}
+			after = r.last
+			keys = append(keys, r.last)
 		}
-		n = newNode(height, kids)
+		nn := newNode(height, kids)
+		if err := l.check(n, nn); err != nil {
+			return err
+		}
+		n.keys, n.lvls, n.kids = nn.keys, nn.lvls, nn.kids
 	} else {
-		if want > 0 {
-			return nil, fmt.Errorf("merkle: map node %s is a leaf, want height %d: %w", hash, want, errFormat)
-		}
-		keys, vals, ok, err := c.DecodeLeaf(b)
+		var vals []V
+		keys, vals, ok, err = l.c.DecodeLeaf(b)
 		switch {
 		case err != nil:
-			return nil, err
+			return err
 		case !ok:
-			return nil, fmt.Errorf("merkle: %s: %w", hash, errMapFormat)
-		case len(keys) == 0 && want == 0:
-			return nil, fmt.Errorf("merkle: map leaf %s is empty: %w", hash, errFormat)
+			return fmt.Errorf("merkle: %s: %w", hash, errMapFormat)
+		case len(keys) == 0 && l.want >= 0:
+			return fmt.Errorf("merkle: map leaf %s is empty: %w", hash, errFormat)
 		case len(keys) == 0:
-			return &mnode[V]{}, nil
+			return nil // the empty map
 		}
 		lvls := make([]uint8, len(keys))
 		for i, k := range keys {
 			lvls[i] = level(k)
 		}
-		n = newLeaf(keys, lvls, vals)
+		nn := newLeaf(keys, lvls, vals)
+		if err := l.check(n, nn); err != nil {
+			return err
+		}
+		n.keys, n.lvls, n.vals = nn.keys, nn.lvls, nn.vals
 	}
-	n.hash = hash
-	return n, nil
+	return nil
+}
+
+// check compares nn, the node read from n's blob, with what the node above
+// said of n, or, for a root, sets n's summary from it.
+func (l *lazy[V]) check(n, nn *mnode[V]) error {
+	if l.want < 0 {
+		n.height, n.count, n.last, n.lastLvl = nn.height, nn.count, nn.last, nn.lastLvl
+		return nil
+	}
+	// A node's first key is its first kid's last, after that kid's
+	// first, which is checked when the kid is read.
+	first := nn.keys[0]
+	switch {
+	case int(nn.height) != l.want:
+		return fmt.Errorf("merkle: map node %s is of height %d, want %d: %w", n.hash, nn.height, l.want, errFormat)
+	case nn.last != n.last || nn.count != n.count:
+		return fmt.Errorf("merkle: map node %s does not hold what the node above says: %w", n.hash, errFormat)
+	case l.after != "" && first <= l.after:
+		return fmt.Errorf("merkle: map node %s: its keys are out of order with its siblings': %w", n.hash, errFormat)
+	}
+	return nil
 }
 
 // Strings is the codec of a Map[string]: a leaf is stringsHeader, then

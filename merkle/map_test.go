@@ -1,6 +1,7 @@
 package merkle
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -224,6 +225,18 @@ func TestMapLegacy(t *testing.T) {
 	check(t, m3, want)
 }
 
+// loadAll loads the map stored under h and reads all of it.
+func loadAll(h string, get func(string) ([]byte, error)) (err error) {
+	defer Recover(&err)
+	m, err := LoadMap(h, get, Strings)
+	if err != nil {
+		return err
+	}
+	for range m.All() {
+	}
+	return nil
+}
+
 // TestLoadMapBad: blobs that are not what their place says fail the load.
 func TestLoadMapBad(t *testing.T) {
 	good := blobs{}
@@ -245,7 +258,7 @@ func TestLoadMapBad(t *testing.T) {
 		s := blobs{Hash(b): b}
 		maps.Copy(s, good)
 		delete(s, h)
-		if _, err := LoadMap(Hash(b), s.get, Strings); err == nil {
+		if err := loadAll(Hash(b), s.get); err == nil {
 			t.Errorf("%s: loaded", name)
 		}
 	}
@@ -288,4 +301,51 @@ func FuzzMap(f *testing.F) {
 		}
 		check(t, m, want)
 	})
+}
+
+// TestLoadMapIsLazy: loading a map of 100,000 entries, reading one, and
+// storing a change to it read the nodes on one path, not the map; a part
+// that cannot be read fails the use that needs it with a *LoadError.
+func TestLoadMapIsLazy(t *testing.T) {
+	const n = 100000
+	keys, vals := make([]string, n), make([]string, n)
+	for i := range n {
+		keys[i], vals[i] = fmt.Sprintf("f%06d", i), "v"
+	}
+	store := blobs{}
+	h, err := FromSorted(keys, vals).Store(nil, Strings, store.put)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := 0
+	counted := func(h string) ([]byte, error) { reads++; return store.get(h) }
+	m, err := LoadMap(h, counted, Strings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := m.Get("f054321"); !ok || v != "v" {
+		t.Fatalf("Get = %q, %v", v, ok)
+	}
+	m2 := m.Set("f054321", "w")
+	if _, err := m2.Store(&m, Strings, func(string, []byte) {}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Len() != n || reads > 6 {
+		t.Errorf("Len %d; %d blobs read, want at most 6", m.Len(), reads)
+	}
+
+	missing := blobs{h: store[h]}
+	m, err = LoadMap(h, missing.get, Strings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = func() (err error) {
+		defer Recover(&err)
+		m.Get("f000001")
+		return nil
+	}()
+	var le *LoadError
+	if !errors.As(err, &le) {
+		t.Fatalf("a Get needing a missing blob: %v, want a *LoadError", err)
+	}
 }

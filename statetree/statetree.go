@@ -10,12 +10,16 @@
 // holds each STATE slice (its value as the slice's codec gives it, see
 // session.Persist): inline when it is at most InlineMax bytes, otherwise
 // as the hash of its blob or, when larger than MaxSliceBlob, of the top of
-// a tree of chunks. It names the root directory of each per-session
+// a tree of chunks; a slice whose codec stores it as blobs of its own
+// (session.Codec.Store: the policies' memory, a merkle.Map) as the hash
+// its codec gives. It names the root directory of each per-session
 // resource that keeps a tree of files (Tree), such as a memory workspace.
 // A directory blob (EncodeDir) lists its entries sorted by name, each with
-// its kind, size and hash; a file is one blob of its content or, when
-// larger than ChunkSize, a list of the blobs of its chunks (PutFile). The
-// call log is not in the tree: it is appended to the store on its own.
+// its kind, size and hash; a directory of more than merkle.SmallMax
+// entries is a merkle.Map of such blobs (DirCodec). A file is one blob of
+// its content or, when larger than ChunkSize, a list of the blobs of its
+// chunks (PutFile). The call log is not in the tree: it is appended to the
+// store on its own.
 //
 // # Storing a change
 //
@@ -25,8 +29,8 @@
 // content) is not marshalled again, and a tree compares its nodes with the
 // previous ones and descends only where they differ. Changing a plan
 // yields a new document and no blob; writing one file in a 10,000-file
-// workspace yields the file, the directories on its path and the
-// document. The blobs returned are a superset of those the new document
+// workspace yields the file, the parts of the directories on its path
+// that hold it, and the document. The blobs returned are a superset of those the new document
 // uses and the previous one did not, which is what store.Store.Commit
 // needs.
 //
@@ -34,8 +38,10 @@
 //
 // Decode rebuilds a session's slices and trees from a root document and a
 // Getter, and returns the State the next Encode starts from; DecodeRoot
-// does so from the hash of a document stored as a blob. Live lists every
-// blob a document uses, for store.Store.Sweep.
+// does so from the hash of a document stored as a blob. A tree or a
+// merkle.Map reads its root blob then, and the rest from the Getter when
+// first used. Live lists every blob a document uses, for
+// store.Store.Sweep.
 package statetree
 
 import (

@@ -19,7 +19,8 @@ import (
 // node's hash, once computed, is kept.
 type node struct {
 	dir  bool
-	kids merkle.Map[*node] // a directory's entries by name
+	kids merkle.Map[*node] // a directory's entries by name (see children)
+	lazy *dirLoad          // or how a stored directory reads them
 	size int64             // a file's length
 	file *content          // a file's content
 
@@ -60,6 +61,21 @@ func dirNode(kids merkle.Map[*node]) *node {
 	return &node{dir: true, kids: kids}
 }
 
+// children returns a directory's entries. A directory of a stored tree
+// reads them on first use, and panics with a *merkle.LoadError if it
+// cannot (the store's methods return it: merkle.Recover).
+func (n *node) children() merkle.Map[*node] {
+	l := n.lazy
+	if l == nil {
+		return n.kids
+	}
+	l.once.Do(func() { l.kids, l.err = loadDir(l.hash, l.get) })
+	if l.err != nil {
+		panic(&merkle.LoadError{Err: l.err})
+	}
+	return l.kids
+}
+
 var emptyDir = dirNode(merkle.Map[*node]{})
 
 // dirCodec is how a directory's entries are stored: a directory is a
@@ -85,7 +101,7 @@ func (n *node) hash() (string, error) {
 			n.key, n.keyErr = statetree.PutFile(data, nil), err
 			return
 		}
-		n.key, n.keyErr = n.kids.Hash(dirCodec)
+		n.key, n.keyErr = n.children().Hash(dirCodec)
 	})
 	return n.key, n.keyErr
 }
@@ -113,7 +129,7 @@ func (n *node) version() (string, error) {
 // its contents), with its path under prefix; fs.SkipDir for a directory
 // skips its contents.
 func (n *node) walk(prefix string, fn func(p string, n *node) error) error {
-	for name, kid := range n.kids.All() {
+	for name, kid := range n.children().All() {
 		p := join(prefix, name)
 		if err := fn(p, kid); kid.dir && errors.Is(err, fs.SkipDir) {
 			continue
@@ -139,7 +155,7 @@ func lookup(root *node, p string) (*node, bool) {
 		if !n.dir {
 			return nil, false
 		}
-		kid, ok := n.kids.Get(seg)
+		kid, ok := n.children().Get(seg)
 		if !ok {
 			return nil, false
 		}
@@ -153,7 +169,7 @@ func lookup(root *node, p string) (*node, bool) {
 func missing(root *node, p string) error {
 	n := root
 	for _, a := range ancestors(p) {
-		kid, ok := n.kids.Get(base(a))
+		kid, ok := n.children().Get(base(a))
 		switch {
 		case !ok:
 			return errNotExist
@@ -176,12 +192,12 @@ func withAt(dir *node, at, rest string, leaf *node) (*node, error) {
 	name, below, deeper := strings.Cut(rest, "/")
 	if !deeper {
 		if leaf == nil {
-			return dirNode(dir.kids.Delete(name)), nil
+			return dirNode(dir.children().Delete(name)), nil
 		}
-		return dirNode(dir.kids.Set(name, leaf)), nil
+		return dirNode(dir.children().Set(name, leaf)), nil
 	}
 	p := join(at, name)
-	kid, ok := dir.kids.Get(name)
+	kid, ok := dir.children().Get(name)
 	switch {
 	case !ok:
 		kid = emptyDir
@@ -192,7 +208,7 @@ func withAt(dir *node, at, rest string, leaf *node) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dirNode(dir.kids.Set(name, kid)), nil
+	return dirNode(dir.children().Set(name, kid)), nil
 }
 
 // buildFile returns root with a file of data at p, for a tree being built.
@@ -219,12 +235,15 @@ func (b *memBackend) kind() string { return "memory" }
 
 func (b *memBackend) Close() error { return nil }
 
-// memStore is one session's memory tree, by its root directory.
+// memStore is one session's memory tree, by its root directory. Its
+// methods return the error of a part of a stored tree that cannot be read
+// when first used (merkle.Recover).
 type memStore struct {
 	t atomic.Pointer[node]
 }
 
-func (s *memStore) stat(p string) (Info, error) {
+func (s *memStore) stat(p string) (_ Info, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, p)
 	if !ok {
@@ -236,7 +255,8 @@ func (s *memStore) stat(p string) (Info, error) {
 // lstat is stat: a memory tree has no links, special files nor times.
 func (s *memStore) lstat(p string) (Info, error) { return s.stat(p) }
 
-func (s *memStore) mkdir(p string) (bool, error) {
+func (s *memStore) mkdir(p string) (_ bool, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	if n, ok := lookup(t, p); ok {
 		if !n.dir {
@@ -244,7 +264,7 @@ func (s *memStore) mkdir(p string) (bool, error) {
 		}
 		return false, nil
 	}
-	t, err := with(t, p, emptyDir)
+	t, err = with(t, p, emptyDir)
 	if err != nil {
 		return false, err
 	}
@@ -252,13 +272,14 @@ func (s *memStore) mkdir(p string) (bool, error) {
 	return true, nil
 }
 
-func (s *memStore) move(src, dst string) error {
+func (s *memStore) move(src, dst string) (err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, src)
 	if !ok {
 		return missing(t, src)
 	}
-	t, err := with(t, src, nil)
+	t, err = with(t, src, nil)
 	if err == nil {
 		t, err = with(t, dst, n)
 	}
@@ -269,7 +290,8 @@ func (s *memStore) move(src, dst string) error {
 	return nil
 }
 
-func (s *memStore) readFile(p string, max int64) ([]byte, error) {
+func (s *memStore) readFile(p string, max int64) (_ []byte, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, p)
 	switch {
@@ -283,12 +305,13 @@ func (s *memStore) readFile(p string, max int64) ([]byte, error) {
 	return n.file.bytes()
 }
 
-func (s *memStore) writeFile(p string, data []byte) error {
+func (s *memStore) writeFile(p string, data []byte) (err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	if n, ok := lookup(t, p); ok && n.dir {
 		return errIsDir
 	}
-	t, err := with(t, p, fileNode(data))
+	t, err = with(t, p, fileNode(data))
 	if err != nil {
 		return err
 	}
@@ -296,7 +319,8 @@ func (s *memStore) writeFile(p string, data []byte) error {
 	return nil
 }
 
-func (s *memStore) remove(p string) (int, error) {
+func (s *memStore) remove(p string) (_ int, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, p)
 	if !ok || p == "" {
@@ -312,7 +336,7 @@ func (s *memStore) remove(p string) (int, error) {
 			return nil
 		})
 	}
-	t, err := with(t, p, nil)
+	t, err = with(t, p, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -320,7 +344,8 @@ func (s *memStore) remove(p string) (int, error) {
 	return files, nil
 }
 
-func (s *memStore) list(p string) ([]Info, error) {
+func (s *memStore) list(p string) (_ []Info, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, p)
 	switch {
@@ -329,14 +354,15 @@ func (s *memStore) list(p string) ([]Info, error) {
 	case !n.dir:
 		return nil, errNotDir
 	}
-	out := make([]Info, 0, n.kids.Len())
-	for name, kid := range n.kids.All() {
+	out := make([]Info, 0, n.children().Len())
+	for name, kid := range n.children().All() {
 		out = append(out, Info{Path: join(p, name), Dir: kid.dir, Size: kid.size})
 	}
 	return out, nil
 }
 
-func (s *memStore) walk(dir string, fn func(Info) error) error {
+func (s *memStore) walk(dir string, fn func(Info) error) (err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, dir)
 	switch {
@@ -350,7 +376,8 @@ func (s *memStore) walk(dir string, fn func(Info) error) error {
 	})
 }
 
-func (s *memStore) version(p string) (string, bool, error) {
+func (s *memStore) version(p string) (_ string, _ bool, err error) {
+	defer merkle.Recover(&err)
 	n, ok := lookup(s.t.Load(), p)
 	if !ok || n.dir {
 		return "", false, nil

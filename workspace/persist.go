@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/statetree"
@@ -12,7 +13,8 @@ import (
 // path and were not elsewhere in prev (a file or directory moved) (prev
 // is the root a former EncodeTree or DecodeTree returned). A disk
 // workspace stores nothing: its files live in their directory.
-func (w *Workspace) EncodeTree(prev any, put statetree.Put) (string, any, error) {
+func (w *Workspace) EncodeTree(prev any, put statetree.Put) (_ string, _ any, err error) {
+	defer merkle.Recover(&err)
 	m, ok := w.st.(*memStore)
 	if !ok {
 		return "", nil, nil
@@ -53,8 +55,9 @@ func left(old, n *node, gone map[string]bool) error {
 	if !old.dir || n == nil || !n.dir {
 		return nil
 	}
-	for name, kid := range old.kids.Changed(&n.kids) {
-		now, _ := n.kids.Get(name)
+	nk := n.children()
+	for name, kid := range old.children().Changed(&nk) {
+		now, _ := nk.Get(name)
 		if err := left(kid, now, gone); err != nil {
 			return err
 		}
@@ -96,12 +99,14 @@ func (e encoder) encode(n, old *node) error {
 	}
 	var stored *merkle.Map[*node]
 	if old != nil && old.dir {
-		stored = &old.kids
+		k := old.children()
+		stored = &k
 	}
-	if _, err := n.kids.Store(stored, dirCodec, put); err != nil {
+	kids := n.children()
+	if _, err := kids.Store(stored, dirCodec, put); err != nil {
 		return err
 	}
-	for name, kid := range n.kids.Changed(stored) {
+	for name, kid := range kids.Changed(stored) {
 		var was *node
 		if stored != nil {
 			was, _ = stored.Get(name)
@@ -114,11 +119,13 @@ func (e encoder) encode(n, old *node) error {
 }
 
 // DecodeTree implements statetree.Tree: it replaces a memory workspace's
-// tree by the one stored under hash. Directories are read at once; a
-// file's content is read from get on its first use (read, grep, a version
-// of a file larger than statetree.ChunkSize), so that a large workspace
-// resumes after reading only its directories. get must stay usable for as
-// long as the workspace.
+// tree by the one stored under hash. It reads the root directory's first
+// blob; the rest of a directory, another directory, and a file's content
+// are read from get on their first use (a lookup of a path through them,
+// a listing, a read, grep), so that a session of 100,000 files resumes as
+// fast as an empty one, and a call reads the directories on its paths.
+// get must stay usable for as long as the workspace; a blob it cannot
+// give when first used fails the call that needs it.
 func (w *Workspace) DecodeTree(hash string, get statetree.Getter) (any, error) {
 	m, ok := w.st.(*memStore)
 	if !ok {
@@ -132,21 +139,45 @@ func (w *Workspace) DecodeTree(hash string, get statetree.Getter) (any, error) {
 	return root, nil
 }
 
+// decode returns the directory stored under hash, its first blob read.
 func decode(hash string, get statetree.Getter) (*node, error) {
-	codec := statetree.DirCodec(entryOf, func(e statetree.Entry) (*node, error) {
-		if e.Dir {
-			return decode(e.Hash, get)
-		}
-		h, size := e.Hash, e.Size
-		kid := &node{size: size, file: &content{fetch: func() ([]byte, error) { return statetree.GetFile(h, size, get) }}}
-		kid.keyOnce.Do(func() { kid.key = h })
-		return kid, nil
-	})
-	kids, err := merkle.LoadMap(hash, get, codec)
+	kids, err := loadDir(hash, get)
 	if err != nil {
 		return nil, err
 	}
 	n := dirNode(kids)
 	n.keyOnce.Do(func() { n.key = hash })
 	return n, nil
+}
+
+// lazyDir returns the directory stored under hash, to be read on first
+// use.
+func lazyDir(hash string, get statetree.Getter) *node {
+	n := &node{dir: true, lazy: &dirLoad{hash: hash, get: get}}
+	n.keyOnce.Do(func() { n.key = hash })
+	return n
+}
+
+// dirLoad is how a directory of a stored tree reads its entries.
+type dirLoad struct {
+	hash string
+	get  statetree.Getter
+	once sync.Once
+	kids merkle.Map[*node]
+	err  error
+}
+
+// loadDir reads the entries of the directory stored under hash: its
+// subdirectories to be read on first use, its files' content too.
+func loadDir(hash string, get statetree.Getter) (merkle.Map[*node], error) {
+	codec := statetree.DirCodec(entryOf, func(e statetree.Entry) (*node, error) {
+		if e.Dir {
+			return lazyDir(e.Hash, get), nil
+		}
+		h, size := e.Hash, e.Size
+		kid := &node{size: size, file: &content{fetch: func() ([]byte, error) { return statetree.GetFile(h, size, get) }}}
+		kid.keyOnce.Do(func() { kid.key = h })
+		return kid, nil
+	})
+	return merkle.LoadMap(hash, get, codec)
 }

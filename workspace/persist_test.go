@@ -158,7 +158,7 @@ func oldEncode(t *testing.T, n *node, put func(string, []byte)) string {
 		return statetree.PutFile(data, put)
 	}
 	var entries []statetree.Entry
-	for name, kid := range n.kids.All() {
+	for name, kid := range n.children().All() {
 		entries = append(entries, statetree.Entry{Name: name, Dir: kid.dir, Size: kid.size, Hash: oldEncode(t, kid, put)})
 	}
 	b, err := statetree.EncodeDir(entries)
@@ -214,7 +214,7 @@ func TestOldTreeContinued(t *testing.T) {
 	if got := treeFiles(t, again); !maps.Equal(got, want) {
 		t.Fatalf("continued old tree: %d files, want %d", len(got), len(want))
 	}
-	if again.kids.Len() != 2 {
-		t.Errorf("root has %d entries, want 2", again.kids.Len())
+	if again.children().Len() != 2 {
+		t.Errorf("root has %d entries, want 2", again.children().Len())
 	}
 }
