@@ -16,29 +16,35 @@ func largePath(i int) string {
 }
 
 // TestLargeSessionRestarted: a session of 20,000 files (one directory of
-// 10,000, the rest in directories of 100) written through one process,
-// killed with SIGKILL, is continued by a second process on the same state
-// directory and read through a third at the same time: every file's
-// content is there, and each process's changes are seen by the other.
+// 10,000, the rest in directories of 100), half of it written through one
+// process, killed with SIGKILL, is continued by a second process on the
+// same state directory, which writes the other half, and read through a
+// third at the same time: every file's content is there, and each
+// process's changes are seen by the other. (Each process lives less than
+// the harness's failsafe, also with the race detector.)
 func TestLargeSessionRestarted(t *testing.T) {
 	const files = 20000
 	if testing.Short() {
 		t.Skip("20,000 files")
 	}
 	args := []string{"--session", "large", "--state-dir", t.TempDir()}
-	first := &stdioClient{p: start(t, "", args...), modern: true}
-	for at := 0; at < files; at += 200 {
-		var edits []map[string]any
-		for i := at; i < at+200; i++ {
-			edits = append(edits, map[string]any{"op": "write", "file_path": largePath(i), "content": fmt.Sprintf("file %d\n", i)})
-		}
-		if r := first.call(t, "apply_edits", map[string]any{"edits": edits}); r.IsError {
-			t.Fatalf("writing files %d to %d: %s", at, at+199, r.text())
+	write := func(c *stdioClient, from, to int) {
+		for at := from; at < to; at += 200 {
+			var edits []map[string]any
+			for i := at; i < at+200; i++ {
+				edits = append(edits, map[string]any{"op": "write", "file_path": largePath(i), "content": fmt.Sprintf("file %d\n", i)})
+			}
+			if r := c.call(t, "apply_edits", map[string]any{"edits": edits}); r.IsError {
+				t.Fatalf("writing files %d to %d: %s", at, at+199, r.text())
+			}
 		}
 	}
+	first := &stdioClient{p: start(t, "", args...), modern: true}
+	write(first, 0, files/2)
 	first.p.kill()
 
 	second := &stdioClient{p: start(t, "", args...), modern: true}
+	write(second, files/2, files)
 	third := &stdioClient{p: start(t, "", args...), modern: true}
 	if r := second.call(t, "write_file", map[string]any{"file_path": "flat/f00000.txt", "content": "changed by the second\n", "overwrite": true}); r.IsError {
 		t.Fatalf("overwriting a file the first process wrote: %s", r.text())
