@@ -37,9 +37,8 @@ import (
 // A map of up to SmallMax entries is stored as one leaf blob whatever its
 // shape (for a directory, the one blob an older build stored); a larger
 // one as its tree: leaves in the format of the map's codec, nodes in the
-// format of nodeHeader. Each node keeps its hash
-// once computed, so that a map stored again encodes and hashes only the
-// nodes a change made.
+// format of nodeHeader. Each node keeps its hash once computed, so that a
+// map stored again encodes and hashes only the nodes a change made.
 //
 // A Map is a value: the zero Map is empty, and Set and Delete return a new
 // one, sharing every unchanged node with the old.
@@ -69,7 +68,8 @@ type Codec[V any] struct {
 }
 
 // mnode is a node of a Map's tree. It is immutable once made but for its
-// hash, computed once.
+// hash, computed once, and for the content that a node read from the store
+// reads on first use (ensure).
 type mnode[V any] struct {
 	height  uint8
 	last    string // its last key

@@ -114,7 +114,8 @@ func (p *ReadBeforeWrite) Check(call *tools.Call) error {
 // several files in one call (apply_edits) use it for each operation. Paths
 // that do not normalise are allowed: the tool reports them better. A file
 // whose version cannot be read is denied.
-func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []string) error {
+func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []string) (err error) {
+	defer merkle.Recover(&err) // a part of a stored memory not read
 	mem, _ := session.Get(s, known)
 	for _, raw := range paths {
 		path, err := fs.Normalize(raw)
@@ -143,7 +144,8 @@ func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []strin
 
 // OnResult remembers the current version of every file a successful read or
 // write named; after a move, see Moved.
-func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) error {
+func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) (err error) {
+	defer merkle.Recover(&err) // a part of a stored memory not read
 	if moves, ok := p.moves[call.Tool.Name()]; ok {
 		fs, err := p.files(call)
 		if err != nil {
@@ -170,7 +172,8 @@ func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) error {
 // that no longer exists is forgotten. When the session knew them so
 // already, its memory stays the same value, which a store then need not
 // write again.
-func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string) error {
+func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string) (err error) {
+	defer merkle.Recover(&err) // a part of a stored memory not read
 	mem, _ := session.Get(s, known)
 	changed := false
 	for _, raw := range paths {
