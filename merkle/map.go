@@ -233,7 +233,11 @@ func top[V any](r []*mnode[V]) *mnode[V] {
 		r = split(r[0].height+1, r)
 	}
 	n := r[0]
-	for n.height > 0 && len(n.kids) == 1 {
+	for n.height > 0 {
+		n.ensure() // a kid left alone may be a node not read yet
+		if len(n.kids) != 1 {
+			break
+		}
 		n = n.kids[0]
 	}
 	return n

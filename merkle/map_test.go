@@ -349,3 +349,32 @@ func TestLoadMapIsLazy(t *testing.T) {
 		t.Fatalf("a Get needing a missing blob: %v, want a *LoadError", err)
 	}
 }
+
+// TestLoadedMapShrinks: a map read lazily from the store, emptied down to
+// a few entries, hashes as the same entries built at once: a root left
+// with one kid not read yet is read, and the tree collapses to its
+// canonical height.
+func TestLoadedMapShrinks(t *testing.T) {
+	want := map[string]string{}
+	var m Map[string]
+	for i := range 5000 {
+		k := fmt.Sprintf("k%05d", i)
+		m, want[k] = m.Set(k, "v"), "v"
+	}
+	store := blobs{}
+	h, err := m.Store(nil, Strings, store.put)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err = LoadMap(h, store.get, Strings); err != nil {
+		t.Fatal(err)
+	}
+	// From the end: the nodes of the first keys are never read until
+	// the root is left with them alone.
+	for i := 4999; i >= 10; i-- {
+		k := fmt.Sprintf("k%05d", i)
+		m = m.Delete(k)
+		delete(want, k)
+	}
+	check(t, m, want)
+}
