@@ -25,5 +25,8 @@ import "github.com/wink-mcp/wink-mcp/store"
 func Steps() []store.Step {
 	return []store.Step{
 		{From: 1, Migrate: migrate1},
+		// Format 3 reads what format 2 stored as it is; the step only
+		// marks the streams, so that builds of format 2 refuse them.
+		{From: 2},
 	}
 }
