@@ -1007,7 +1007,7 @@ func (s *JetStream) Shared() bool { return s.host == nil || s.host.shared() }
 
 // Sharing returns a channel closed once Shared reports true: at once for
 // an external cluster, and for a state dir when another process is first
-// seen on it (which the holder of the dir notices within sharedPoll).
+// seen on it (the holder of the dir hears it when it connects).
 func (s *JetStream) Sharing() <-chan struct{} {
 	if s.host == nil {
 		return closed
