@@ -221,6 +221,16 @@ const (
 	scanIdle      = 2 * time.Second
 )
 
+// A watch, which waits for changes for as long as the process lives,
+// mostly idle, pulls for longer, with rarer heartbeats: each heartbeat
+// wakes the server and the watching process. A lost pull is noticed, and
+// the watch starts over, after two missed heartbeats (20 s); calls do not
+// wait for the watch, which only tells clients of changes sooner.
+const (
+	watchExpiry    = jetstream.PullExpiry(30 * time.Second)
+	watchHeartbeat = jetstream.PullHeartbeat(10 * time.Second)
+)
+
 // retry calls try until it reports that it is done, or ctx ends, and
 // returns try's last error.
 func retry(ctx context.Context, try func(ctx context.Context) (done bool, err error)) error {
@@ -983,7 +993,7 @@ func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
 		case out <- ch:
 		case <-stop:
 		}
-	}, pullExpiry, pullHeartbeat)
+	}, watchExpiry, watchHeartbeat)
 	if err != nil {
 		return nil, fail("watch", "", err)
 	}
