@@ -13,10 +13,11 @@ import (
 // server runs or not, for the server's monitoring (the CPU of varz and
 // statsz), which no store serves: each sample wakes an idle process. The
 // chain of samples ends at the first one that cannot read its file, so the
-// store points it at none: pse reports no CPU or memory from then on.
+// store points it at a name no file has (pse_norace.go): pse reports no
+// CPU or memory from then on.
 //
 // pseProcStatFile is pse's file (/proc/PID/stat); pseSampled is what it
-// was before the store cleared it, which a test checks, so that a pse
+// was before the store changed it, which a test checks, so that a pse
 // without that variable (the linkname then declares a variable of its
 // own) fails loudly.
 //
@@ -24,5 +25,3 @@ import (
 var pseProcStatFile string
 
 var pseSampled = pseProcStatFile
-
-func init() { pseProcStatFile = "" }
