@@ -223,12 +223,14 @@ const (
 
 // A watch, which waits for changes for as long as the process lives,
 // mostly idle, pulls for longer, with rarer heartbeats: each heartbeat
-// wakes the server and the watching process. A lost pull is noticed, and
-// the watch starts over, after two missed heartbeats (20 s); calls do not
-// wait for the watch, which only tells clients of changes sooner.
+// wakes the server and the watching process. The watch (an ordered
+// consumer) starts over at once when its connection is back (after a
+// takeover) or the server has no consumer for its pull; a pull lost
+// without a word is noticed after two missed heartbeats (40 s). Calls do
+// not wait for the watch, which only tells clients of changes sooner.
 const (
-	watchExpiry    = jetstream.PullExpiry(30 * time.Second)
-	watchHeartbeat = jetstream.PullHeartbeat(10 * time.Second)
+	watchExpiry    = jetstream.PullExpiry(time.Minute)
+	watchHeartbeat = jetstream.PullHeartbeat(20 * time.Second)
 )
 
 // retry calls try until it reports that it is done, or ctx ends, and
