@@ -59,17 +59,23 @@ func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, er
 		return nil, err
 	}
 	s.host = h
+	if err := h.listen(nc); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: state dir %s: %w: %w", dir, ErrUnavailable, err)
+	}
 	return s, nil
 }
 
-// How a process reaches the server of a state directory: reconnectWait is
-// the pause between attempts to reconnect (or to take the server over)
-// after the connection dropped, sharedPoll how often the holder looks for
-// other processes until it has seen one.
-const (
-	reconnectWait = 50 * time.Millisecond
-	sharedPoll    = 250 * time.Millisecond
-)
+// reconnectWait is the pause between attempts to reconnect (or to take the
+// server over) after a process's connection to the server of a state
+// directory dropped.
+const reconnectWait = 50 * time.Millisecond
+
+// helloSubject is the subject on which a process that reaches the server
+// of a state directory over loopback says so, each time it connects, for
+// the holder to learn that it shares the directory (share) when it
+// happens, rather than look for other processes on a clock.
+const helloSubject = "_WINK.store.hello"
 
 // A host is the way of one process to the NATS server that keeps a state
 // directory's store: the server itself while the process holds the
@@ -100,7 +106,6 @@ type host struct {
 	seen      atomic.Bool
 	sharing   chan struct{}
 	shareOnce sync.Once
-	stopPoll  chan struct{}
 }
 
 // newHost creates dir (0700) if needed, and opens its lock file and its
@@ -123,7 +128,7 @@ func newHost(dir string, opts Options) (*host, error) {
 	}
 	return &host{
 		dir: dir, opts: opts, token: token, lock: lock, logger: opts.Logger,
-		sharing: make(chan struct{}), stopPoll: make(chan struct{}),
+		sharing: make(chan struct{}),
 	}, nil
 }
 
@@ -167,7 +172,8 @@ func credential(path string) (string, error) {
 func (h *host) connect(ctx context.Context) (*nats.Conn, error) {
 	for {
 		nc, err := nats.Connect("", append(connOptions(h.logger),
-			nats.InProcessServer(h), nats.Token(h.token), nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(0, 0))...)
+			nats.InProcessServer(h), nats.Token(h.token), nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(0, 0),
+			nats.ReconnectHandler(h.greet))...)
 		if err == nil {
 			return nc, nil
 		}
@@ -270,9 +276,6 @@ func (h *host) hold() error {
 	}
 	h.srv.Store(srv)
 	h.logger.Debug("holding the session store", "root", filepath.Dir(h.dir), "addr", addr)
-	if !h.seen.Load() {
-		go h.poll(srv)
-	}
 	return nil
 }
 
@@ -314,20 +317,30 @@ func (h *host) holder() (string, error) {
 	return string(lines[1]), nil
 }
 
-// poll looks for another client of srv until it sees one, the host is
-// closed, or srv stops.
-func (h *host) poll(srv *server.Server) {
-	t := time.NewTicker(sharedPoll)
-	defer t.Stop()
-	for !h.shared() {
-		select {
-		case <-t.C:
-		case <-h.stopPoll:
-			return
+// listen has nc, the connection of this process, hear the hello of every
+// process that reaches the directory's server over loopback (share), and
+// greets the holder itself if it is one of those.
+func (h *host) listen(nc *nats.Conn) error {
+	if _, err := nc.Subscribe(helloSubject, func(*nats.Msg) { h.share() }); err != nil {
+		return err
+	}
+	h.greet(nc)
+	return nil
+}
+
+// greet is called once nc has connected, and at every reconnect. A
+// process that reaches the server over loopback says hello; the holder
+// counts the server's clients instead, once the server has its
+// subscription, for the processes that connected before it had.
+func (h *host) greet(nc *nats.Conn) {
+	if h.srv.Load() == nil {
+		if err := nc.Publish(helloSubject, nil); err != nil {
+			h.logger.Debug("saying hello to the holder of the session store", "err", err)
 		}
-		if !srv.Running() {
-			return
-		}
+		return
+	}
+	if err := nc.Flush(); err == nil {
+		h.shared()
 	}
 }
 
@@ -362,7 +375,6 @@ func (h *host) close() {
 		return
 	}
 	h.closed = true
-	close(h.stopPoll)
 	if srv := h.srv.Load(); srv != nil {
 		stopServer(srv)
 	}

@@ -260,7 +260,8 @@ func TestEmbeddedShared(t *testing.T) {
 }
 
 // TestEmbeddedAlone checks that a store alone on its dir does not say it
-// is shared, and says so once another opens the dir.
+// is shared, and says so once another opens the dir: its Sharing channel
+// closes when the other connects (it says hello), before anything asks.
 func TestEmbeddedAlone(t *testing.T) {
 	ctx := ctxT(t)
 	dir := t.TempDir()
@@ -269,8 +270,18 @@ func TestEmbeddedAlone(t *testing.T) {
 	if a.Shared() {
 		t.Fatal("a store alone on its dir says it is shared")
 	}
+	select {
+	case <-a.Sharing():
+		t.Fatal("the Sharing channel of a store alone on its dir is closed")
+	default:
+	}
 	b := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
 	defer b.Close()
+	select {
+	case <-a.Sharing():
+	case <-ctx.Done():
+		t.Fatal("the holder's Sharing channel is not closed once another store is open")
+	}
 	if !a.Shared() {
 		t.Fatal("the holder does not say it is shared once another store is open")
 	}

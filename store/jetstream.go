@@ -230,6 +230,18 @@ const (
 	scanIdle      = 2 * time.Second
 )
 
+// A watch, which waits for changes for as long as the process lives,
+// mostly idle, pulls for longer, with rarer heartbeats: each heartbeat
+// wakes the server and the watching process. The watch (an ordered
+// consumer) starts over at once when its connection is back (after a
+// takeover) or the server has no consumer for its pull; a pull lost
+// without a word is noticed after two missed heartbeats (40 s). Calls do
+// not wait for the watch, which only tells clients of changes sooner.
+const (
+	watchExpiry    = jetstream.PullExpiry(time.Minute)
+	watchHeartbeat = jetstream.PullHeartbeat(20 * time.Second)
+)
+
 // retry calls try until it reports that it is done, or ctx ends, and
 // returns try's last error.
 func retry(ctx context.Context, try func(ctx context.Context) (done bool, err error)) error {
@@ -992,7 +1004,7 @@ func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
 		case out <- ch:
 		case <-stop:
 		}
-	}, pullExpiry, pullHeartbeat)
+	}, watchExpiry, watchHeartbeat)
 	if err != nil {
 		return nil, fail("watch", "", err)
 	}
@@ -1016,7 +1028,7 @@ func (s *JetStream) Shared() bool { return s.host == nil || s.host.shared() }
 
 // Sharing returns a channel closed once Shared reports true: at once for
 // an external cluster, and for a state dir when another process is first
-// seen on it (which the holder of the dir notices within sharedPoll).
+// seen on it (the holder of the dir hears it when it connects).
 func (s *JetStream) Sharing() <-chan struct{} {
 	if s.host == nil {
 		return closed

@@ -56,9 +56,10 @@ func NewMemory(files map[string][]byte) (*Backend, error) {
 // named by a hash of dir's real path, so that every process working on
 // dir with the same state directory shares them. Before it returns, it
 // puts back every call that a dead process left in flight there (see the
-// package documentation), and does again every second while it is open,
-// so that the calls of a process on the same workspace that dies are put
-// back without waiting for a restart; logger reports what it did.
+// package documentation), and does again every second while it is open
+// and calls are in flight there, so that the calls of a process on the
+// same workspace that dies are put back without waiting for a restart;
+// logger reports what it did.
 func OpenDisk(dir, stateDir string, logger *slog.Logger) (*Backend, error) {
 	return openDisk(dir, stateDir, logger, repairEvery)
 }

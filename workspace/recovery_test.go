@@ -291,6 +291,53 @@ func TestSiblingPutsBackCallsInFlight(t *testing.T) {
 	}
 }
 
+// TestSiblingPutsBackAfterTheStateDirectoryWent: a process has the
+// workspace open, with nothing in flight, so that its repair waits for a
+// call to begin (it does not look on a clock); another process closing
+// the workspace removes its directory in the state directory, empty; a
+// third process then dies in the middle of a call. The one that lived on,
+// which watched the directory that went, puts the call back within a few
+// seconds all the same.
+func TestSiblingPutsBackAfterTheStateDirectoryWent(t *testing.T) {
+	idle := make(chan *diskBackend, 16)
+	repairIdle = func(b *diskBackend) { idle <- b }
+	t.Cleanup(func() { repairIdle = nil })
+	waitIdle := func(b *diskBackend) {
+		t.Helper()
+		for end := time.After(10 * time.Second); ; {
+			select {
+			case got := <-idle:
+				if got == b {
+					return
+				}
+			case <-end:
+				t.Fatal("10s on, the repair still looks on a clock")
+			}
+		}
+	}
+	f := newDiskFixture(t, map[string]string{"a.txt": "old a"})
+	before := f.tree()
+	lives := f.open()
+	waitIdle(lives)
+	b, err := OpenDisk(f.dir, f.state, slog.New(slog.DiscardHandler))
+	must(t, err)
+	must(t, b.Close()) // removes the directory: only its root file is there
+	waitIdle(lives)    // the root file went: it looked, and waits again
+	if _, err := os.Stat(filepath.Join(lives.state, rootFile)); err != nil {
+		t.Errorf("the root file is not there again: %v", err)
+	}
+	dead := f.open()
+	s := inFlight(t, dead, func(s *diskStore) {
+		must(t, s.writeFile("a.txt", []byte("new a")))
+	})
+	die(s)
+	for end := time.Now().Add(10 * time.Second); f.tree() != before || len(f.leftovers()) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("10s after the process died:\n%s\nwant:\n%s\nleft in the state directory: %v", f.tree(), before, f.leftovers())
+		}
+	}
+}
+
 // TestRecover: Recover puts back what a dead process left in flight in
 // each workspace of a state directory, which it finds by their root files,
 // and reports a workspace whose root file is gone.

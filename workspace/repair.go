@@ -7,33 +7,89 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // repairEvery is how often an open disk workspace looks in its state
 // directory for calls that a dead process (another process on the same
-// workspace, killed or crashed) left in flight, and puts them back: a
-// listing of the directory and a try of each journal's lock, nothing more
-// while every process lives.
+// workspace, killed or crashed) left in flight, and puts them back, while
+// there are calls in flight there: a listing of the directory and a try
+// of each journal's lock, nothing more while every process lives. While
+// the directory holds no journal and no lock it does not look: it waits
+// for one to be made there.
 const repairEvery = time.Second
 
 // rootFile is the file of a workspace's directory in the state directory
 // that holds the workspace's real path, for Recover.
 const rootFile = "root"
 
-// repair puts back, every interval until stop is closed, the calls that
-// dead processes left in flight (recoverAll), and keeps the root file
-// there for Recover.
+// repair puts back, every interval while the state directory holds calls
+// in flight, and until stop is closed, the calls that dead processes left
+// there (recoverAll); it keeps the root file there for Recover. It learns
+// that a call has begun, in any process, from a watch of the directory
+// (fsnotify), so that a workspace nobody calls does nothing; where the
+// directory cannot be watched, it looks every interval.
 func (b *diskBackend) repair(interval time.Duration) {
 	defer close(b.repaired)
+	// events and errs stay nil, and the clock ticks on, where the
+	// directory cannot be watched.
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		defer w.Close()
+		err = b.watch(w)
+	}
+	if err == nil {
+		events, errs = w.Events, w.Errors
+	} else {
+		b.logger.Debug("workspace: the state directory cannot be watched: looking for calls left in flight every interval", "state", b.state, "interval", interval, "err", err)
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	failed := "" // the last failure, logged once for as long as it lasts
+	ticking := true // the first look is at the first tick
+	failed := ""    // the last failure, logged once for as long as it lasts
 	for {
 		select {
 		case <-b.stop:
 			return
+		case ev, ok := <-events:
+			switch {
+			case !ok:
+				events, errs = nil, nil
+			case ev.Name == b.state && ev.Has(fsnotify.Remove|fsnotify.Rename):
+				// Another process, closing, removed the directory empty:
+				// make it again, and watch the new one.
+				if err := b.watch(w); err != nil {
+					b.logger.Warn("workspace: watching the state directory again failed: looking for calls left in flight every interval", "state", b.state, "err", err)
+					events, errs = nil, nil
+				}
+			case !ev.Has(fsnotify.Create) && filepath.Base(ev.Name) != rootFile:
+				continue
+			case ev.Has(fsnotify.Create) && !keptInFlight(filepath.Base(ev.Name)):
+				continue
+			}
+			// A call began, the root file went, or the watch did: look
+			// at the next tick, and every tick until nothing is left.
+			if !ticking {
+				ticking = true
+				t.Reset(interval)
+			}
+			continue
+		case err, ok := <-errs:
+			if !ok {
+				events, errs = nil, nil
+			} else {
+				// Events may have been lost (the queue overflowed): look.
+				b.logger.Debug("workspace: watching the state directory", "state", b.state, "err", err)
+			}
+			ticking = true
+			t.Reset(interval)
+			continue
 		case <-t.C:
 		}
 		n, err := b.recoverAll()
@@ -47,9 +103,51 @@ func (b *diskBackend) repair(interval time.Duration) {
 		if n > 0 {
 			b.logger.Warn("workspace: put back calls a dead process left in flight", "calls", n, "root", b.dir, "state", b.state)
 		}
-		if _, err := os.Stat(filepath.Join(b.state, rootFile)); errors.Is(err, fs.ErrNotExist) {
-			b.writeRoot()
+		b.ensureRoot()
+		if events != nil && err == nil && !b.callsInFlight() {
+			ticking = false
+			t.Stop()
+			if repairIdle != nil {
+				repairIdle(b)
+			}
 		}
+	}
+}
+
+// repairIdle, when set (by a test), is called each time the repair of b
+// stops its clock, to wait for a call to begin.
+var repairIdle func(b *diskBackend)
+
+// watch makes the state directory if it is missing, with its root file,
+// and has w watch it.
+func (b *diskBackend) watch(w *fsnotify.Watcher) error {
+	if err := os.MkdirAll(b.state, 0o700); err != nil {
+		return err
+	}
+	b.ensureRoot()
+	return w.Add(b.state)
+}
+
+// keptInFlight reports whether name, a file of the state directory, is
+// one that a call in flight keeps there: a journal or a lock.
+func keptInFlight(name string) bool {
+	return strings.HasSuffix(name, journalSuffix) || strings.HasSuffix(name, lockSuffix)
+}
+
+// callsInFlight reports whether the state directory holds a journal or a
+// lock (or cannot be read).
+func (b *diskBackend) callsInFlight() bool {
+	entries, err := os.ReadDir(b.state)
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	return slices.ContainsFunc(entries, func(e os.DirEntry) bool { return keptInFlight(e.Name()) })
+}
+
+// ensureRoot writes the root file if it is missing.
+func (b *diskBackend) ensureRoot() {
+	if _, err := os.Stat(filepath.Join(b.state, rootFile)); errors.Is(err, fs.ErrNotExist) {
+		b.writeRoot()
 	}
 }
 
