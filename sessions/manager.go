@@ -1011,7 +1011,8 @@ func (m *Manager) Use(ctx context.Context, r Request) (*Use, error) {
 // Read is Use for a read outside a call (a resource): in a store that
 // other processes write, it makes sure that the session is the store's
 // latest revision (Use.Fresh), loading it again when another process
-// changed it.
+// changed it. Its Session is the session as its last commit left it
+// (session.Session.Committed), never a call in progress.
 func (m *Manager) Read(ctx context.Context, r Request) (*Use, error) {
 	for run := 1; ; run++ {
 		u, err := m.Use(ctx, r)
@@ -1019,6 +1020,7 @@ func (m *Manager) Read(ctx context.Context, r Request) (*Use, error) {
 			return nil, err
 		}
 		if err = u.Fresh(ctx); err == nil {
+			u.Session = u.Session.Committed()
 			return u, nil
 		}
 		u.Release()

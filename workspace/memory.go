@@ -368,6 +368,13 @@ func (s *memStore) version(p string) (string, bool, error) {
 // lock has nothing to do: no one else sees a session's tree.
 func (s *memStore) lock(context.Context, string, []string) (func(), error) { return func() {}, nil }
 
+// freeze implements freezer: the tree as it is now, O(1).
+func (s *memStore) freeze() store {
+	f := &memStore{}
+	f.t.Store(s.t.Load())
+	return f
+}
+
 // snapshot keeps the current tree: O(1), whatever its size.
 func (s *memStore) snapshot() (undo, error) {
 	return memUndo{s: s, t: s.t.Load()}, nil

@@ -189,6 +189,28 @@ func (w *Workspace) Snapshot() (session.Restorer, error) {
 	return restorer{u}, nil
 }
 
+// Freeze implements session.Freezer: the workspace as it is now, for a
+// reader outside the session's calls (session.Session.Committed). In
+// memory it is the tree as it is now, O(1) whatever its size, which no
+// call changes. On disk it is the workspace itself: another reader of
+// the directory sees a call's writes as they happen (docs/state.md).
+func (w *Workspace) Freeze() any {
+	f, ok := w.st.(freezer)
+	if !ok {
+		return w
+	}
+	c := *w
+	c.st = f.freeze()
+	return &c
+}
+
+// freezer is a store that can copy itself as it is now, cheaply.
+type freezer interface {
+	// freeze returns a copy of the store as it is now, which the
+	// store's changes since do not reach.
+	freeze() store
+}
+
 type restorer struct{ u undo }
 
 func (r restorer) Restore() error { return r.u.restore() }
