@@ -27,11 +27,7 @@ func (m *Manager) CommitDiff(ctx context.Context, h, owner string, seq uint64) (
 	if err != nil {
 		return d, err
 	}
-	hist, err := m.headHistory(ctx, h, hd)
-	if err != nil {
-		return d, err
-	}
-	t, err := parseTail(hd.Tail)
+	hist, docs, err := m.headHistory(ctx, h, hd)
 	if err != nil {
 		return d, err
 	}
@@ -44,7 +40,7 @@ func (m *Manager) CommitDiff(ctx context.Context, h, owner string, seq uint64) (
 	if c == nil {
 		return d, ErrNoCommit
 	}
-	get := m.getter(ctx, h, t.docs)
+	get := m.getter(ctx, h, docs)
 	before, err := m.stateAt(c.Prev, get)
 	if err != nil {
 		return d, err

@@ -60,41 +60,95 @@ func (m *Manager) history(ctx context.Context, e *entry) (*historyDoc, error) {
 	if e.hist != nil {
 		return e.hist, nil
 	}
-	d, err := m.headHistory(ctx, e.handle, head{History: e.histHash, Tail: e.tail})
-	if err == nil {
-		e.hist = d
-	}
-	return d, err
-}
-
-// headHistory reads the history that hd, a head of session h, names: its
-// blob, then its tail.
-func (m *Manager) headHistory(ctx context.Context, h string, hd head) (*historyDoc, error) {
-	d, err := m.readHistory(ctx, h, hd.History)
+	d, docs, err := m.readHistory(ctx, e.handle, e.histHash)
 	if err != nil {
 		return nil, err
 	}
-	t, err := parseTail(hd.Tail)
+	t, err := parseTail(e.tail)
 	if err != nil {
-		return nil, fmt.Errorf("session %s: reading its history: %w", h, err)
+		return nil, fmt.Errorf("session %s: reading its history: %w", e.handle, err)
 	}
-	return t.extend(d, m.retention), nil
+	e.hist, e.histDocs = t.extend(d, m.retention), docs
+	return e.hist, nil
 }
 
-// readHistory reads the history blob hash of session h ("": none yet).
-func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc, error) {
-	d := &historyDoc{Next: 1}
+// headHistory reads the history that hd, a head of session h, names: its
+// blob, then its tail; and the root documents both hold, by their hashes.
+func (m *Manager) headHistory(ctx context.Context, h string, hd head) (*historyDoc, map[string][]byte, error) {
+	d, docs, err := m.readHistory(ctx, h, hd.History)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := parseTail(hd.Tail)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session %s: reading its history: %w", h, err)
+	}
+	if len(t.docs) > 0 {
+		docs = maps.Clone(docs)
+		if docs == nil {
+			docs = map[string][]byte{}
+		}
+		maps.Copy(docs, t.docs)
+	}
+	return t.extend(d, m.retention), docs, nil
+}
+
+// storedHistoryDoc is a history as its blob holds it: the history, and
+// the root documents of the states its records and checkpoints name, by
+// their hashes, those of up to docMax bytes (a larger one is a blob of its
+// own, as every one was in histories written before tails).
+type storedHistoryDoc struct {
+	session.HistoryLog
+	Docs map[string][]byte `json:"docs,omitempty"`
+}
+
+// docMax is the largest root document a history's blob holds.
+const docMax = 16 << 10
+
+// readHistory reads the history blob hash of session h ("": none yet),
+// and the root documents it holds.
+func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc, map[string][]byte, error) {
 	if hash == "" {
-		return d, nil
+		return &historyDoc{Next: 1}, nil, nil
 	}
 	b, err := m.store.Blob(ctx, h, hash)
 	if err != nil {
-		return nil, fmt.Errorf("reading the session's history: %w", err)
+		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
 	}
-	if err := json.Unmarshal(b, d); err != nil {
-		return nil, fmt.Errorf("reading the session's history: %w", err)
+	d := storedHistoryDoc{HistoryLog: historyDoc{Next: 1}}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
 	}
-	return d, nil
+	return &d.HistoryLog, d.Docs, nil
+}
+
+// historyBlob returns the blob of the history d, with the root documents
+// of the states it names that docs (by their hashes) holds, up to docMax
+// bytes each; it adds to blobs those larger, and returns the documents
+// the blob holds.
+func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte) ([]byte, map[string][]byte, error) {
+	held := map[string][]byte{}
+	keep := func(root string) {
+		doc, ok := docs[root]
+		switch {
+		case !ok:
+			// A blob of its own already (written before tails, or the
+			// session's empty state).
+		case len(doc) > docMax:
+			blobs[root] = doc
+		default:
+			held[root] = doc
+		}
+	}
+	for _, c := range d.Commits {
+		keep(c.Prev)
+		keep(c.Root)
+	}
+	for _, c := range d.Checkpoints {
+		keep(c.Root)
+	}
+	b, err := json.Marshal(storedHistoryDoc{HistoryLog: *d, Docs: held})
+	return b, held, err
 }
 
 // storedHistory reads the history of session h as the store holds it.
@@ -110,7 +164,8 @@ func (m *Manager) storedHistory(ctx context.Context, h string) (*historyDoc, err
 	if err != nil {
 		return nil, err
 	}
-	return m.headHistory(ctx, h, hd)
+	d, _, err := m.headHistory(ctx, h, hd)
+	return d, err
 }
 
 // callHistory is what one call does to its session's history: the
@@ -235,18 +290,14 @@ func (m *Manager) liveHistory(ctx context.Context, h string, hd head, live map[s
 	if hd.History == "" && len(hd.Tail) == 0 {
 		return nil
 	}
-	d, err := m.headHistory(ctx, h, hd)
+	d, docs, err := m.headHistory(ctx, h, hd)
 	if err != nil {
 		return err
 	}
 	if hd.History != "" {
 		live[hd.History] = true
 	}
-	t, err := parseTail(hd.Tail)
-	if err != nil {
-		return err
-	}
-	get := m.getter(ctx, h, t.docs)
+	get := m.getter(ctx, h, docs)
 	file := func(hash string, size int64) error {
 		if hash == "" {
 			return nil
@@ -351,11 +402,17 @@ func (ch *callHistory) RestoreTo(ctx context.Context, s *session.Session, seq ui
 	if len(changedOutside) > 0 {
 		return nil, fmt.Sprintf("Cannot go back: these files were changed outside the server since the server last wrote them: %s. Nothing was changed; put them back as the server left them, or keep working from here.", strings.Join(changedOutside, ", ")), nil
 	}
-	t, err := parseTail(ch.e.tail)
+	docs, err := tailDocs(ch.e.tail)
 	if err != nil {
 		return nil, "", err
 	}
-	get := ch.m.getter(context.Background(), ch.e.handle, t.docs)
+	for root, doc := range ch.e.histDocs {
+		if docs == nil {
+			docs = map[string][]byte{}
+		}
+		docs[root] = doc
+	}
+	get := ch.m.getter(context.Background(), ch.e.handle, docs)
 	s.ReplaceSlices(nil)
 	if _, err := statetree.DecodeRoot(s, root, get); err != nil {
 		return nil, "", err

@@ -93,7 +93,7 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tail, err := parseTail(hd.Tail)
+			_, docs, err := m.headHistory(ctx, u.Handle, hd)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,9 +104,10 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 					if err != nil && !errors.Is(err, store.ErrNotFound) {
 						t.Fatal(err)
 					}
-					// A state is kept as a blob, or in the head's tail.
-					_, inTail := tail.docs[blob]
-					if stored := err == nil || inTail; stored != want {
+					// A state is kept as a blob, or in the history's blob
+					// or the head's tail.
+					_, held := docs[blob]
+					if stored := err == nil || held; stored != want {
 						t.Errorf("%s %d of %d: stored %v (%v), want %v", what, i, n, stored, err, want)
 					}
 				}

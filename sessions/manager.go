@@ -275,9 +275,11 @@ type entry struct {
 	// the states they name.
 	docStored bool
 	// tail is the history's tail (tail.go) as the head holds it, with
-	// tailN records.
-	tail  []byte
-	tailN int
+	// tailN records; histDocs are the root documents the history's blob
+	// holds (read with hist).
+	tail     []byte
+	tailN    int
+	histDocs map[string][]byte
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
@@ -505,7 +507,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	}
 	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash, Tail: e.tail}
 	var hist *historyDoc
-	tailN := e.tailN
+	tailN, histDocs := e.tailN, e.histDocs
 	if recorded {
 		if blobs == nil {
 			blobs = map[string][]byte{}
@@ -537,18 +539,21 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 			if err != nil {
 				return false, err
 			}
-			maps.Copy(blobs, docs)
-			if keep != nil {
-				blobs[e.state.Root] = keep
+			if docs == nil {
+				docs = map[string][]byte{}
 			}
-			blobs[st.Root] = st.Doc
-			hb, err := json.Marshal(hist)
+			maps.Copy(docs, e.histDocs)
+			if keep != nil {
+				docs[e.state.Root] = keep
+			}
+			docs[st.Root] = st.Doc
+			hb, held, err := historyBlob(hist, docs, blobs)
 			if err != nil {
 				return false, err
 			}
 			hd.History, hd.Tail = statetree.Hash(hb), nil
 			blobs[hd.History] = hb
-			tailN = 0
+			tailN, histDocs = 0, held
 		} else {
 			tail := e.tail // appended past its end: e.tail holds what it did until the commit lands
 			if keep != nil {
@@ -570,7 +575,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	e.emptyBlobs = nil
 	if hist != nil {
 		e.hist, e.histHash = hist, hd.History
-		e.tail, e.tailN = hd.Tail, tailN
+		e.tail, e.tailN, e.histDocs = hd.Tail, tailN, histDocs
 	}
 	e.written += len(blobs)
 	for _, b := range blobs {

@@ -52,9 +52,10 @@ func TestHeadRecord(t *testing.T) {
 
 // TestHistoryTail: commits of a session with a history carry their
 // records in the head's tail, and write the history's blob again every
-// tailRecords of them, or at a checkpoint; a session loaded from the
-// store has the history the committing one had, and goes back to a state
-// whose document only the tail holds.
+// tailRecords of them, or at an undo; a session loaded from the store has
+// the history the committing one had, and goes back to a state whose
+// document only the tail holds, and to one whose document only the
+// history's blob holds.
 func TestHistoryTail(t *testing.T) {
 	st := store.NewMemory(store.Options{})
 	r := session.NewRegistry()
@@ -159,6 +160,17 @@ func TestHistoryTail(t *testing.T) {
 	}
 	if got, _ := session.Get(v.Session, k); got != fmt.Sprint("v", tailRecords+1) {
 		t.Errorf("after going back one commit the value is %q, want v%d", got, tailRecords+1)
+	}
+	// And to an older state, whose document the history's blob holds.
+	older := d.Commits[2]
+	if _, err := st.Blob(ctx, h, older.Root); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the older state to go back to is a blob (%v): the test wants it in the history's blob", err)
+	}
+	if _, refused, err := v.History().RestoreTo(ctx, v.Session, older.Seq, older.Root); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	if got, _ := session.Get(v.Session, k); got != "v2" {
+		t.Errorf("after going back to commit 3 the value is %q, want v2", got)
 	}
 	if err := v.Commit(ctx, &Commit{CallID: "undo", Tool: "session_undo", Tx: tx}); err != nil {
 		t.Fatal(err)
