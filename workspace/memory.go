@@ -224,9 +224,12 @@ func (b *memBackend) kind() string { return "memory" }
 
 func (b *memBackend) Close() error { return nil }
 
-// memStore is one session's memory tree, by its root directory.
+// memStore is one session's memory tree, by its root directory, and,
+// while a call's snapshot is taken, the paths the call changed
+// (changes.go).
 type memStore struct {
-	t atomic.Pointer[node]
+	t     atomic.Pointer[node]
+	track *track
 }
 
 func (s *memStore) stat(p string) (Info, error) {
@@ -253,7 +256,7 @@ func (s *memStore) mkdir(p string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.t.Store(t)
+	s.set(t, p)
 	return true, nil
 }
 
@@ -270,7 +273,7 @@ func (s *memStore) move(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	s.t.Store(t)
+	s.set(t, src, dst)
 	return nil
 }
 
@@ -297,7 +300,7 @@ func (s *memStore) writeFile(p string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	s.t.Store(t)
+	s.set(t, p)
 	return nil
 }
 
@@ -321,7 +324,7 @@ func (s *memStore) remove(p string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.t.Store(t)
+	s.set(t, p)
 	return files, nil
 }
 
@@ -375,15 +378,19 @@ func (s *memStore) freeze() store {
 	return f
 }
 
-// snapshot keeps the current tree: O(1), whatever its size.
+// snapshot keeps the current tree: O(1), whatever its size. It starts
+// tracking the paths the call changes.
 func (s *memStore) snapshot() (undo, error) {
-	return memUndo{s: s, t: s.t.Load()}, nil
+	t := s.t.Load()
+	s.track = &track{paths: map[string]bool{}, tree: t}
+	return memUndo{s: s, t: t, track: s.track}, nil
 }
 
 type memUndo struct {
-	s *memStore
-	t *node
+	s     *memStore
+	t     *node
+	track *track
 }
 
-func (u memUndo) restore() error { u.s.t.Store(u.t); return nil }
-func (u memUndo) release()       {}
+func (u memUndo) restore() error { u.s.t.Store(u.t); u.s.track = nil; return nil }
+func (u memUndo) release()       { u.s.track = nil }
