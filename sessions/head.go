@@ -100,7 +100,7 @@ func parseHead(b []byte) (head, error) {
 		if k <= 0 || n == 0 || n > uint64(len(rest)-k) {
 			return h, errBadHead
 		}
-		h.Tail, rest = rest[k:k+int(n)], rest[k+int(n):]
+		h.Tail, rest = rest[k:k+int(n):k+int(n)], rest[k+int(n):] // capped: a tail appended to is copied
 	}
 	if len(rest) > 0 {
 		h.Doc = rest

@@ -37,6 +37,12 @@ func TestHeadRecord(t *testing.T) {
 		if err != nil || got.Owner != h.Owner || got.History != h.History || !bytes.Equal(got.Tail, h.Tail) || !bytes.Equal(got.Doc, h.Doc) {
 			t.Errorf("parseHead(marshal(%+v)) = %+v, %v", h, got, err)
 		}
+		// A commit appends to the tail it read: that must not write over
+		// the document after it.
+		_ = appendTail(got.Tail, []byte(`{"seq":9}`), []byte("later"))
+		if !bytes.Equal(got.Doc, h.Doc) {
+			t.Errorf("appending to the tail read from %+v changed the document to %q", h, got.Doc)
+		}
 	}
 	withTail := head{Owner: "bob", Tail: tail, Doc: []byte("doc")}.marshal()
 	for name, b := range map[string][]byte{
