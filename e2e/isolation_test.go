@@ -118,3 +118,69 @@ func decodeResult(t *testing.T, f frame) result {
 	}
 	return r
 }
+
+// TestPlanReadsSeeCommittedStateOnly: while planning_add_step of 20,000
+// steps runs as a dry run (it changes the plan, renders it and the diff
+// of its change, and then puts the plan back: a planning call that
+// changes the plan and is not kept), wink://planning/plan read through
+// the process running it, and through a second process on the same
+// --session, never shows a step of it. (The build before this test read
+// the dry run's steps through the first process.)
+func TestPlanReadsSeeCommittedStateOnly(t *testing.T) {
+	state := t.TempDir()
+	a := start(t, "", "--state-dir", state, "--session", "proj")
+	a.initialize()
+	ca := &stdioClient{p: a}
+	if r := ca.call(t, "planning_setup_plan", map[string]any{"objective": "Ship it", "initial_steps": []string{"draft"}}); r.IsError {
+		t.Fatalf("planning_setup_plan: %+v", r)
+	}
+	b := start(t, "", "--state-dir", state, "--session", "proj")
+	b.initialize()
+
+	steps := make([]string, 20000)
+	for i := range steps {
+		steps[i] = fmt.Sprintf("dry step %d", i)
+	}
+	const addID = 900000
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": addID, "method": "tools/call",
+		"params": map[string]any{"name": "planning_add_step", "arguments": map[string]any{"steps": steps},
+			"_meta": map[string]any{"io.github.wink-mcp/dryRun": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mustSend(string(req))
+	checkPlan := func(who string, f frame) {
+		t.Helper()
+		if f.Error != nil || !strings.Contains(string(f.Result), "1 [pending] draft") || strings.Contains(string(f.Result), "dry step") {
+			t.Fatalf("%s: the plan reads %s", who, truncate(f.Result))
+		}
+	}
+	var added *frame
+	reads := 0
+	for id := 1; added == nil; id++ {
+		a.mustSend(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"wink://planning/plan"}}`, id))
+		for {
+			f, ok := a.await("")
+			if !ok {
+				t.Fatalf("process a ended; stderr:\n%s", a.stderr)
+			}
+			if compactJSON(f.ID) == fmt.Sprint(addID) {
+				added = &f
+				continue
+			}
+			if compactJSON(f.ID) != fmt.Sprint(id) {
+				continue
+			}
+			checkPlan("a, during the call", f)
+			reads++
+			break
+		}
+		checkPlan("b, during the call", b.call(100000+id, "resources/read", map[string]any{"uri": "wink://planning/plan"}))
+	}
+	if r := decodeResult(t, *added); r.IsError || !strings.Contains(string(added.Result), "dry step 0") {
+		t.Fatalf("the dry run of planning_add_step = %s", truncate(added.Result))
+	}
+	t.Logf("%d reads through each process while the dry run ran", reads)
+	checkPlan("a, after the call", a.call(300000, "resources/read", map[string]any{"uri": "wink://planning/plan"}))
+	checkPlan("b, after the call", b.call(300001, "resources/read", map[string]any{"uri": "wink://planning/plan"}))
+}
