@@ -8,10 +8,11 @@ import (
 )
 
 // Freezer is a per-session resource that holds state of its own (a
-// workspace) and can give a read-only copy of itself as it is now. Freeze
-// must be cheap, as Snapshot is: it is taken when a call begins. A resource
-// that cannot be copied (a directory on disk) may return itself, and says
-// so in its documentation.
+// workspace), or a Restorer of one, that can give a read-only copy of
+// that state: the resource as it is now, the Restorer as it was at its
+// snapshot. Freeze must be cheap, as Snapshot is. One that cannot copy its
+// state (a directory on disk) may return the resource itself, and says so
+// in its documentation.
 type Freezer interface {
 	Freeze() any
 }
@@ -20,30 +21,42 @@ type Freezer interface {
 // (Committed), which is read-only.
 var ErrView = errors.New("session: a committed view is read-only")
 
+// hidden is what readers of a session see instead of it while a call
+// changes it: the STATE slices as the call began (never changed while
+// hidden), and the call's Restorers, in the order of the session's
+// Snapshotters (nil for a read-only call's Apply, which changes slices
+// only).
+type hidden struct {
+	state     map[string]any
+	restorers []Restorer
+}
+
 // Committed returns the session as its last commit left it, for a reader
 // outside the session's calls (a resource read, a subscription, the
 // console): while a call that changes state runs, the state it began
 // from, never the call's own changes, which may yet be rolled back;
 // otherwise the session as it is. The view is read-only: its STATE slices
 // are those of that moment, its resources the Freeze of those that
-// implement Freezer (the others are the session's own), and no call can
-// begin on it. It costs a copy of the map of slices, whatever they hold.
+// implement Freezer (or of their Restorer, during a call), the others the
+// session's own, and no call can begin on it. It costs a copy of the map
+// of slices, whatever they hold; a call costs nothing for it until a
+// reader asks.
 func (s *Session) Committed() *Session {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.frozen {
 		return s
 	}
-	if s.view != nil {
-		return s.view
+	if h := s.during; h != nil {
+		return s.freeze(maps.Clone(h.state), h.restorers)
 	}
-	return s.freeze(maps.Clone(s.state))
+	return s.freeze(maps.Clone(s.state), nil)
 }
 
 // freeze returns a view of s holding state, with the Freeze of each
-// resource that implements Freezer. The caller holds s.mu, and no call
-// changes the resources meanwhile.
-func (s *Session) freeze(state map[string]any) *Session {
+// resource that implements Freezer, or of its Restorer among restorers
+// when that does. The caller holds s.mu.
+func (s *Session) freeze(state map[string]any, restorers []Restorer) *Session {
 	v := &Session{
 		id:        s.id,
 		registry:  s.registry,
@@ -55,21 +68,36 @@ func (s *Session) freeze(state map[string]any) *Session {
 		frozen:    true,
 	}
 	for name, r := range s.resources {
-		if f, ok := r.(Freezer); ok {
-			r = f.Freeze()
-		}
-		v.resources[name] = r
+		v.resources[name] = frozen(r, s.snapshot, restorers)
 	}
 	return v
 }
 
-// hide makes readers see v (a view of s taken before a change) until
-// show; the caller holds s.mu.
-func (s *Session) hide(v *Session) { s.view = v }
+// frozen returns the Freeze of r: of its Restorer among restorers (which
+// follow snapshot) if it has one that implements Freezer, else of r if it
+// implements Freezer, else r.
+func frozen(r any, snapshot []Snapshotter, restorers []Restorer) any {
+	if sn, ok := r.(Snapshotter); ok {
+		for i, x := range snapshot {
+			if x == sn && i < len(restorers) {
+				if f, ok := restorers[i].(Freezer); ok {
+					return f.Freeze()
+				}
+			}
+		}
+	}
+	if f, ok := r.(Freezer); ok {
+		return f.Freeze()
+	}
+	return r
+}
+
+// hide makes readers see h until show. The caller holds s.mu.
+func (s *Session) hide(h *hidden) { s.during = h }
 
 // show lets readers see the session as it is again.
 func (s *Session) show() {
 	s.mu.Lock()
-	s.view = nil
+	s.during = nil
 	s.mu.Unlock()
 }

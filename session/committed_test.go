@@ -9,7 +9,8 @@ import (
 )
 
 // box is a resource that holds a value of its own, joins transactions and
-// freezes, as a memory workspace does.
+// freezes, as it is and as it was at a snapshot, as a memory workspace
+// does.
 type box struct{ v atomic.Int64 }
 
 func (b *box) Snapshot() (session.Restorer, error) { return boxUndo{b, b.v.Load()}, nil }
@@ -27,6 +28,13 @@ type boxUndo struct {
 
 func (u boxUndo) Restore() error { u.b.v.Store(u.v); return nil }
 func (u boxUndo) Release()       {}
+
+// Freeze is the box as it was at the snapshot.
+func (u boxUndo) Freeze() any {
+	f := &box{}
+	f.v.Store(u.v)
+	return f
+}
 
 var boxKey = session.NewResourceKey[*box]("test.box")
 

@@ -59,10 +59,10 @@ type Session struct {
 	snapshot  []Snapshotter // resources that join transactions, in creation order
 	closed    bool
 
-	// view is what readers see while a call changes the session: the
-	// session as its last commit left it (Committed), taken when the call
-	// began; nil while no call changes it. frozen marks such a view.
-	view   *Session
+	// during is what readers see instead of the session while a call
+	// changes it (Committed); nil while no call changes it. frozen marks
+	// a view that Committed returned.
+	during *hidden
 	frozen bool
 }
 

@@ -144,7 +144,8 @@ func (s *Session) Begin() (*Tx, error) {
 		return nil, err
 	}
 	tx := &Tx{s: s, state: maps.Clone(s.state)}
-	s.hide(s.freeze(maps.Clone(tx.state)))
+	h := &hidden{state: tx.state}
+	s.hide(h)
 	snap := s.snapshot
 	s.mu.Unlock()
 	for _, sn := range snap {
@@ -155,6 +156,9 @@ func (s *Session) Begin() (*Tx, error) {
 		}
 		tx.restorers = append(tx.restorers, r)
 	}
+	s.mu.Lock()
+	h.restorers = tx.restorers
+	s.mu.Unlock()
 	return tx, nil
 }
 
@@ -200,14 +204,16 @@ func (tx *Tx) Apply(fn func() error) error {
 	}
 	tx.s.mu.Lock()
 	before, applied := maps.Clone(tx.s.state), false
-	tx.s.hide(tx.s.freeze(maps.Clone(before)))
+	tx.s.hide(&hidden{state: before})
 	tx.s.mu.Unlock()
 	defer func() {
 		tx.s.mu.Lock()
 		if !applied {
-			tx.s.state = before
+			// A copy: before is what readers were shown, and stays so
+			// for the views made of it.
+			tx.s.state = maps.Clone(before)
 		}
-		tx.s.view = nil
+		tx.s.during = nil
 		tx.s.mu.Unlock()
 	}()
 	err := fn()

@@ -186,7 +186,7 @@ func (w *Workspace) Snapshot() (session.Restorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return restorer{u}, nil
+	return restorer{u: u, w: w}, nil
 }
 
 // Freeze implements session.Freezer: the workspace as it is now, for a
@@ -211,7 +211,26 @@ type freezer interface {
 	freeze() store
 }
 
-type restorer struct{ u undo }
+// restorer is the session.Restorer of a workspace's snapshot.
+type restorer struct {
+	u undo
+	w *Workspace
+}
+
+// Freeze implements session.Freezer: the workspace as it was at the
+// snapshot, in memory (the tree then, O(1)); on disk, the workspace itself,
+// as Workspace.Freeze.
+func (r restorer) Freeze() any {
+	m, ok := r.u.(memUndo)
+	if !ok {
+		return r.w
+	}
+	c := *r.w
+	f := &memStore{}
+	f.t.Store(m.t)
+	c.st = f
+	return &c
+}
 
 func (r restorer) Restore() error { return r.u.restore() }
 func (r restorer) Release()       { r.u.release() }
