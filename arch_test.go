@@ -24,6 +24,7 @@ var allowedImports = map[string][]string{
 	"config":      {"hooks", "planning", "consent", "evaluation"},
 	"identity":    {},
 	"store":       {},
+	"formats":     {"store"},
 	"statetree":   {"session"},
 	"tools":       {"session", "schema"},
 	"policy":      {"tools", "session"},

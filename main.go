@@ -37,6 +37,7 @@ import (
 	"github.com/wink-mcp/wink-mcp/conformance"
 	"github.com/wink-mcp/wink-mcp/consent"
 	"github.com/wink-mcp/wink-mcp/evaluation"
+	"github.com/wink-mcp/wink-mcp/formats"
 	"github.com/wink-mcp/wink-mcp/history"
 	"github.com/wink-mcp/wink-mcp/hooks"
 	"github.com/wink-mcp/wink-mcp/identity"
@@ -200,7 +201,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if f.version {
-		fmt.Fprintln(stdout, "wink-mcp", moduleVersion())
+		fmt.Fprintf(stdout, "wink-mcp %s (store format %d)\n", moduleVersion(), store.Format)
 		return 0
 	}
 	sink := newLogSink(stderr)
@@ -484,7 +485,7 @@ func readStateKey(cfg *config.Config) ([]byte, error) {
 // --session has a fresh session nothing can resume, so its store is
 // memory.
 func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.Store, error) {
-	opts := store.Options{Logger: logger, SyncAlways: cfg.StoreSync == "always"}
+	opts := store.Options{Logger: logger, SyncAlways: cfg.StoreSync == "always", Migrations: formats.Steps()}
 	external := strings.HasPrefix(cfg.Store, "nats://") || strings.HasPrefix(cfg.Store, "tls://")
 	switch {
 	case cfg.Store != "" && cfg.Store != "embedded" && cfg.Store != "memory" && !external:
@@ -758,7 +759,7 @@ func newLogger(sink *logSink, terminal bool, level, format string) (*slog.Logger
 		h = slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: lv})
 	case "text":
 		if terminal {
-			h = tint.NewHandler(sink, &tint.Options{Level: lv})
+			h = tint.NewTextHandler(sink, &tint.Options{Level: lv})
 		} else {
 			// Not read by a person as it is written: plain key=value
 			// lines, without colour codes, for a file or a collector.

@@ -23,9 +23,6 @@ import (
 // legacy client keeps them without, in its connection's session; bad
 // handles get one error result and the server serves on.
 
-// handleShape is the shape of a handle the server mints.
-var handleShape = regexp.MustCompile(`^s_[A-Z2-7]{26}$`)
-
 // The answers to a bad handle and to a read without a session.
 const (
 	unknownSession  = "Unknown session; start a new one by calling without 'session'."

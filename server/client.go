@@ -29,6 +29,7 @@ func (c *client) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest
 		return nil, fmt.Errorf("sampling: %w: the client did not declare the sampling capability", tools.ErrNoClient)
 	}
 	if c.asking == nil {
+		//lint:ignore SA1019 clients of protocol revisions before 2026-07-28 still ask for sampling, and this is how mcp-go sends it to them.
 		return c.srv.RequestSampling(ctx, req)
 	}
 	raw, err := c.asking.ask(mcp.NewSamplingInputRequest(req.CreateMessageParams))

@@ -146,7 +146,7 @@ func tallySection() *sections.Section {
 	add := tools.New("tally_add", "Add n to the session's total, which must stay at most 10.",
 		tools.Annotations{Title: "Add to the total"},
 		func(ctx *tools.Context, p AddParams) (tools.Result[any], error) {
-			if err := ctx.Dispatch(Added{N: p.N}); err != nil {
+			if err := ctx.Dispatch(Added(p)); err != nil {
 				return tools.Result[any]{}, err
 			}
 			sum, _ := session.Get(ctx.Session, total)

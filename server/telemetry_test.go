@@ -172,7 +172,7 @@ func TestTaskMethodSpans(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, a := range got.Attributes() {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	if attrs["mcp.method.name"] != "tasks/get" || attrs["jsonrpc.request.id"] != "7" || attrs["error.type"] != strconv.Itoa(reply.Error.Code) {
 		t.Errorf("the span of tasks/get has %v", attrs)

@@ -487,7 +487,7 @@ func TestThroughTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rev, err = st.Commit(ctx, "sess", rev, state.Doc, nb); err != nil {
+	if _, err = st.Commit(ctx, "sess", rev, state.Doc, nb); err != nil {
 		t.Fatal(err)
 	}
 

@@ -3,14 +3,18 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/wink-mcp/wink-mcp/internal/natstest"
 )
 
@@ -145,5 +149,78 @@ func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
 		if time.Now().After(end) {
 			t.Fatalf("not done after %v", timeout)
 		}
+	}
+}
+
+// TestClusterFormats: a store of an older format on a cluster is migrated
+// by one process, which holds the migration's lease in the store, while
+// another opening at once waits for it and then opens the store migrated;
+// a store of a newer format is refused, both formats named, and left as
+// it was.
+func TestClusterFormats(t *testing.T) {
+	c := sharedCluster(t)
+	ctx := ctxT(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int32
+	opts := Options{Replicas: 3, Name: storeName("format"), Timeout: 30 * time.Second, Migrations: []Step{{From: 1, Migrate: func(context.Context, *Migration) error {
+		if runs.Add(1) == 1 {
+			close(started)
+			<-release
+		}
+		return nil
+	}}}}
+	s := must[*JetStream](t)(Connect(ctx, c.URLs(), opts))
+	defer s.Close()
+	must[uint64](t)(s.Create(ctx, "s", []byte("head")))
+	must[*jetstream.PubAck](t)(s.js.Publish(ctx, s.logSubject("s"), []byte(`{"call_id":"1"}`)))
+	setFormat(t, ctx, s, "")
+
+	type opened struct {
+		s   *JetStream
+		err error
+	}
+	open := func() chan opened {
+		ch := make(chan opened, 1)
+		go func() {
+			s, err := Connect(ctx, c.URLs(), opts)
+			ch <- opened{s, err}
+		}()
+		return ch
+	}
+	first := open()
+	<-started
+	second := open()
+	close(release)
+	for _, ch := range []chan opened{first, second} {
+		o := <-ch
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		defer o.s.Close()
+		if got := must[[][]byte](t)(o.s.ReadLog(ctx, "s", 10)); len(got) != 1 || string(got[0]) != `{"call_id":"1"}` {
+			t.Errorf("the log after the migration: %q", got)
+		}
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the step ran %d times, want once", n)
+	}
+	if _, _, err := s.Task(ctx, leaseOwner, leaseID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the lease after the migration: %v", err)
+	}
+
+	setFormat(t, ctx, s, strconv.Itoa(Format+1))
+	_, err := Connect(ctx, c.URLs(), opts)
+	wantErr(t, err, ErrIncompatible)
+	for _, w := range []string{"holds format " + strconv.Itoa(Format+1), "reads formats 1 to " + strconv.Itoa(Format)} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+	st := must[jetstream.Stream](t)(s.js.Stream(ctx, s.state.CachedInfo().Config.Name))
+	if got := st.CachedInfo().Config.Metadata[formatKey]; got != strconv.Itoa(Format+1) {
+		t.Errorf("the refused store is marked %q", got)
+	}
+	if h := must[Head](t)(s.Load(ctx, "s")); string(h.Data) != "head" {
+		t.Errorf("head %q", h.Data)
 	}
 }

@@ -14,7 +14,8 @@ import (
 // cluster is waited for until it has elected the streams' leaders or ctx
 // ends. The connection is kept across failovers; calls made while it is
 // down are tried again until their deadline, then fail with
-// ErrUnavailable.
+// ErrUnavailable. A store of an older format is migrated by the process
+// that takes the migration's lease in it (see Format); the others wait.
 func Connect(ctx context.Context, url string, opts Options) (*JetStream, error) {
 	opts = opts.withDefaults()
 	ctx, cancel := deadline(ctx, opts.Timeout)
@@ -30,7 +31,7 @@ func Connect(ctx context.Context, url string, opts Options) (*JetStream, error) 
 	if err != nil {
 		return nil, fmt.Errorf("store: connect to %s: %w: %w", url, ErrUnavailable, err)
 	}
-	s, err := open(ctx, nc, opts)
+	s, err := open(ctx, nc, opts, func(ctx context.Context, s *JetStream) (func(), bool, error) { return s.lease(ctx) })
 	if err != nil {
 		nc.Close()
 		return nil, err

@@ -47,12 +47,14 @@ func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, er
 		h.close()
 		return nil, err
 	}
-	s, err := open(ctx, nc, opts)
+	s, err := open(ctx, nc, opts, func(context.Context, *JetStream) (func(), bool, error) {
+		return func() {}, h.srv.Load() != nil, nil
+	})
 	if err != nil {
 		nc.Close()
 		h.close()
 		if errors.Is(err, ErrIncompatible) {
-			return nil, fmt.Errorf("store: the state dir %s: %w; move it away to start afresh", dir, err)
+			return nil, fmt.Errorf("store: the state dir %s: %w; open it with a version of wink-mcp that reads its format, or move it away to start afresh", dir, err)
 		}
 		return nil, err
 	}
@@ -258,7 +260,7 @@ func (h *host) hold() error {
 		return err
 	}
 	addr := srv.Addr().String()
-	if err := h.lock.Truncate(0); err == nil {
+	if err = h.lock.Truncate(0); err == nil {
 		_, err = h.lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+addr+"\n"), 0)
 	}
 	if err != nil {

@@ -555,38 +555,233 @@ func TestEmbeddedSweepCost(t *testing.T) {
 	}
 }
 
-// TestEmbeddedIncompatible checks that a store written in another format
-// is refused, naming the directory, and left as it was.
+// setFormat marks the streams of s as holding format f ("": no marker,
+// as format 1 left them).
+func setFormat(t *testing.T, ctx context.Context, s *JetStream, f string) {
+	t.Helper()
+	for _, st := range []jetstream.Stream{s.state, s.log, s.tasks} {
+		cfg := st.CachedInfo().Config
+		cfg.Metadata = map[string]string{}
+		if f != "" {
+			cfg.Metadata[formatKey] = f
+		}
+		must[jetstream.Stream](t)(s.js.UpdateStream(ctx, cfg))
+	}
+}
+
+// TestEmbeddedIncompatible: a store in a newer format, or in an older one
+// without a step to migrate it, is refused, naming the directory and both
+// formats, and left as it was, for the version that wrote it.
 func TestEmbeddedIncompatible(t *testing.T) {
+	for _, tc := range []struct {
+		name, format string
+		want         []string
+	}{
+		{"newer", strconv.Itoa(Format + 1), []string{fmt.Sprintf("holds format %d", Format+1), fmt.Sprintf("reads formats 1 to %d", Format)}},
+		{"older without a step", "", []string{"holds format 1", fmt.Sprintf("writes format %d", Format), "no migration from format 1"}},
+		{"not a number", "x", []string{`"x"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := ctxT(t)
+			dir := t.TempDir()
+			s := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+			must[uint64](t)(s.Create(ctx, "s", []byte("head")))
+			setFormat(t, ctx, s, tc.format)
+			name := s.state.CachedInfo().Config.Name
+			s.Close()
+
+			called := false
+			_, err := OpenEmbedded(ctx, dir, Options{Migrations: []Step{{From: Format + 1, Migrate: func(context.Context, *Migration) error {
+				called = true
+				return nil
+			}}}})
+			wantErr(t, err, ErrIncompatible)
+			for _, w := range append(tc.want, dir) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if called {
+				t.Error("a step ran")
+			}
+			// Still there, as it was, for the version that wrote it.
+			srv := must[*server.Server](t)(server.NewServer(&server.Options{DontListen: true, JetStream: true, StoreDir: dir, NoSigs: true}))
+			srv.Start()
+			defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+			if !srv.ReadyForConnections(5 * time.Second) {
+				t.Fatal("server not ready")
+			}
+			nc := must[*nats.Conn](t)(nats.Connect("", nats.InProcessServer(srv)))
+			defer nc.Close()
+			js := must[jetstream.JetStream](t)(jetstream.New(nc))
+			st := must[jetstream.Stream](t)(js.Stream(ctx, name))
+			if f := st.CachedInfo().Config.Metadata[formatKey]; f != tc.format {
+				t.Errorf("the refused store's format is now %q", f)
+			}
+			if m := must[*jetstream.RawStreamMsg](t)(st.GetLastMsgForSubject(ctx, "wink.head.s")); string(m.Data) != "head" {
+				t.Errorf("head %q after a refused open", m.Data)
+			}
+		})
+	}
+}
+
+// TestEmbeddedMigrates: a store of format 1 is migrated as it is opened:
+// the step runs on the store, the call log's messages of one entry each
+// are framed anew, nothing lost, and the streams are marked with Format;
+// opened again, nothing runs. A step that fails leaves the store in
+// format 1, and the next opening runs it again.
+func TestEmbeddedMigrates(t *testing.T) {
 	ctx := ctxT(t)
 	dir := t.TempDir()
 	s := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
-	must[uint64](t)(s.Create(ctx, "s", []byte("head")))
-	cfg := s.state.CachedInfo().Config
-	cfg.Metadata = map[string]string{formatKey: "1"}
-	must[jetstream.Stream](t)(s.js.UpdateStream(ctx, cfg))
+	must[uint64](t)(s.Create(ctx, "a", []byte("head1")))
+	var want []string
+	for i := range 5 {
+		// As format 1 appended them: one entry a message.
+		e := fmt.Sprintf(`{"call_id":"%d"}`, i)
+		must[*jetstream.PubAck](t)(s.js.Publish(ctx, s.logSubject("a"), []byte(e)))
+		want = append(want, e)
+	}
+	setFormat(t, ctx, s, "")
 	s.Close()
 
-	_, err := OpenEmbedded(ctx, dir, Options{})
-	wantErr(t, err, ErrIncompatible)
-	if !strings.Contains(err.Error(), dir) {
-		t.Errorf("error %q does not name the directory", err)
+	runs := 0
+	fail := errors.New("step failed")
+	step := func(err error) []Step {
+		return []Step{{From: 1, Migrate: func(ctx context.Context, m *Migration) error {
+			runs++
+			if err != nil {
+				return err
+			}
+			h, err := m.Store.Load(ctx, "a")
+			if err != nil {
+				return err
+			}
+			_, err = m.Store.Commit(ctx, "a", h.Rev, []byte("head2"), nil)
+			m.Point()
+			return err
+		}}}
 	}
-	// Still there, as it was, for the version that wrote it.
-	srv := must[*server.Server](t)(server.NewServer(&server.Options{DontListen: true, JetStream: true, StoreDir: dir, NoSigs: true}))
-	srv.Start()
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("server not ready")
+	_, err := OpenEmbedded(ctx, dir, Options{Migrations: step(fail)})
+	if !errors.Is(err, fail) || runs != 1 {
+		t.Fatalf("a failing step: %v after %d runs", err, runs)
 	}
-	nc := must[*nats.Conn](t)(nats.Connect("", nats.InProcessServer(srv)))
-	defer nc.Close()
-	js := must[jetstream.JetStream](t)(jetstream.New(nc))
-	st := must[jetstream.Stream](t)(js.Stream(ctx, cfg.Name))
-	if f := st.CachedInfo().Config.Metadata[formatKey]; f != "1" {
-		t.Errorf("the refused store's format is now %q", f)
+	s = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{Migrations: step(nil)}))
+	if runs != 2 {
+		t.Errorf("the step ran %d times, want 2", runs)
 	}
-	if m := must[*jetstream.RawStreamMsg](t)(st.GetLastMsgForSubject(ctx, "wink.head.s")); string(m.Data) != "head" {
-		t.Errorf("head %q after a refused open", m.Data)
+	if h := must[Head](t)(s.Load(ctx, "a")); string(h.Data) != "head2" {
+		t.Errorf("head %q", h.Data)
+	}
+	got := must[[][]byte](t)(s.ReadLog(ctx, "a", 100))
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("the log after the migration: %q, want %q", got, want)
+	}
+	for _, st := range []jetstream.Stream{s.state, s.log, s.tasks} {
+		if f := st.CachedInfo().Config.Metadata[formatKey]; f != strconv.Itoa(Format) {
+			t.Errorf("stream %s marked %q", st.CachedInfo().Config.Name, f)
+		}
+	}
+	must[struct{}](t)(struct{}{}, s.AppendLog(ctx, "a", []byte(`{"call_id":"5"}`), []byte(`{"call_id":"6"}`)))
+	s.Close()
+
+	s = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{Migrations: step(nil)}))
+	defer s.Close()
+	if runs != 2 {
+		t.Errorf("the step ran again on a migrated store")
+	}
+	if got := must[[][]byte](t)(s.ReadLog(ctx, "a", 100)); len(got) != 7 {
+		t.Errorf("the log: %q", got)
+	}
+}
+
+// TestMigrateLogResumes: the call log's migration, cut short after the
+// entries were copied and before the old messages were purged, or after a
+// version before markers appended framed messages, copies nothing twice
+// and loses nothing when run again.
+func TestMigrateLogResumes(t *testing.T) {
+	ctx := ctxT(t)
+	s := must[*JetStream](t)(OpenEmbedded(ctx, t.TempDir(), Options{}))
+	defer s.Close()
+	subject := s.logSubject("a")
+	pub := func(data string, hdr nats.Header) {
+		must[*jetstream.PubAck](t)(s.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte(data), Header: hdr}))
+	}
+	pub(`{"n":1}`, nil)
+	pub(`{"n":2}`, nil)
+	// A copy of the first two, as a migration cut short left it.
+	copied := logFrames([][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`)})[0]
+	pub(string(copied), nats.Header{migratedHeader: []string{"2"}})
+	// Framed, by a version that writes format 2, on a store that lost its
+	// marker.
+	pub(string(logFrames([][]byte{[]byte(`{"n":3}`)})[0]), nil)
+	pub(`{"n":4}`, nil)
+	for range 2 {
+		must[struct{}](t)(struct{}{}, s.migrateLog1(ctx, func() {}))
+		got := must[[][]byte](t)(s.ReadLog(ctx, "a", 100))
+		// What is framed stays where it is; an entry of format 1 after
+		// it is copied to the end.
+		if want := `["{\"n\":1}" "{\"n\":2}" "{\"n\":3}" "{\"n\":4}"]`; fmt.Sprintf("%q", got) != want {
+			t.Errorf("the log: %q, want %s", got, want)
+		}
+	}
+}
+
+// TestEmbeddedMigrationWaits: while the holder of a state dir migrates
+// it, another process opening the dir does not migrate: it waits, and is
+// refused with ErrMigrating if its deadline comes first, or opens the
+// store once the migration is done.
+func TestEmbeddedMigrationWaits(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	s := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+	must[uint64](t)(s.Create(ctx, "a", []byte("head")))
+	setFormat(t, ctx, s, "")
+	s.Close()
+
+	started, release := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int32
+	step := []Step{{From: 1, Migrate: func(context.Context, *Migration) error {
+		if runs.Add(1) == 1 {
+			close(started)
+			<-release
+		}
+		return nil
+	}}}
+	type opened struct {
+		s   *JetStream
+		err error
+	}
+	open := func(ctx context.Context) chan opened {
+		ch := make(chan opened, 1)
+		go func() {
+			s, err := OpenEmbedded(ctx, dir, Options{Migrations: step})
+			ch <- opened{s, err}
+		}()
+		return ch
+	}
+	holder := open(ctx)
+	<-started
+	// Long enough to reach the store and find it migrating, on a busy
+	// machine too; the holder migrates until released.
+	short, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if o := <-open(short); !errors.Is(o.err, ErrMigrating) {
+		t.Errorf("opened during the migration: %v, want ErrMigrating", o.err)
+	}
+	waiting := open(ctx)
+	close(release)
+	for _, ch := range []chan opened{holder, waiting} {
+		o := <-ch
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		defer o.s.Close()
+		if h := must[Head](t)(o.s.Load(ctx, "a")); string(h.Data) != "head" {
+			t.Errorf("head %q", h.Data)
+		}
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the step ran %d times, want once, in the holder", n)
 	}
 }

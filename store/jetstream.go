@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +53,7 @@ type JetStream struct {
 	name      string
 	timeout   time.Duration
 	retention int
+	logger    *slog.Logger
 
 	host *host // the state dir's server (OpenEmbedded), or nil
 
@@ -78,18 +82,19 @@ const (
 	// memory of remembering every id.
 	dedupWindow    = 30 * time.Second
 	minDedupWindow = 100 * time.Millisecond
-
-	// formatKey is the key of the streams' metadata that names the format
-	// of what they hold, format the one this version writes and reads. A
-	// stream without the key holds format 1.
-	formatKey = "wink-format"
-	format    = "2"
 )
 
 // open creates or updates the store's streams on nc, retrying while a fresh
 // cluster elects its leaders, and returns the store. On error nc is left
 // to the caller.
-func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) {
+//
+// Streams in an older format than Format are migrated first (migrate) by
+// the one process that may: the holder of the state directory's lock
+// (OpenEmbedded), or of the migration's lease in the store (Connect; see
+// lease), as mayMigrate says. Another process waits for it to finish, and
+// takes the migration over if it goes, or gives up with ErrMigrating when
+// ctx ends.
+func open(ctx context.Context, nc *nats.Conn, opts Options, mayMigrate func(ctx context.Context, s *JetStream) (release func(), ok bool, err error)) (*JetStream, error) {
 	if !validName(opts.Name) {
 		return nil, fmt.Errorf("store: name %q: %w", opts.Name, ErrInvalid)
 	}
@@ -97,54 +102,54 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, retention: opts.LogRetention, done: make(chan struct{})}
-	prefix := strings.ToUpper(opts.Name)
-	single, dedup := opts.Replicas == 1, dedupWindow
-	if single {
-		dedup = minDedupWindow
+	s := &JetStream{nc: nc, js: js, name: opts.Name, timeout: opts.Timeout, retention: opts.LogRetention, logger: opts.Logger, done: make(chan struct{})}
+	cfgs := s.streams(opts)
+	waited := 0 // the format of the store whose migration this process waits for
+	for {
+		found, streams, err := s.formats(ctx, cfgs)
+		if err != nil && waited > 0 && ctx.Err() != nil {
+			err = fmt.Errorf("store: stream %s holds format %d, and this version of wink-mcp writes format %d: %w: %w", cfgs[0].Name, waited, Format, ErrMigrating, ErrUnavailable)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if slices.Min(found) == Format {
+			break
+		}
+		s.state, s.log, s.tasks = streams[0], streams[1], streams[2]
+		release, ok, err := mayMigrate(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			// Not bounded by the opening's deadline: a store is migrated
+			// whole, however long it takes, each request with its own.
+			err := s.migrate(context.WithoutCancel(ctx), opts, cfgs, found, streams)
+			release()
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		waited = found[0]
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("store: stream %s holds format %d, and this version of wink-mcp writes format %d: %w: %w", cfgs[0].Name, waited, Format, ErrMigrating, ErrUnavailable)
+		case <-time.After(migrationPoll):
+		}
 	}
-	s.state, err = createStream(ctx, js, jetstream.StreamConfig{
-		Name:              prefix + "_STATE",
-		Subjects:          []string{s.name + ".head.*", s.name + ".blob.*.*"},
-		Storage:           jetstream.FileStorage,
-		Replicas:          opts.Replicas,
-		MaxMsgsPerSubject: 1,
-		Discard:           jetstream.DiscardOld,
-		Duplicates:        dedup,
-		AllowDirect:       single,
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.log, err = createStream(ctx, js, jetstream.StreamConfig{
-		Name:              prefix + "_LOG",
-		Subjects:          []string{s.name + ".log.*"},
-		Storage:           jetstream.FileStorage,
-		Replicas:          opts.Replicas,
-		MaxMsgsPerSubject: int64(opts.LogRetention),
-		Discard:           jetstream.DiscardOld,
-		Duplicates:        dedup,
-		AllowDirect:       single,
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.tasks, err = createStream(ctx, js, jetstream.StreamConfig{
-		Name:              prefix + "_TASKS",
-		Subjects:          []string{s.name + ".task.*.*"},
-		Storage:           jetstream.FileStorage,
-		Replicas:          opts.Replicas,
-		MaxMsgsPerSubject: 1,
-		Discard:           jetstream.DiscardOld,
-		Duplicates:        dedup,
-		AllowDirect:       single,
-		AllowMsgTTL:       true,
-	})
-	if err != nil {
-		return nil, err
+	streams := []*jetstream.Stream{&s.state, &s.log, &s.tasks}
+	for i, cfg := range cfgs {
+		if *streams[i], err = createStream(ctx, js, cfg); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
+
+// migrationPoll is how often a process that waits for another to migrate
+// the store looks again.
+const migrationPoll = 100 * time.Millisecond
 
 // createStream creates or updates a stream. A cluster that has just formed
 // refuses until it has elected a leader, so failed attempts are repeated
@@ -153,17 +158,17 @@ func open(ctx context.Context, nc *nats.Conn, opts Options) (*JetStream, error) 
 // A stream that holds another format than this version's is refused with
 // ErrIncompatible, and left as it is.
 func createStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (st jetstream.Stream, err error) {
-	cfg.Metadata = map[string]string{formatKey: format}
-	var found string
+	cfg.Metadata = map[string]string{formatKey: strconv.Itoa(Format)}
+	found := 0
 	err = retry(ctx, func(ctx context.Context) (bool, error) {
-		found = ""
+		found = 0
 		old, err := js.Stream(ctx, cfg.Name)
 		switch {
 		case err == nil:
-			if found = old.CachedInfo().Config.Metadata[formatKey]; found == "" {
-				found = "1"
+			if found, err = streamFormat(&old.CachedInfo().Config); err != nil {
+				return true, err
 			}
-			if found != format {
+			if found != Format {
 				return true, nil
 			}
 			// The server cannot stop a stream allowing per-message TTLs.
@@ -175,8 +180,12 @@ func createStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 		return err == nil || js.Conn().IsClosed(), err
 	})
 	switch {
-	case found != "" && found != format:
-		return nil, fmt.Errorf("store: stream %s holds format %s, and this version of wink-mcp reads format %s: %w", cfg.Name, found, format, ErrIncompatible)
+	case errors.Is(err, ErrIncompatible):
+		return nil, err
+	case found > Format:
+		return nil, errNewer(cfg.Name, found)
+	case found != 0 && found != Format:
+		return nil, errNoStep(cfg.Name, found)
 	case err != nil:
 		return nil, fmt.Errorf("store: create stream %s: %w: %w", cfg.Name, ErrUnavailable, err)
 	}

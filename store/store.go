@@ -252,6 +252,10 @@ type Options struct {
 	CredsFile string
 	// TLS, when set, is used to connect to an external cluster.
 	TLS *tls.Config
+	// Migrations are the steps that bring a store written in an older
+	// format to Format, one for each format before it (see Format). A
+	// store in a format without its step here is refused.
+	Migrations []Step
 }
 
 // Hash returns the key of a blob: the hex SHA-256 of its content.

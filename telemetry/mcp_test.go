@@ -152,7 +152,7 @@ func TestRequestSpans(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, kv := range s.Attributes() {
-				got[string(kv.Key)] = kv.Value.Emit()
+				got[string(kv.Key)] = kv.Value.String()
 			}
 			want := map[string]string{"network.transport": "pipe"}
 			var method struct {

@@ -17,7 +17,6 @@ type sseClient struct {
 	base     string
 	endpoint string
 	resp     *http.Response
-	events   chan msg
 
 	mu      sync.Mutex
 	nextID  int

@@ -92,8 +92,17 @@ func openDisk(dir, stateDir string, logger *slog.Logger, interval time.Duration)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
+	format, err := journalFormat(filepath.Dir(state))
+	if err != nil {
+		return nil, fmt.Errorf("workspace: state directory %s: %w", stateDir, err)
+	}
 	if err := checkStateDir(state); err != nil {
 		return nil, fmt.Errorf("workspace: state directory %s: %w", stateDir, err)
+	}
+	if format == 0 {
+		if err := markJournalFormat(filepath.Dir(state)); err != nil {
+			return nil, fmt.Errorf("workspace: state directory %s: %w", stateDir, err)
+		}
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {

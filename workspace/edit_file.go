@@ -66,14 +66,15 @@ func (s *settings) doEdit(ctx *tools.Context, w *view, p EditFileParams) (tools.
 		return tools.Fail[any](binaryMessage(path)), nil
 	}
 	text := string(data)
-	n := strings.Count(text, p.OldString)
+	r := replacementIn(text, p.OldString, p.NewString)
+	n := strings.Count(text, r.old)
 	switch {
 	case n == 0:
-		return tools.Fail[any](fmt.Sprintf("old_string not found in %s.", path) + nearMiss(text, p.OldString, path)), nil
+		return tools.Fail[any](fmt.Sprintf("old_string not found in %s.", path) + r.nearMiss(text, p.OldString, path)), nil
 	case n > 1 && !p.ReplaceAll:
 		return tools.Fail[any](fmt.Sprintf("old_string matches %d times in %s; add context or set replace_all.", n, path)), nil
 	}
-	out := strings.Replace(text, p.OldString, p.NewString, n)
+	out := r.apply(text, n)
 	if k := int64(len(out)); k > s.maxFile {
 		return tools.Fail[any](fmt.Sprintf("The edited file would be %d bytes; the limit is %d bytes.", k, s.maxFile)), nil
 	}

@@ -1,0 +1,29 @@
+// Package formats holds the migrations of a session store written by an
+// older version of wink-mcp, one step a format, for
+// store.Options.Migrations: what changed in the heads, blobs, call log
+// entries and task records that the store keeps for the sessions. The
+// store migrates its own framing itself; see store.Format for the list of
+// formats.
+//
+// A step writes exactly the format it names, with an encoder of its own,
+// so that a later change of the live encoders cannot change what an old
+// step writes: a store of format 1 opened by a version that writes format
+// 4 goes through the steps 1→2, 2→3 and 3→4 in turn.
+//
+// # Adding a format
+//
+// A change of what the store holds is a new format: raise store.Format,
+// write a step from the format before it in a file of its own here
+// (stepN.go, with its test), add it to Steps, make a fixture of the new
+// format with scripts/make-format-fixture, and say in docs/state.md what
+// changed.
+package formats
+
+import "github.com/wink-mcp/wink-mcp/store"
+
+// Steps returns the migrations from every format before store.Format.
+func Steps() []store.Step {
+	return []store.Step{
+		{From: 1, Migrate: migrate1},
+	}
+}
