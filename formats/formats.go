@@ -25,5 +25,9 @@ import "github.com/wink-mcp/wink-mcp/store"
 func Steps() []store.Step {
 	return []store.Step{
 		{From: 1, Migrate: migrate1},
+		// Format 3 reads format 2 as it is (docs/state.md): its step
+		// converts nothing, and only keeps builds of format 2 away from
+		// heads with a history's tail, which they would not read.
+		{From: 2},
 	}
 }

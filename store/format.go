@@ -32,11 +32,15 @@ import (
 //   - 2: a head holds the state's root document inline (a binary record);
 //     a call log message is one or more entries, each framed by its length
 //     (logFrames).
+//   - 3: a head may also carry the history's tail (the records of the last
+//     commits and their root documents), and the history's blob the root
+//     documents of the states it names; what format 2 wrote is read as it
+//     is, so its step changes nothing, and keeps builds of format 2 away.
 //
 // A change of anything the store holds, the store's own framing or the
 // caller's heads, blobs, log entries and task records, is a new format,
 // with its step.
-const Format = 2
+const Format = 3
 
 // formatKey is the key of the streams' metadata that names the format of
 // what they hold. A stream without the key holds format 1.
