@@ -8,6 +8,10 @@
 #   bash bench/state.sh commit     one 1 KB write in a 10,000-file workspace:
 #                                  bytes written to the store; time to resume
 #                                  the session after a restart
+#   bash bench/state.sh percall    CPU and bytes written per call of write_file,
+#                                  read_file, edit_file, planning_update_step and
+#                                  rm in a session of --files N files (flat or
+#                                  --layout dirs; --stored, --disk); not in "all"
 #   bash bench/state.sh start      process start to the answer to initialize,
 #                                  embedded store against --store memory, over
 #                                  stdio and HTTP, in the same runs
@@ -48,7 +52,7 @@ start() {
 what="${1:-all}"
 [[ $# -gt 0 ]] && shift
 case "$what" in
-sessions | growth | commit)
+sessions | growth | commit | percall)
 	"$tmp/state" "$what" --bin "$wink" "$@"
 	;;
 start)
@@ -63,7 +67,7 @@ all)
 	start
 	;;
 *)
-	echo "usage: bash bench/state.sh [sessions|growth|commit|start|all] [bench/state flags]" >&2
+	echo "usage: bash bench/state.sh [sessions|growth|commit|percall|start|all] [bench/state flags]" >&2
 	exit 2
 	;;
 esac

@@ -6,6 +6,7 @@ import (
 
 	"github.com/benbjohnson/immutable"
 
+	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/session"
 )
 
@@ -45,7 +46,7 @@ func TestPolicyMemoryRoundTrips(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			from, _ := r.NewSession("from")
-			m := immutable.NewMap[string, string](nil)
+			var m merkle.Map[string]
 			for _, p := range tt.paths {
 				m = m.Set(p[0], p[1])
 			}
@@ -80,7 +81,7 @@ func TestPolicyMemoryIsStoredDeterministically(t *testing.T) {
 	a, _ := r.NewSession("a")
 	b, _ := r.NewSession("b")
 	names := []string{"x", "y", "z", "w", "v"}
-	ma, mb := immutable.NewMap[string, string](nil), immutable.NewMap[string, string](nil)
+	var ma, mb merkle.Map[string]
 	for i := range names {
 		ma = ma.Set(names[i], "v"+names[i])
 		mb = mb.Set(names[len(names)-1-i], "v"+names[len(names)-1-i])

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/benbjohnson/immutable"
-
+	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
 )
@@ -55,7 +54,7 @@ type MovesFunc func(params any) []Move
 
 // known is the STATE slice mapping a normalised path to the version of the
 // file the session last read or wrote.
-var known = session.NewKey[*immutable.Map[string, string]]("policy.read_before_write")
+var known = session.NewKey[merkle.Map[string]]("policy.read_before_write")
 
 // ReadBeforeWrite lets a write tool change an existing file only if the
 // session knows the file's current content: it read it, or wrote it itself,
@@ -115,7 +114,8 @@ func (p *ReadBeforeWrite) Check(call *tools.Call) error {
 // several files in one call (apply_edits) use it for each operation. Paths
 // that do not normalise are allowed: the tool reports them better. A file
 // whose version cannot be read is denied.
-func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []string) error {
+func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []string) (err error) {
+	defer merkle.Recover(&err) // a part of a stored memory not read
 	mem, _ := session.Get(s, known)
 	for _, raw := range paths {
 		path, err := fs.Normalize(raw)
@@ -129,11 +129,7 @@ func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []strin
 		if !exists {
 			continue
 		}
-		var seen string
-		var ok bool
-		if mem != nil {
-			seen, ok = mem.Get(path)
-		}
+		seen, ok := mem.Get(path)
 		switch {
 		case !ok:
 			d := Deny(p.Name(), fmt.Sprintf("File '%s' must be read before overwriting.", path))
@@ -148,7 +144,8 @@ func (p *ReadBeforeWrite) CheckPaths(s *session.Session, fs Files, paths []strin
 
 // OnResult remembers the current version of every file a successful read or
 // write named; after a move, see Moved.
-func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) error {
+func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) (err error) {
+	defer merkle.Recover(&err) // a part of a stored memory not read
 	if moves, ok := p.moves[call.Tool.Name()]; ok {
 		fs, err := p.files(call)
 		if err != nil {
@@ -175,11 +172,9 @@ func (p *ReadBeforeWrite) OnResult(call *tools.Call, out *tools.Outcome) error {
 // that no longer exists is forgotten. When the session knew them so
 // already, its memory stays the same value, which a store then need not
 // write again.
-func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string) error {
-	mem, ok := session.Get(s, known)
-	if !ok {
-		mem = immutable.NewMap[string, string](nil)
-	}
+func (p *ReadBeforeWrite) Remember(s *session.Session, fs Files, paths []string) (err error) {
+	defer merkle.Recover(&err) // a part of a stored memory not read
+	mem, _ := session.Get(s, known)
 	changed := false
 	for _, raw := range paths {
 		path, err := fs.Normalize(raw)
@@ -230,14 +225,14 @@ func (p *ReadBeforeWrite) Moved(s *session.Session, fs Files, moves []Move) {
 			continue
 		}
 		carried := map[string]string{}
-		for it := mem.Iterator(); !it.Done(); {
-			path, v, _ := it.Next()
-			if rest, ok := under(path, from); ok {
-				carried[to+rest] = v
-				mem = mem.Delete(path)
-			} else if _, ok := under(path, to); ok {
-				mem = mem.Delete(path)
-			}
+		for path, v := range within(mem, from) {
+			carried[to+path[len(from):]] = v
+		}
+		for path := range within(mem, to) {
+			mem = mem.Delete(path)
+		}
+		for path := range within(mem, from) {
+			mem = mem.Delete(path)
 		}
 		for path, v := range carried {
 			mem = mem.Set(path, v)
@@ -246,6 +241,23 @@ func (p *ReadBeforeWrite) Moved(s *session.Session, fs Files, moves []Move) {
 	if mem != before {
 		session.Set(s, known, mem)
 	}
+}
+
+// within returns the entries of mem at dir or under it, visiting no
+// other (the memory is sorted by path, and the paths under dir follow
+// dir+"/").
+func within(mem merkle.Map[string], dir string) map[string]string {
+	out := map[string]string{}
+	if v, ok := mem.Get(dir); ok {
+		out[dir] = v
+	}
+	for path, v := range mem.From(dir + "/") {
+		if _, ok := under(path, dir); !ok {
+			break
+		}
+		out[path] = v
+	}
+	return out
 }
 
 // under returns what follows dir in path when path is dir or lies under it

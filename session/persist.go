@@ -23,6 +23,18 @@ type Codec[T any] struct {
 	// "" for every value marks the slice as bookkeeping, never shown.
 	// Without it, the value's indented JSON is shown.
 	Text func(T) string
+	// Store, when set, stores a value as blobs of its own, named by hash,
+	// rather than as Marshal's bytes: a value that can hold thousands of
+	// entries, such as a merkle.Map, whose storing should cost what
+	// changed. It passes to put the blobs of v that prev, the value Store
+	// last stored or Load loaded (nil for none), did not hold, and
+	// returns the hash that names v, or "" to leave v to Marshal (a
+	// small value, which travels inline). Load reads back the value
+	// stored under hash, its blobs from get. Unmarshal still reads
+	// Marshal's bytes, of a small value or one stored before Store was
+	// set.
+	Store func(v T, prev *T, put func(hash string, blob []byte)) (string, error)
+	Load  func(hash string, get func(hash string) ([]byte, error)) (T, error)
 }
 
 // JSON returns the codec of encoding/json, for values that marshal to JSON
@@ -43,6 +55,8 @@ type codec struct {
 	marshal   func(any) ([]byte, error)
 	unmarshal func([]byte) (any, error)
 	text      func(any) string // nil: indented JSON
+	store     func(v, prev any, put func(string, []byte)) (string, error)
+	load      func(hash string, get func(string) ([]byte, error)) (any, error)
 }
 
 // Persist declares how the STATE slice k is stored. Every STATE slice that
@@ -58,6 +72,16 @@ func Persist[T any](r *Registry, k Key[T], c Codec[T]) {
 	}
 	if c.Text != nil {
 		cd.text = func(v any) string { return c.Text(v.(T)) }
+	}
+	if c.Store != nil {
+		cd.store = func(v, prev any, put func(string, []byte)) (string, error) {
+			var p *T
+			if t, ok := prev.(T); ok {
+				p = &t
+			}
+			return c.Store(v.(T), p, put)
+		}
+		cd.load = func(hash string, get func(string) ([]byte, error)) (any, error) { return c.Load(hash, get) }
 	}
 	r.codecs[k.name] = cd
 }
@@ -82,6 +106,39 @@ func (s *Session) MarshalSlice(name string, v any) ([]byte, error) {
 		return nil, fmt.Errorf("session: slice %q: %w", name, err)
 	}
 	return b, nil
+}
+
+// StoreSlice stores v, a value of the STATE slice called name whose codec
+// has a Store, and returns the hash naming it (see Codec.Store; prev is
+// the value last stored so, or nil); ok is false when the codec has no
+// Store or leaves v to Marshal, and the slice is stored as MarshalSlice's
+// bytes.
+func (s *Session) StoreSlice(name string, v, prev any, put func(hash string, blob []byte)) (hash string, ok bool, err error) {
+	c, found := s.registry.codecs[name]
+	if !found || c.store == nil {
+		return "", false, nil
+	}
+	if hash, err = c.store(v, prev, put); err != nil {
+		return "", true, fmt.Errorf("session: slice %q: %w", name, err)
+	}
+	return hash, hash != "", nil
+}
+
+// LoadSlice sets the STATE slice called name to the value that its
+// codec's Load reads from the blobs stored under hash.
+func (s *Session) LoadSlice(name, hash string, get func(hash string) ([]byte, error)) error {
+	c, ok := s.registry.codecs[name]
+	if !ok || c.load == nil {
+		return fmt.Errorf("session: slice %q is not stored as blobs of its own; declare a Codec with Store and Load", name)
+	}
+	v, err := c.load(hash, get)
+	if err != nil {
+		return fmt.Errorf("session: slice %q: %w", name, err)
+	}
+	s.mu.Lock()
+	s.state[name] = v
+	s.mu.Unlock()
+	return nil
 }
 
 // SliceText returns how a person reads the value of the STATE slice name

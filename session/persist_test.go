@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -78,5 +79,69 @@ func TestResourcesListsPerSessionOnesInOrder(t *testing.T) {
 	}
 	if want := []string{"b=B", "a=A"}; !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// listKey is a slice whose codec stores it as blobs of its own once it
+// holds more than two items: one blob per item and one naming them.
+var listKey = session.NewKey[[]string]("test.list")
+
+func TestSliceStoredAsBlobsOfItsOwn(t *testing.T) {
+	r := session.NewRegistry()
+	session.Persist(r, noteKey, session.JSON[*note]())
+	c := session.JSON[[]string]()
+	c.Store = func(v []string, prev *[]string, put func(string, []byte)) (string, error) {
+		if len(v) <= 2 {
+			return "", nil
+		}
+		b := []byte(strings.Join(v, "\n"))
+		put("h-"+string(b), b)
+		return "h-" + string(b), nil
+	}
+	c.Load = func(h string, get func(string) ([]byte, error)) ([]string, error) {
+		b, err := get(h)
+		return strings.Split(string(b), "\n"), err
+	}
+	session.Persist(r, listKey, c)
+	s, _ := r.NewSession("a")
+	blobs := map[string][]byte{}
+	put := func(h string, b []byte) { blobs[h] = b }
+	get := func(h string) ([]byte, error) {
+		b, ok := blobs[h]
+		if !ok {
+			return nil, errors.New("no blob " + h)
+		}
+		return b, nil
+	}
+	for _, tc := range []struct {
+		v    []string
+		own  bool
+		load bool
+	}{
+		{[]string{"a"}, false, false},
+		{[]string{"a", "b", "c"}, true, true},
+	} {
+		h, own, err := s.StoreSlice("test.list", tc.v, nil, put)
+		if err != nil || own != tc.own {
+			t.Fatalf("StoreSlice(%q) = %q, %v, %v; want own %v", tc.v, h, own, err, tc.own)
+		}
+		if !own {
+			continue
+		}
+		b, _ := r.NewSession("b")
+		if err := b.LoadSlice("test.list", h, get); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := session.Get(b, listKey); !slices.Equal(got, tc.v) {
+			t.Fatalf("loaded %q, want %q", got, tc.v)
+		}
+	}
+	if _, own, err := s.StoreSlice("test.note", &note{}, nil, put); own || err != nil {
+		t.Fatalf("a slice without Store: own %v, %v", own, err)
+	}
+	for name, h := range map[string]string{"test.note": "x", "test.none": "x", "test.list": "missing"} {
+		if err := s.LoadSlice(name, h, get); err == nil {
+			t.Errorf("LoadSlice(%s, %s) succeeded", name, h)
+		}
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"fmt"
 )
 
-// A STATE slice whose value marshals to more than MaxSliceBlob bytes, such
-// as the read-before-write policy's memory of 10,000 files, is stored as a
-// tree: the value cut into chunks where its content says (content-defined
+// A STATE slice whose value marshals to more than MaxSliceBlob bytes (a
+// large plan, or the read-before-write policy's memory as a former build
+// stored it, one JSON object) is stored as a tree: the value cut into chunks where its content says (content-defined
 // chunking), lists of the chunks' hashes, and lists of those lists, up to
 // one small list at the top. Inserting or changing an entry changes the
 // chunk around it and one list on each level, so that storing the change

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/wink-mcp/wink-mcp/merkle"
 )
 
 // ChunkSize is the largest file stored as one blob. A larger file is
@@ -197,7 +199,8 @@ func readChunks(h string, size int64, get Getter) ([]string, error) {
 // and tree, sorted by kind, then name: the kind byte, the name's length as
 // a uvarint and the name, then an inline slice's length as a uvarint and
 // its bytes, or the 32 bytes of the hash of a blob, a chunked slice's top
-// list or a tree's root directory.
+// list, a slice its codec stores as blobs of its own (session.Codec.Store:
+// a merkle.Map) or a tree's root directory.
 var docHeader = []byte("wdoc1")
 
 // The kinds of entries of a root document.
@@ -206,6 +209,7 @@ const (
 	kindBlob    byte = 's'
 	kindChunked byte = 'c'
 	kindTree    byte = 't'
+	kindOwn     byte = 'm'
 )
 
 // docEntry is one entry of a root document.
@@ -223,6 +227,8 @@ func (st *State) encodeDoc() []byte {
 	for name, ref := range st.slices {
 		e := docEntry{kind: kindInline, name: name, data: ref.inline, hash: ref.hash}
 		switch {
+		case ref.own:
+			e.kind = kindOwn
 		case ref.chunks != nil:
 			e.kind = kindChunked
 		case ref.inline == nil:
@@ -277,7 +283,7 @@ func decodeDoc(b []byte) ([]docEntry, error) {
 				return nil, fmt.Errorf("statetree: root document: slice %q: %w", e.name, errFormat)
 			}
 			e.data, rest = rest[k:k+int(n)], rest[k+int(n):]
-		case kindBlob, kindChunked, kindTree:
+		case kindBlob, kindChunked, kindTree, kindOwn:
 			if len(rest) < 32 {
 				return nil, fmt.Errorf("statetree: root document: %q: %w", e.name, errFormat)
 			}
@@ -288,4 +294,44 @@ func decodeDoc(b []byte) ([]docEntry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// DirCodec returns the codec of a directory kept as a merkle.Map[V]: its
+// leaves are directory blobs (EncodeDir), so that a directory of up to
+// merkle.SmallMax entries is one such blob, as this format always stored
+// it, and a larger one a tree of them. entry
+// describes a value (its Name is ignored); value makes the value of an
+// entry read back.
+func DirCodec[V any](entry func(V) (Entry, error), value func(Entry) (V, error)) *merkle.Codec[V] {
+	return &merkle.Codec[V]{
+		Leaf: func(names []string, vals []V) ([]byte, error) {
+			entries := make([]Entry, len(names))
+			for i, v := range vals {
+				e, err := entry(v)
+				if err != nil {
+					return nil, err
+				}
+				e.Name = names[i]
+				entries[i] = e
+			}
+			return EncodeDir(entries)
+		},
+		DecodeLeaf: func(b []byte) ([]string, []V, bool, error) {
+			if !bytes.HasPrefix(b, dirHeader) {
+				return nil, nil, false, nil
+			}
+			entries, err := DecodeDir(b)
+			if err != nil {
+				return nil, nil, true, err
+			}
+			names, vals := make([]string, len(entries)), make([]V, len(entries))
+			for i, e := range entries {
+				if vals[i], err = value(e); err != nil {
+					return nil, nil, true, err
+				}
+				names[i] = e.Name
+			}
+			return names, vals, true, nil
+		},
+	}
 }

@@ -10,12 +10,16 @@
 // holds each STATE slice (its value as the slice's codec gives it, see
 // session.Persist): inline when it is at most InlineMax bytes, otherwise
 // as the hash of its blob or, when larger than MaxSliceBlob, of the top of
-// a tree of chunks. It names the root directory of each per-session
+// a tree of chunks; a slice whose codec stores it as blobs of its own
+// (session.Codec.Store: the policies' memory, a merkle.Map) as the hash
+// its codec gives. It names the root directory of each per-session
 // resource that keeps a tree of files (Tree), such as a memory workspace.
 // A directory blob (EncodeDir) lists its entries sorted by name, each with
-// its kind, size and hash; a file is one blob of its content or, when
-// larger than ChunkSize, a list of the blobs of its chunks (PutFile). The
-// call log is not in the tree: it is appended to the store on its own.
+// its kind, size and hash; a directory of more than merkle.SmallMax
+// entries is a merkle.Map of such blobs (DirCodec). A file is one blob of
+// its content or, when larger than ChunkSize, a list of the blobs of its
+// chunks (PutFile). The call log is not in the tree: it is appended to the
+// store on its own.
 //
 // # Storing a change
 //
@@ -25,8 +29,8 @@
 // content) is not marshalled again, and a tree compares its nodes with the
 // previous ones and descends only where they differ. Changing a plan
 // yields a new document and no blob; writing one file in a 10,000-file
-// workspace yields the file, the directories on its path and the
-// document. The blobs returned are a superset of those the new document
+// workspace yields the file, the parts of the directories on its path
+// that hold it, and the document. The blobs returned are a superset of those the new document
 // uses and the previous one did not, which is what store.Store.Commit
 // needs.
 //
@@ -34,17 +38,18 @@
 //
 // Decode rebuilds a session's slices and trees from a root document and a
 // Getter, and returns the State the next Encode starts from; DecodeRoot
-// does so from the hash of a document stored as a blob. Live lists every
-// blob a document uses, for store.Store.Sweep.
+// does so from the hash of a document stored as a blob. A tree or a
+// merkle.Map reads its root blob then, and the rest from the Getter when
+// first used. Live lists every blob a document uses, for
+// store.Store.Sweep.
 package statetree
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
 
+	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/session"
 )
 
@@ -95,8 +100,9 @@ type State struct {
 type sliceRef struct {
 	value  any
 	inline []byte          // its bytes, when it travels in the document
-	hash   string          // else of its blob, or of its list of chunks
+	hash   string          // else of its blob, of its list of chunks, or of its own blobs
 	chunks map[string]bool // the hashes of its chunks, if it has some
+	own    bool            // stored by its codec's Store
 }
 
 type mark struct {
@@ -106,10 +112,7 @@ type mark struct {
 
 // Hash returns the name of a blob: the hex SHA-256 of its content, as
 // store.Hash.
-func Hash(blob []byte) string {
-	sum := sha256.Sum256(blob)
-	return hex.EncodeToString(sum[:])
-}
+func Hash(blob []byte) string { return merkle.Hash(blob) }
 
 // Encode returns the state of s and the blobs it needs that prev, the state
 // s was last encoded or decoded at (nil for none), did not hold at the same
@@ -137,6 +140,16 @@ func Encode(s *session.Session, prev *State) (*State, map[string][]byte, error) 
 		old, ok := prev.slices[name]
 		if !ok || !same(old.value, v) {
 			changed = true
+			var prevOwn any
+			if old.own {
+				prevOwn = old.value
+			}
+			if h, own, err := s.StoreSlice(name, v, prevOwn, put); err != nil {
+				return nil, nil, fmt.Errorf("statetree: %w", err)
+			} else if own {
+				st.slices[name] = sliceRef{value: v, hash: h, own: true}
+				continue
+			}
 			b, err := s.MarshalSlice(name, v)
 			if err != nil {
 				return nil, nil, fmt.Errorf("statetree: %w", err)
@@ -229,6 +242,12 @@ func Decode(s *session.Session, doc []byte, get Getter) (*State, error) {
 			if b, ref.chunks, err = getSlice(e.hash, get); err != nil {
 				return nil, fmt.Errorf("statetree: slice %s: %w", e.name, err)
 			}
+		case kindOwn:
+			if err := s.LoadSlice(e.name, e.hash, get); err != nil {
+				return nil, fmt.Errorf("statetree: %w", err)
+			}
+			st.slices[e.name] = sliceRef{value: s.Slices()[e.name], hash: e.hash, own: true}
+			continue
 		default:
 			continue
 		}
@@ -313,6 +332,10 @@ func addLive(live map[string]bool, doc []byte, get Getter) error {
 			if err := liveDir(e.hash, get, live); err != nil {
 				return err
 			}
+		case kindOwn:
+			if err := liveMap(e.hash, get, live); err != nil {
+				return fmt.Errorf("statetree: slice %s: %w", e.name, err)
+			}
 		}
 	}
 	return nil
@@ -326,6 +349,16 @@ func liveDir(h string, get Getter, live map[string]bool) error {
 	b, err := fetch(get, h)
 	if err != nil {
 		return fmt.Errorf("statetree: directory %s: %w", h, err)
+	}
+	if kids, ok, err := merkle.Kids(b); ok {
+		// A node of a large directory's tree (merkle.Map): its kids
+		// are nodes or leaves, each a part of the directory.
+		for _, k := range kids {
+			if err == nil {
+				err = liveDir(k, get, live)
+			}
+		}
+		return err
 	}
 	entries, err := DecodeDir(b)
 	if err != nil {
@@ -349,6 +382,26 @@ func liveDir(h string, get Getter, live map[string]bool) error {
 		live[e.Hash] = true
 	}
 	return nil
+}
+
+// liveMap adds to live the blobs of the merkle.Map stored under h, whose
+// leaves name no blobs.
+func liveMap(h string, get Getter, live map[string]bool) error {
+	if live[h] {
+		return nil
+	}
+	live[h] = true
+	b, err := fetch(get, h)
+	if err != nil {
+		return err
+	}
+	kids, _, err := merkle.Kids(b)
+	for _, k := range kids {
+		if err == nil {
+			err = liveMap(k, get, live)
+		}
+	}
+	return err
 }
 
 // errCorrupt reports a blob whose content is not what its name says.

@@ -34,8 +34,10 @@ import (
 //     (logFrames).
 //   - 3: a head may also carry the history's tail (the records of the last
 //     commits and their root documents), and the history's blob the root
-//     documents of the states it names; what format 2 wrote is read as it
-//     is, so its step changes nothing, and keeps builds of format 2 away.
+//     documents of the states it names; a large directory may be a Merkle
+//     search tree of blobs, and the read-before-write memory one too.
+//     What format 2 wrote is read as it is, so its step changes nothing,
+//     and keeps builds of format 2 away.
 //
 // A change of anything the store holds, the store's own framing or the
 // caller's heads, blobs, log entries and task records, is a new format,

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/session"
 )
 
@@ -41,11 +42,11 @@ func (s *memStore) set(t *node, paths ...string) {
 // the change is in. When the tree was replaced otherwise since (a
 // restore of the session decodes a whole tree), it compares the trees
 // from their roots.
-func (u memUndo) changes() ([]session.FileChange, error) {
-	var out []session.FileChange
+func (u memUndo) changes() (out []session.FileChange, err error) {
+	defer merkle.Recover(&err)
 	cur := u.s.t.Load()
 	if u.track == nil || u.s.track != u.track || u.track.tree != cur {
-		err := diffNodes("", u.t, cur, &out)
+		err = diffNodes("", u.t, cur, &out)
 		return out, err
 	}
 	paths := slices.SortedFunc(maps.Keys(u.track.paths), comparePaths)
@@ -77,16 +78,20 @@ func diffNodes(p string, a, b *node, out *[]session.FileChange) error {
 	case a == b:
 		return nil
 	case a != nil && b != nil && a.dir && b.dir:
+		// The names in the parts of either directory that the other
+		// does not share: a large directory's unchanged parts are not
+		// visited.
 		names := map[string]bool{}
-		for _, n := range []*node{a, b} {
-			for itr := n.kids.Iterator(); !itr.Done(); {
-				name, _, _ := itr.Next()
-				names[name] = true
-			}
+		ak, bk := a.children(), b.children()
+		for name := range ak.Changed(&bk) {
+			names[name] = true
+		}
+		for name := range bk.Changed(&ak) {
+			names[name] = true
 		}
 		for _, name := range slices.Sorted(maps.Keys(names)) {
-			ka, _ := a.kids.Get(name)
-			kb, _ := b.kids.Get(name)
+			ka, _ := ak.Get(name)
+			kb, _ := bk.Get(name)
 			if err := diffNodes(join(p, name), ka, kb, out); err != nil {
 				return err
 			}

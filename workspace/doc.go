@@ -18,14 +18,15 @@
 //
 //   - memory (NewMemory, or Open with Backend "memory"): each session has
 //     its own tree of directories, each a persistent sorted map from name
-//     to entry (github.com/benbjohnson/immutable); a change rebuilds only
-//     the directories on its path. Mounts are loaded once at startup into a
-//     base tree every new session starts from; a snapshot keeps the current
-//     tree and a restore puts it back, O(1) whatever the size. The tree is
-//     stored as it is shaped (statetree.Tree): each node keeps its hash, so
-//     storing the tree after a change hashes and writes only the changed
-//     path, and a loaded tree reads a file's content from the store on
-//     first use.
+//     to entry (merkle.Map); a change rebuilds only the parts of the
+//     directories on its path that hold it. Mounts are loaded once at
+//     startup into a base tree every new session starts from; a snapshot
+//     keeps the current tree and a restore puts it back, O(1) whatever the
+//     size. The tree is stored as it is shaped (statetree.Tree): each node,
+//     and each part of a large directory, keeps its hash, so storing the
+//     tree after a change hashes and writes only what the change made, and
+//     a loaded tree reads a directory, a part of one and a file's content
+//     from the store on first use.
 //   - disk (OpenDisk, or Open with Backend "disk"): one host directory
 //     shared by every session, and by every process working on it with
 //     the same state directory. Every access goes through an os.Root,

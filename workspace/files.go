@@ -3,7 +3,6 @@ package workspace
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -146,7 +145,7 @@ func (f *Files) Glob(pattern string) (paths []string, capped bool, err error) {
 		return nil, false, fmt.Errorf("Invalid glob pattern: %q.", pattern)
 	}
 	paths = []string{}
-	err = f.v.walk("", func(in Info) error {
+	err = f.v.scan("", func(in Info) error {
 		if err := f.ctx.Err(); err != nil {
 			return err
 		}
@@ -169,7 +168,7 @@ func (f *Files) Glob(pattern string) (paths []string, capped bool, err error) {
 // empty) that match the regular expression pattern, as grep finds them
 // from the root: at most DefaultMaxMatches, and whether there were more.
 func (f *Files) Grep(pattern, glob string) (matches []Match, capped bool, err error) {
-	re, err := regexp.Compile(pattern)
+	m, err := newMatcher(pattern, false, false)
 	if err != nil {
 		return nil, false, errors.New("Invalid regular expression: " + err.Error())
 	}
@@ -177,33 +176,29 @@ func (f *Files) Grep(pattern, glob string) (matches []Match, capped bool, err er
 	if glob != "" && (filter == "" || !doublestar.ValidatePattern(filter)) {
 		return nil, false, fmt.Errorf("Invalid glob pattern: %q.", glob)
 	}
+	keep := func(p string) bool {
+		ok, _ := doublestar.Match(filter, p)
+		return filter == "" || ok
+	}
+	scan := func(st *scanState, path string, data []byte) fileScan {
+		return m.scanFile(st, path, data, scanShow, 0, f.s.maxMatches+1, 0)
+	}
 	matches = []Match{}
-	err = f.v.walk("", func(in Info) error {
-		if err := f.ctx.Err(); err != nil {
-			return err
-		}
-		if filter != "" {
-			if ok, _ := doublestar.Match(filter, in.Path); !ok {
-				return nil
-			}
-		}
-		data, err := f.v.st.readFile(in.Path, f.s.maxFile)
-		if err != nil || isBinary(data) {
-			return nil // unreadable, too large or binary: skipped, as grep does
-		}
-		for i, line := range splitLines(string(data)) {
-			if !re.MatchString(line) {
-				continue
-			}
+	err = f.v.searchFiles(f.ctx, "", f.s.maxFile, keep, scan, func(j *searchJob) error {
+		for _, g := range j.res.groups {
 			if len(matches) == f.s.maxMatches {
 				capped = true
 				return errStop
 			}
-			matches = append(matches, Match{Path: in.Path, Line: i + 1, Text: line})
+			matches = append(matches, g.lines...)
+		}
+		if j.res.more > 0 {
+			capped = true
+			return errStop
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errStop) {
+	if err != nil {
 		return nil, false, err
 	}
 	return matches, capped, nil

@@ -27,18 +27,24 @@ type GlobMatches struct {
 	Path    string   `json:"path" jsonschema:"The directory searched; empty for the root."`
 	Files   []string `json:"files" jsonschema:"Matching file paths from the workspace root, sorted: from the cursor on, when given."`
 	Total   int      `json:"total" jsonschema:"How many files match, before the cursor and after this page too."`
+	Stopped bool     `json:"stopped,omitempty" jsonschema:"Whether the deadline stopped the search: the total counts what it looked at."`
 	// Truncated and NextCursor page the files.
-	Truncated  bool   `json:"truncated" jsonschema:"Whether the list stopped at its cap of paths or its 64 KiB page; more files follow."`
+	Truncated  bool   `json:"truncated" jsonschema:"Whether more files may follow: the list stopped at its cap of paths or its 64 KiB page, or the deadline stopped the search."`
 	NextCursor string `json:"next_cursor,omitempty" jsonschema:"Pass it as cursor, with the same pattern and path, for the next files; present when truncated."`
 }
 
 // Render lists the paths, one per line, with a marker when truncated.
 func (g *GlobMatches) Render() string {
-	if len(g.Files) == 0 {
+	if len(g.Files) == 0 && !g.Stopped {
 		return "(no files match)"
 	}
 	s := strings.Join(g.Files, "\n")
-	if g.Truncated {
+	switch {
+	case g.Stopped && g.Truncated:
+		s += fmt.Sprintf("\n[the deadline stopped the search: narrow the pattern or path, or call glob again with cursor %q to go on]", g.NextCursor)
+	case g.Stopped:
+		s += "\n[the deadline stopped counting the rest: the total counts what was looked at]"
+	case g.Truncated:
 		s += fmt.Sprintf("\n[more files follow: call glob again with cursor %q, or narrow the pattern or path]", g.NextCursor)
 	}
 	return s
@@ -68,7 +74,22 @@ func (s *settings) glob() *tools.Tool {
 			out := &GlobMatches{Pattern: pattern, Path: dir, Files: []string{}}
 			size := 0
 			prog := progress{ctx: ctx}
-			err = From(ctx.Session).walk(dir, func(in Info) error {
+			sctx, cancel := searchContext(ctx)
+			defer cancel()
+			err = From(ctx.Session).scan(dir, func(in Info) error {
+				if sctx.Err() != nil && ctx.Err() == nil {
+					// The deadline is near: answer with what was found.
+					out.Stopped = true
+					if !out.Truncated {
+						out.Truncated = true
+						search.File = in.Path
+						if from != nil && pathLess(in.Path, from.File) {
+							search.File = from.File
+						}
+						out.NextCursor = search.encode()
+					}
+					return errStop
+				}
 				if err := ctx.Err(); err != nil {
 					return err
 				}
@@ -91,10 +112,13 @@ func (s *settings) glob() *tools.Tool {
 				}
 				return nil
 			})
-			if err != nil {
+			if err != nil && !errors.Is(err, errStop) {
 				return tools.Result[*GlobMatches]{}, err
 			}
 			msg := fmt.Sprintf("Found %s matching %s under %s.", plural(out.Total, "file", "files"), pattern, display(dir))
+			if out.Stopped {
+				msg = fmt.Sprintf("The deadline stopped the search; found %s matching %s under %s in what it looked at.", plural(out.Total, "file", "files"), pattern, display(dir))
+			}
 			switch {
 			case out.Truncated:
 				msg += fmt.Sprintf(" Showing %d; more follow.", len(out.Files))

@@ -83,8 +83,18 @@ func (r ignoreRules) enter(st store, dir string) ignoreRules {
 // leaving out, unless the workspace includes ignored files, what the
 // ignore rules skip (whole directories at once).
 func (w *Workspace) walk(dir string, fn func(Info) error) error {
+	return w.visit(w.st.walk, dir, fn)
+}
+
+// scan is walk for the searches: Info.Size may be 0 (see store.scan).
+func (w *Workspace) scan(dir string, fn func(Info) error) error {
+	return w.visit(w.st.scan, dir, fn)
+}
+
+// visit is walk over the store's walk or scan.
+func (w *Workspace) visit(walk func(string, func(Info) error) error, dir string, fn func(Info) error) error {
 	if w.includeIgnored {
-		return w.st.walk(dir, func(in Info) error {
+		return walk(dir, func(in Info) error {
 			if in.Dir {
 				return nil
 			}
@@ -92,12 +102,15 @@ func (w *Workspace) walk(dir string, fn func(Info) error) error {
 		})
 	}
 	rules := map[string]ignoreRules{dir: rulesAt(w.st, dir)}
-	return w.st.walk(dir, func(in Info) error {
+	return walk(dir, func(in Info) error {
 		r := rules[parent(in.Path)]
 		switch skip := r.skips(in.Path, in.Dir); {
 		case skip && in.Dir:
 			return fs.SkipDir
 		case skip:
+			return nil
+		case in.Dir && in.noIgnoreFile:
+			rules[in.Path] = r
 			return nil
 		case in.Dir:
 			rules[in.Path] = r.enter(w.st, in.Path)

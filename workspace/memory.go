@@ -8,8 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/benbjohnson/immutable"
-
+	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/statetree"
 )
 
@@ -20,9 +19,10 @@ import (
 // node's hash, once computed, is kept.
 type node struct {
 	dir  bool
-	kids *immutable.SortedMap[string, *node] // a directory's entries by name
-	size int64                               // a file's length
-	file *content                            // a file's content
+	kids merkle.Map[*node] // a directory's entries by name (see children)
+	lazy *dirLoad          // or how a stored directory reads them
+	size int64             // a file's length
+	file *content          // a file's content
 
 	keyOnce sync.Once
 	key     string // the hash of the node's blob (statetree)
@@ -57,14 +57,43 @@ func fileNode(data []byte) *node {
 	return &node{size: int64(len(data)), file: &content{data: data}}
 }
 
-func dirNode(kids *immutable.SortedMap[string, *node]) *node {
+func dirNode(kids merkle.Map[*node]) *node {
 	return &node{dir: true, kids: kids}
 }
 
-var emptyDir = dirNode(immutable.NewSortedMap[string, *node](nil))
+// children returns a directory's entries. A directory of a stored tree
+// reads them on first use, and panics with a *merkle.LoadError if it
+// cannot (the store's methods return it: merkle.Recover).
+func (n *node) children() merkle.Map[*node] {
+	l := n.lazy
+	if l == nil {
+		return n.kids
+	}
+	l.once.Do(func() { l.kids, l.err = loadDir(l.hash, l.get) })
+	if l.err != nil {
+		panic(&merkle.LoadError{Err: l.err})
+	}
+	return l.kids
+}
+
+var emptyDir = dirNode(merkle.Map[*node]{})
+
+// dirCodec is how a directory's entries are stored: a directory is a
+// merkle.Map of its entries, stored in directory blobs
+// (statetree.EncodeDir), one for a directory of up to merkle.SmallMax
+// entries, a tree of them for a larger one.
+var dirCodec *merkle.Codec[*node]
+
+func init() { dirCodec = statetree.DirCodec(entryOf, nil) }
+
+// entryOf describes n as an entry of its directory.
+func entryOf(n *node) (statetree.Entry, error) {
+	h, err := n.hash()
+	return statetree.Entry{Dir: n.dir, Size: n.size, Hash: h}, err
+}
 
 // hash returns the hash of the node's blob: its content's for a file (see
-// statetree.PutFile), its entries' for a directory (statetree.EncodeDir).
+// statetree.PutFile), its entries' for a directory (merkle.Map.Hash).
 func (n *node) hash() (string, error) {
 	n.keyOnce.Do(func() {
 		if !n.dir {
@@ -72,26 +101,9 @@ func (n *node) hash() (string, error) {
 			n.key, n.keyErr = statetree.PutFile(data, nil), err
 			return
 		}
-		var b []byte
-		if b, n.keyErr = n.dirBlob(); n.keyErr == nil {
-			n.key = statetree.Hash(b)
-		}
+		n.key, n.keyErr = n.children().Hash(dirCodec)
 	})
 	return n.key, n.keyErr
-}
-
-// dirBlob returns the blob of a directory.
-func (n *node) dirBlob() ([]byte, error) {
-	entries := make([]statetree.Entry, 0, n.kids.Len())
-	for itr := n.kids.Iterator(); !itr.Done(); {
-		name, kid, _ := itr.Next()
-		h, err := kid.hash()
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, statetree.Entry{Name: name, Dir: kid.dir, Size: kid.size, Hash: h})
-	}
-	return statetree.EncodeDir(entries)
 }
 
 // version returns a file's version token: hashVersion of its content,
@@ -117,8 +129,7 @@ func (n *node) version() (string, error) {
 // its contents), with its path under prefix; fs.SkipDir for a directory
 // skips its contents.
 func (n *node) walk(prefix string, fn func(p string, n *node) error) error {
-	for itr := n.kids.Iterator(); !itr.Done(); {
-		name, kid, _ := itr.Next()
+	for name, kid := range n.children().All() {
 		p := join(prefix, name)
 		if err := fn(p, kid); kid.dir && errors.Is(err, fs.SkipDir) {
 			continue
@@ -144,7 +155,7 @@ func lookup(root *node, p string) (*node, bool) {
 		if !n.dir {
 			return nil, false
 		}
-		kid, ok := n.kids.Get(seg)
+		kid, ok := n.children().Get(seg)
 		if !ok {
 			return nil, false
 		}
@@ -158,7 +169,7 @@ func lookup(root *node, p string) (*node, bool) {
 func missing(root *node, p string) error {
 	n := root
 	for _, a := range ancestors(p) {
-		kid, ok := n.kids.Get(base(a))
+		kid, ok := n.children().Get(base(a))
 		switch {
 		case !ok:
 			return errNotExist
@@ -181,12 +192,12 @@ func withAt(dir *node, at, rest string, leaf *node) (*node, error) {
 	name, below, deeper := strings.Cut(rest, "/")
 	if !deeper {
 		if leaf == nil {
-			return dirNode(dir.kids.Delete(name)), nil
+			return dirNode(dir.children().Delete(name)), nil
 		}
-		return dirNode(dir.kids.Set(name, leaf)), nil
+		return dirNode(dir.children().Set(name, leaf)), nil
 	}
 	p := join(at, name)
-	kid, ok := dir.kids.Get(name)
+	kid, ok := dir.children().Get(name)
 	switch {
 	case !ok:
 		kid = emptyDir
@@ -197,7 +208,7 @@ func withAt(dir *node, at, rest string, leaf *node) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dirNode(dir.kids.Set(name, kid)), nil
+	return dirNode(dir.children().Set(name, kid)), nil
 }
 
 // buildFile returns root with a file of data at p, for a tree being built.
@@ -226,13 +237,15 @@ func (b *memBackend) Close() error { return nil }
 
 // memStore is one session's memory tree, by its root directory, and,
 // while a call's snapshot is taken, the paths the call changed
-// (changes.go).
+// (changes.go). Its methods return the error of a part of a stored tree
+// that cannot be read when first used (merkle.Recover).
 type memStore struct {
 	t     atomic.Pointer[node]
 	track *track
 }
 
-func (s *memStore) stat(p string) (Info, error) {
+func (s *memStore) stat(p string) (_ Info, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, p)
 	if !ok {
@@ -244,7 +257,8 @@ func (s *memStore) stat(p string) (Info, error) {
 // lstat is stat: a memory tree has no links, special files nor times.
 func (s *memStore) lstat(p string) (Info, error) { return s.stat(p) }
 
-func (s *memStore) mkdir(p string) (bool, error) {
+func (s *memStore) mkdir(p string) (_ bool, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	if n, ok := lookup(t, p); ok {
 		if !n.dir {
@@ -252,7 +266,7 @@ func (s *memStore) mkdir(p string) (bool, error) {
 		}
 		return false, nil
 	}
-	t, err := with(t, p, emptyDir)
+	t, err = with(t, p, emptyDir)
 	if err != nil {
 		return false, err
 	}
@@ -260,13 +274,14 @@ func (s *memStore) mkdir(p string) (bool, error) {
 	return true, nil
 }
 
-func (s *memStore) move(src, dst string) error {
+func (s *memStore) move(src, dst string) (err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, src)
 	if !ok {
 		return missing(t, src)
 	}
-	t, err := with(t, src, nil)
+	t, err = with(t, src, nil)
 	if err == nil {
 		t, err = with(t, dst, n)
 	}
@@ -277,7 +292,8 @@ func (s *memStore) move(src, dst string) error {
 	return nil
 }
 
-func (s *memStore) readFile(p string, max int64) ([]byte, error) {
+func (s *memStore) readFile(p string, max int64) (_ []byte, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, p)
 	switch {
@@ -291,12 +307,13 @@ func (s *memStore) readFile(p string, max int64) ([]byte, error) {
 	return n.file.bytes()
 }
 
-func (s *memStore) writeFile(p string, data []byte) error {
+func (s *memStore) writeFile(p string, data []byte) (err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	if n, ok := lookup(t, p); ok && n.dir {
 		return errIsDir
 	}
-	t, err := with(t, p, fileNode(data))
+	t, err = with(t, p, fileNode(data))
 	if err != nil {
 		return err
 	}
@@ -304,7 +321,8 @@ func (s *memStore) writeFile(p string, data []byte) error {
 	return nil
 }
 
-func (s *memStore) remove(p string) (int, error) {
+func (s *memStore) remove(p string) (_ int, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, p)
 	if !ok || p == "" {
@@ -320,7 +338,7 @@ func (s *memStore) remove(p string) (int, error) {
 			return nil
 		})
 	}
-	t, err := with(t, p, nil)
+	t, err = with(t, p, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -328,7 +346,8 @@ func (s *memStore) remove(p string) (int, error) {
 	return files, nil
 }
 
-func (s *memStore) list(p string) ([]Info, error) {
+func (s *memStore) list(p string) (_ []Info, err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, p)
 	switch {
@@ -337,15 +356,15 @@ func (s *memStore) list(p string) ([]Info, error) {
 	case !n.dir:
 		return nil, errNotDir
 	}
-	out := make([]Info, 0, n.kids.Len())
-	for itr := n.kids.Iterator(); !itr.Done(); {
-		name, kid, _ := itr.Next()
+	out := make([]Info, 0, n.children().Len())
+	for name, kid := range n.children().All() {
 		out = append(out, Info{Path: join(p, name), Dir: kid.dir, Size: kid.size})
 	}
 	return out, nil
 }
 
-func (s *memStore) walk(dir string, fn func(Info) error) error {
+func (s *memStore) walk(dir string, fn func(Info) error) (err error) {
+	defer merkle.Recover(&err)
 	t := s.t.Load()
 	n, ok := lookup(t, dir)
 	switch {
@@ -355,11 +374,22 @@ func (s *memStore) walk(dir string, fn func(Info) error) error {
 		return errNotDir
 	}
 	return n.walk(dir, func(p string, kid *node) error {
-		return fn(Info{Path: p, Dir: kid.dir, Size: kid.size})
+		in := Info{Path: p, Dir: kid.dir, Size: kid.size}
+		if kid.dir {
+			_, has := kid.kids.Get(ignoreFile)
+			in.noIgnoreFile = !has
+		} else {
+			in.open = func() (opened, error) { return memFile{kid.file}, nil }
+		}
+		return fn(in)
 	})
 }
 
-func (s *memStore) version(p string) (string, bool, error) {
+// scan is walk: a memory tree knows its sizes.
+func (s *memStore) scan(dir string, fn func(Info) error) error { return s.walk(dir, fn) }
+
+func (s *memStore) version(p string) (_ string, _ bool, err error) {
+	defer merkle.Recover(&err)
 	n, ok := lookup(s.t.Load(), p)
 	if !ok || n.dir {
 		return "", false, nil

@@ -137,6 +137,9 @@ func TestSearchPages(t *testing.T) {
 	files["d1.txt"] = "hit top\n" // after d1/ in the walk's order
 	lines = append(lines[:80*50], append([]string{"d1.txt:1"}, lines[80*50:]...)...)
 	paths = append(paths[:80], append([]string{"d1.txt"}, paths[80:]...)...)
+	// grepPage reads a page of grep in any output mode: the matching
+	// lines (not their context), the files, or the files with their
+	// counts; every page has the totals of the whole search.
 	grepPage := func(raw json.RawMessage) ([]string, bool, string) {
 		var page GrepMatches
 		if err := json.Unmarshal(raw, &page); err != nil {
@@ -144,9 +147,22 @@ func TestSearchPages(t *testing.T) {
 		}
 		var got []string
 		for _, m := range page.Matches {
-			got = append(got, fmt.Sprintf("%s:%d", m.Path, m.Line))
+			if !m.Context {
+				got = append(got, fmt.Sprintf("%s:%d", m.Path, m.Line))
+			}
+		}
+		for _, c := range page.Counts {
+			got = append(got, fmt.Sprintf("%s:%d", c.Path, c.Count))
+		}
+		got = append(got, page.Files...)
+		if page.TotalFiles != len(paths) || page.OutputMode != modeFiles && page.TotalMatches != len(lines) {
+			t.Errorf("%s totals: %d matches in %d files, want %d in %d", page.OutputMode, page.TotalMatches, page.TotalFiles, len(lines), len(paths))
 		}
 		return got, page.Truncated, page.NextCursor
+	}
+	var counts []string
+	for _, p := range paths {
+		counts = append(counts, fmt.Sprintf("%s:%d", p, strings.Count(files[p], "hit")))
 	}
 	globPage := func(raw json.RawMessage) ([]string, bool, string) {
 		var page GlobMatches
@@ -168,6 +184,10 @@ func TestSearchPages(t *testing.T) {
 			minPages int
 		}{
 			{"grep", map[string]any{"pattern": "^hit"}, grepPage, lines, 4},
+			{"grep", map[string]any{"pattern": "^hit", "context": 1}, grepPage, lines, 8},
+			{"grep", map[string]any{"pattern": "^hit", "after": 1}, grepPage, lines, 8},
+			{"grep", map[string]any{"pattern": "^hit", "output_mode": "files_with_matches"}, grepPage, paths, 1},
+			{"grep", map[string]any{"pattern": "^hit", "output_mode": "count"}, grepPage, counts, 1},
 			{"glob", map[string]any{"pattern": "**/*.txt"}, globPage, paths, 1},
 		} {
 			got, pages := readPages(t, h, tc.tool, tc.args, tc.page)
@@ -178,6 +198,11 @@ func TestSearchPages(t *testing.T) {
 		h = newHarness(t, bk, files, harnessOpts{opts: Options{MaxMatches: 50}})
 		if got, pages := readPages(t, h, "glob", map[string]any{"pattern": "**/*.txt"}, globPage); strings.Join(got, " ") != strings.Join(paths, " ") || pages != 3 {
 			t.Errorf("glob by 50: %d pages, %d results, want 3 pages of %d", pages, len(got), len(paths))
+		}
+		for mode, want := range map[string][]string{"files_with_matches": paths, "count": counts} {
+			if got, pages := readPages(t, h, "grep", map[string]any{"pattern": "^hit", "output_mode": mode}, grepPage); strings.Join(got, " ") != strings.Join(want, " ") || pages != 3 {
+				t.Errorf("grep %s by 50: %d pages, %d results, want 3 pages of %d", mode, pages, len(got), len(want))
+			}
 		}
 		lsPage := func(raw json.RawMessage) ([]string, bool, string) {
 			var page Listing
@@ -209,12 +234,15 @@ func TestSearchPages(t *testing.T) {
 			}
 		}
 		otherLs := cursor{Tool: "ls", Path: "d0", Pattern: "false", File: "true/f01.txt"}.encode()
-		otherGrep := cursor{Tool: "grep", Pattern: "hit", File: "d0/f01.txt", Line: 3}.encode()
+		otherGrep := cursor{Tool: "grep", Pattern: "hit", Mode: modeContent, File: "d0/f01.txt", Line: 3}.encode()
+		countGrep := cursor{Tool: "grep", Pattern: "^hit", Mode: modeCount, File: "d0/f01.txt"}.encode()
 		otherGlob := cursor{Tool: "glob", Pattern: "*", File: "d0/f01.txt"}.encode()
 		for _, tc := range []struct{ tool, args, want string }{
 			{"grep", `{"pattern":"^hit","cursor":"!!"}`, "Invalid cursor: pass the next_cursor of an earlier call of grep unchanged."},
 			{"grep", `{"pattern":"^hit","cursor":"e30"}`, "Invalid cursor: pass the next_cursor of an earlier call of grep unchanged."},
-			{"grep", `{"pattern":"^hit","cursor":"` + otherGrep + `"}`, "Invalid cursor: it belongs to a call of grep with other arguments; pass the same pattern, path and glob with it."},
+			{"grep", `{"pattern":"^hit","cursor":"` + otherGrep + `"}`, "Invalid cursor: it belongs to a call of grep with other arguments; pass the same pattern, path, glob, type, case_insensitive and multiline with it."},
+			{"grep", `{"pattern":"^hit","cursor":"` + countGrep + `"}`, "Invalid cursor: it is the next_cursor of grep with output_mode count, not content; pass the same output_mode with it."},
+			{"grep", `{"pattern":"^hit","case_insensitive":true,"output_mode":"count","cursor":"` + countGrep + `"}`, "Invalid cursor: it belongs to a call of grep with other arguments; pass the same pattern, path, glob, type, case_insensitive and multiline with it."},
 			{"grep", `{"pattern":"x","cursor":"` + otherGlob + `"}`, "Invalid cursor: it is the next_cursor of glob, not of grep."},
 			{"ls", `{"path":"d1","cursor":"` + otherLs + `"}`, "Invalid cursor: it belongs to a call of ls with other arguments; pass the same path and all with it."},
 			{"ls", `{"path":"d0","all":true,"cursor":"` + otherLs + `"}`, "Invalid cursor: it belongs to a call of ls with other arguments; pass the same path and all with it."},

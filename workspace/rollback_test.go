@@ -13,8 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benbjohnson/immutable"
-
+	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/sections"
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/tools"
@@ -22,17 +21,15 @@ import (
 
 // known is the read-before-write memory of a session: the policy's STATE
 // slice, read through a key of the same name and type.
-var known = session.NewKey[*immutable.Map[string, string]]("policy.read_before_write")
+var known = session.NewKey[merkle.Map[string]]("policy.read_before_write")
 
 func knownFiles(s *session.Session) string {
 	m, ok := session.Get(s, known)
-	if !ok || m == nil {
+	if !ok {
 		return ""
 	}
 	var out []string
-	itr := m.Iterator()
-	for !itr.Done() {
-		k, v, _ := itr.Next()
+	for k, v := range m.All() {
 		out = append(out, k+"="+v)
 	}
 	slices.Sort(out)

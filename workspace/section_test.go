@@ -192,7 +192,7 @@ func TestLargeOutputsAreCapped(t *testing.T) {
 		}
 		h := newHarness(t, bk, files, harnessOpts{opts: Options{MaxMatches: 3}})
 		step{"glob", `{"pattern":"*.txt"}`, "Found 5 files matching *.txt under /. Showing 3; more follow.\n\na.txt\nb.txt\nc.txt\n[more files follow: call glob again with cursor \"eyJ0IjoiZ2xvYiIsInEiOiIqLnR4dCIsInAiOiIiLCJmIjoiZC50eHQifQ\", or narrow the pattern or path]", false}.check(t, h)
-		step{"grep", `{"pattern":"hit"}`, "Found 3 matches in 2 files; more follow.\n\na.txt:1: hit\na.txt:2: hit\nb.txt:1: hit\n[more matches follow: call grep again with cursor \"eyJ0IjoiZ3JlcCIsInEiOiJoaXQiLCJwIjoiIiwiZiI6ImIudHh0IiwibCI6Mn0\", or narrow the pattern, path or glob]", false}.check(t, h)
+		step{"grep", `{"pattern":"hit"}`, "Found 10 matches in 5 files. Showing 3; more follow.\n\na.txt:1: hit\na.txt:2: hit\nb.txt:1: hit\n[more follow: call grep again with cursor \"eyJ0IjoiZ3JlcCIsInEiOiJoaXQiLCJwIjoiIiwibSI6ImNvbnRlbnQiLCJmIjoiYi50eHQiLCJsIjoyfQ\", or narrow the pattern, path, glob or type]", false}.check(t, h)
 		long := strings.Repeat("y", MaxLineBytes+10)
 		h.mustCall("write_file", `{"file_path":"long.txt","content":"`+long+`"}`)
 		text := h.mustCall("read_file", `{"file_path":"long.txt"}`)

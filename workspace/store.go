@@ -54,6 +54,16 @@ type Info struct {
 	// ModTime is when the content last changed (disk only, and only from
 	// lstat); zero in memory, which keeps no times.
 	ModTime time.Time `json:"mod_time,omitzero"`
+
+	// open opens a file the walk found for reading, as it sees it: set by
+	// walk for files. It works during the walk's call of fn, and after it
+	// until the release that retain, called during fn, returns is called
+	// (retain is nil when there is nothing to hold: open always works).
+	open   func() (opened, error)
+	retain func() (release func())
+	// noIgnoreFile says that a directory the walk found holds no
+	// .gitignore file, when the walk knows it.
+	noIgnoreFile bool
 }
 
 // store is one session's view of a backend: the operations the tools use,
@@ -90,6 +100,9 @@ type store interface {
 	// dir, in path order (a directory before its contents), until fn
 	// returns an error; fs.SkipDir for a directory skips its contents.
 	walk(dir string, fn func(Info) error) error
+	// scan is walk for the searches, which need no sizes: it may leave
+	// Info.Size 0 for files, sparing a stat of each.
+	scan(dir string, fn func(Info) error) error
 	// version returns a token that changes whenever the content of the
 	// file at p changes, and whether a file exists there.
 	version(p string) (string, bool, error)

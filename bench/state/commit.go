@@ -61,32 +61,43 @@ func commit(ctx context.Context, cfg config, w io.Writer) error {
 		return err
 	}
 
-	var toInit, toAnswer []time.Duration
-	for range cfg.restarts {
+	toInit, toAnswer, err := resume(ctx, argv, last, cfg.restarts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "resuming the session after a restart (median of %d): %v from process start to the answer to initialize, %v to the answer to its first call (read_file)\n",
+		cfg.restarts, ms(toInit), ms(toAnswer))
+	return nil
+}
+
+// resume starts the stdio server argv restarts times, one after the
+// other, and returns the medians of the time from process start to the
+// answer to initialize and to the answer to a read_file of path.
+func resume(ctx context.Context, argv []string, path string, restarts int) (toInit, toAnswer time.Duration, err error) {
+	var inits, answers []time.Duration
+	for range restarts {
 		p, c, err := mcpc.StartStdio(ctx, argv)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		err = mcpc.Initialize(ctx, c)
-		toInit = append(toInit, p.Since())
+		inits = append(inits, p.Since())
 		if err == nil {
-			args, _ := json.Marshal(map[string]any{"file_path": last})
+			args, _ := json.Marshal(map[string]any{"file_path": path})
 			_, err = mcpc.ToolCall(ctx, c, mcpc.Params("read_file", args, false))
-			toAnswer = append(toAnswer, p.Since())
+			answers = append(answers, p.Since())
 		}
 		if err != nil {
 			p.Kill()
-			return p.Explain(fmt.Errorf("resuming: %w", err))
+			return 0, 0, p.Explain(fmt.Errorf("resuming: %w", err))
 		}
 		if err := p.Stop(10 * time.Second); err != nil {
-			return err
+			return 0, 0, err
 		}
 	}
-	slices.Sort(toInit)
-	slices.Sort(toAnswer)
-	fmt.Fprintf(w, "resuming the session after a restart (median of %d): %v from process start to the answer to initialize, %v to the answer to its first call (read_file)\n",
-		cfg.restarts, ms(toInit[len(toInit)/2]), ms(toAnswer[len(toAnswer)/2]))
-	return nil
+	slices.Sort(inits)
+	slices.Sort(answers)
+	return inits[len(inits)/2], answers[len(answers)/2], nil
 }
 
 // dirSize returns the bytes of the regular files under dir.

@@ -6,6 +6,7 @@
 //	state commit   --bin wink-mcp [--files 10000] [--commits 10] [--restarts 5]
 //	state takeover --bin wink-mcp [--rounds 10]
 //	state console  --bin wink-mcp [--n 1000] [--calls 1000] [--rounds 10]
+//	state percall  --bin wink-mcp [--files 10000] [--layout flat|dirs] [--calls 300] [--stored] [--disk]
 //
 // sessions starts an HTTP server and opens --n sessions, each with a plan
 // (planning_setup_plan) and a 1 KB file (write_file): with protocol modern
@@ -37,6 +38,17 @@
 // and reports the time to the first byte and to the whole page of the
 // console's sessions page and of that session's page: the median of
 // --rounds fetches.
+//
+// percall builds a session holding --files files of 100 bytes, all in one
+// directory (--layout flat) or in directories of 100 (dirs), and reports
+// for each of write_file (a new 1 KB file among them), read_file,
+// edit_file, planning_update_step and rm the server's CPU per call (from
+// /proc, the server alone) over --calls calls and the bytes it writes per
+// call (wchar in /proc: with --stored, the session named by --session in
+// the embedded store, mostly the store's; also its answers and log).
+// With --stored it then restarts the server --restarts times and reports
+// the time to the answer to its first call, as commit does. With --disk the files are in a disk
+// workspace (--workspace), each read once before the measurement.
 //
 // Sessions are kept where the binary keeps them by default: in the
 // embedded store, under a state directory of the command's own (removed
@@ -71,6 +83,9 @@ type config struct {
 	commits  int
 	restarts int
 	rounds   int
+	layout   string
+	stored   bool
+	disk     bool
 	calls    int
 	timeout  time.Duration
 	dir      string // the state directory, made by run
@@ -87,13 +102,14 @@ var commands = map[string]func(context.Context, config, io.Writer) error{
 	"commit":   commit,
 	"takeover": takeover,
 	"console":  consolePages,
+	"percall":  percall,
 }
 
 // run runs the command args name, prints its report on stdout and returns
 // the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || commands[args[0]] == nil {
-		fmt.Fprintln(stderr, "usage: state sessions|growth|commit|takeover|console --bin WINK-MCP [flags]; state CMD -h for the flags")
+		fmt.Fprintln(stderr, "usage: state sessions|growth|commit|takeover|console|percall --bin WINK-MCP [flags]; state CMD -h for the flags")
 		return 2
 	}
 	cmd := commands[args[0]]
@@ -107,11 +123,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.conc, "c", 16, "sessions: the sessions opened at once")
 	fs.IntVar(&cfg.writes, "writes", 4000, "growth: the writes")
 	fs.IntVar(&cfg.size, "size", 100000, "growth: the bytes of each write")
-	fs.IntVar(&cfg.files, "files", 10000, "commit: the files of the workspace")
+	fs.IntVar(&cfg.files, "files", 10000, "commit, percall: the files of the workspace")
+	fs.StringVar(&cfg.layout, "layout", "flat", "percall: flat (one directory) or dirs (directories of 100)")
+	fs.BoolVar(&cfg.stored, "stored", false, "percall: keep the session in the embedded store (--session)")
+	fs.BoolVar(&cfg.disk, "disk", false, "percall: a disk workspace whose files the session read once")
 	fs.IntVar(&cfg.commits, "commits", 10, "commit: the writes measured")
-	fs.IntVar(&cfg.restarts, "restarts", 5, "commit: the restarts measured")
+	fs.IntVar(&cfg.restarts, "restarts", 5, "commit, percall --stored: the restarts measured")
 	fs.IntVar(&cfg.rounds, "rounds", 10, "takeover: the kills measured; console: the fetches of each page")
-	fs.IntVar(&cfg.calls, "calls", 1000, "console: the calls in the log of the session whose page is fetched")
+	fs.IntVar(&cfg.calls, "calls", 0, "console: the calls in the log of the session whose page is fetched (default 1000); percall: the calls of each tool measured (default 300)")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "bound on the whole run")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -120,6 +139,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.flags = strings.Fields(*extra)
+	if cfg.calls == 0 {
+		cfg.calls = 1000
+		if args[0] == "percall" {
+			cfg.calls = 300
+		}
+	}
 	switch {
 	case cfg.bin == "":
 		fmt.Fprintln(stderr, "state: --bin is required")
@@ -130,8 +155,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case cfg.protocol != "modern" && cfg.protocol != "legacy":
 		fmt.Fprintf(stderr, "state: --protocol %q: want modern or legacy\n", cfg.protocol)
 		return 2
-	case cfg.n <= 0 || cfg.conc <= 0 || cfg.writes <= 0 || cfg.size <= 0 || cfg.files <= 0 || cfg.commits <= 0 || cfg.restarts <= 0 || cfg.rounds <= 0 || cfg.calls <= 0:
-		fmt.Fprintln(stderr, "state: the counts must be positive")
+	case cfg.layout != "flat" && cfg.layout != "dirs":
+		fmt.Fprintf(stderr, "state: --layout %q: want flat or dirs\n", cfg.layout)
+		return 2
+	case cfg.n <= 0 || cfg.conc <= 0 || cfg.writes <= 0 || cfg.size <= 0 || cfg.files < 0 || cfg.files == 0 && args[0] != "percall" || cfg.commits <= 0 || cfg.restarts <= 0 || cfg.rounds <= 0 || cfg.calls <= 0:
+		fmt.Fprintln(stderr, "state: the counts must be positive (percall takes --files 0)")
 		return 2
 	}
 	dir, err := os.MkdirTemp("", "bench-state")

@@ -38,6 +38,9 @@ func TestCommands(t *testing.T) {
 		{[]string{"sessions", "--n", "20", "--c", "4"}, []string{"20 HTTP sessions (modern protocol)", "KiB per session"}},
 		{[]string{"sessions", "--n", "20", "--c", "4", "--protocol", "legacy", "--flags", "--store memory"}, []string{"20 HTTP sessions (legacy protocol)", "KiB per session"}},
 		{[]string{"growth", "--writes", "16", "--size", "2000"}, []string{"16 writes of 2000 bytes", "RSS growth: "}},
+		{[]string{"percall", "--files", "0", "--calls", "2"}, []string{"0 files (flat), in memory", "planning_update_step", " µs "}},
+		{[]string{"percall", "--files", "150", "--calls", "2", "--layout", "dirs", "--stored"}, []string{"150 files (dirs), in memory, --session", "rm "}},
+		{[]string{"percall", "--files", "30", "--calls", "2", "--disk"}, []string{"30 files (flat), a disk workspace", "edit_file "}},
 		{[]string{"commit", "--files", "150", "--commits", "2", "--restarts", "1"}, []string{"a workspace of 150 files", "the store's directory grows by ", "to the answer to its first call"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -83,6 +86,8 @@ func TestBadFlags(t *testing.T) {
 		{"growth", "--bin", "x", "extra"},
 		{"sessions", "--bin", "x", "--protocol", "sse"},
 		{"commit", "--bin", "x", "--files", "0"},
+		{"percall", "--bin", "x", "--layout", "deep"},
+		{"percall", "--bin", "x", "--files", "-1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code != 2 {

@@ -149,6 +149,19 @@ func (p *Process) RSS() int64 { return p.status("VmRSS:") }
 // in /proc/PID/status); 0 where it cannot be read.
 func (p *Process) PeakRSS() int64 { return p.status("VmHWM:") }
 
+// Written returns the bytes the process has passed to write(2) and its
+// kin so far (wchar in /proc/PID/io): its store's files, its log and its
+// frames; 0 where it cannot be read.
+func (p *Process) Written() int64 {
+	for line := range bytes.Lines(p.proc("io")) {
+		if v, ok := bytes.CutPrefix(line, []byte("wchar:")); ok {
+			n, _ := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
 // status returns the figure in kB of the field of /proc/PID/status.
 func (p *Process) status(field string) int64 {
 	for line := range bytes.Lines(p.proc("status")) {

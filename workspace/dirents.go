@@ -1,0 +1,37 @@
+package workspace
+
+import (
+	"io/fs"
+	"os"
+)
+
+// unknownType is the type of a directory entry whose listing did not say
+// it.
+const unknownType = fs.ModeIrregular | fs.ModeType
+
+// dirent is an entry of a directory listing with the type the listing
+// gave; its Info is a stat in the directory, made when asked.
+type dirent struct {
+	r    *os.Root
+	name string
+	typ  fs.FileMode
+}
+
+func (d *dirent) Name() string { return d.name }
+func (d *dirent) IsDir() bool  { return d.typ == fs.ModeDir }
+
+// Type is the type the listing gave, or the one a stat finds when it gave
+// none.
+func (d *dirent) Type() fs.FileMode {
+	if d.typ == unknownType {
+		if fi, err := d.r.Lstat(d.name); err == nil {
+			d.typ = fi.Mode().Type()
+		}
+	}
+	return d.typ
+}
+
+func (d *dirent) Info() (fs.FileInfo, error) { return d.r.Lstat(d.name) }
+
+// known reports whether the listing gave the entry's type.
+func (d *dirent) known() bool { return d.typ != unknownType }
