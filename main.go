@@ -599,7 +599,7 @@ func parseMount(v string) (config.Mount, error) {
 
 // defaultSections are the sections served when the configuration names
 // none.
-var defaultSections = []string{planning.Key, workspace.Key}
+var defaultSections = []string{planning.Key, workspace.Key, history.Key}
 
 // builder builds the built-in sections of a configuration and holds what
 // they need released at exit.

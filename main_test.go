@@ -140,7 +140,7 @@ func TestWorkspaceOverStdio(t *testing.T) {
 			for _, tl := range list.Tools {
 				names = append(names, tl.Name)
 			}
-			if got := strings.Join(names, " "); !strings.HasSuffix(got, "planning_read_plan ls directory_tree file_info read_file read_multiple_files write_file edit_file create_directory move_file glob grep rm apply_edits") {
+			if got := strings.Join(names, " "); !strings.HasSuffix(got, "planning_read_plan ls directory_tree file_info read_file read_multiple_files write_file edit_file create_directory move_file glob grep rm apply_edits session_undo session_checkpoint session_restore") {
 				t.Errorf("tools: %s", got)
 			}
 			cl.expect("edit_file", fmt.Sprintf(`{"file_path":%q,"old_string":"first","new_string":"1st"}`, p), fmt.Sprintf("File '%s' must be read before overwriting.", p), true)

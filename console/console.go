@@ -9,6 +9,11 @@
 // as the session's principal, so that an action is refused the same way
 // as the model's call would be.
 //
+// The pages, forms and events name a session by its log identifier
+// (session.LogID, "sid_…"), resolved among the viewer's own sessions, never
+// by its handle, which is a credential: a URL lands in the browser's
+// history, in proxies' access logs and in links people share.
+//
 // A browser gets in by opening any console URL with ?token=TOKEN: the
 // console checks the token, sets it in an HttpOnly, SameSite=Strict cookie
 // and redirects to the same URL without it, so that a link to a session's
@@ -92,9 +97,9 @@ func New(opts Options) (*Console, error) {
 	c.mux.HandleFunc("GET "+Path, c.viewer(c.sessionsPage))
 	c.mux.HandleFunc("GET "+Path+"/{$}", c.viewer(c.sessionsPage))
 	c.mux.HandleFunc("GET "+Path+"/events", c.viewer(c.events))
-	c.mux.HandleFunc("GET "+Path+"/s/{handle}", c.viewer(c.sessionPage))
-	c.mux.HandleFunc("GET "+Path+"/s/{handle}/changes/{seq}", c.viewer(c.changesPage))
-	c.mux.HandleFunc("POST "+Path+"/s/{handle}/{action}", c.viewer(c.act))
+	c.mux.HandleFunc("GET "+Path+"/s/{id}", c.viewer(c.sessionPage))
+	c.mux.HandleFunc("GET "+Path+"/s/{id}/changes/{seq}", c.viewer(c.changesPage))
+	c.mux.HandleFunc("POST "+Path+"/s/{id}/{action}", c.viewer(c.act))
 	c.mux.HandleFunc("POST "+Path+"/q/{id}/{answer}", c.viewer(c.answer))
 	return c, nil
 }

@@ -132,7 +132,8 @@ func (f *fixture) try(who identity.Identity, h, tool string, args map[string]any
 }
 
 // TestConsole: alice opens the console with her token, once; sees her
-// session's objective and its calls, not bob's; undoes a call from the
+// session's objective and its calls, not bob's, at URLs that name the
+// session by its log identifier, never printing its handle; undoes a call from the
 // session's page and finds the file gone; ends the session.
 func TestConsole(t *testing.T) {
 	f := newFixture(t)
@@ -142,31 +143,39 @@ func TestConsole(t *testing.T) {
 	_, hb := f.call(t, bob, "", "planning_setup_plan", map[string]any{"objective": "Bob's secret plan"})
 
 	c := webtest.Browser(t)
-	code, page := webtest.Get(t, c, f.url+"/console/s/"+h+"?token=alice-token")
+	code, page := webtest.Get(t, c, f.url+"/console/s/"+session.LogID(h)+"?token=alice-token")
 	if code != http.StatusOK || !strings.Contains(page, "Ship the greeting") || !strings.Contains(page, "write_file") || !strings.Contains(page, "hello.txt") {
 		t.Fatalf("alice's session page: %d\n%s", code, page)
 	}
-	code, page = webtest.Get(t, c, f.url+"/console/s/"+h+"/changes/2?part=1")
+	code, page = webtest.Get(t, c, f.url+"/console/s/"+session.LogID(h)+"/changes/2?part=1")
 	if code != http.StatusOK || !strings.Contains(page, "added <code>hello.txt</code>") || !strings.Contains(page, `<span class="add">&#43;hello</span>`) {
 		t.Fatalf("the diff of write_file: %d\n%s", code, page)
 	}
-	code, page = webtest.Get(t, c, f.url+"/console/s/"+h+"/changes/1")
+	code, page = webtest.Get(t, c, f.url+"/console/s/"+session.LogID(h)+"/changes/1")
 	if code != http.StatusOK || !strings.Contains(page, "planning.plan") || !strings.Contains(page, "Ship the greeting") {
 		t.Fatalf("the diff of planning_setup_plan: %d\n%s", code, page)
 	}
-	if code, _ = webtest.Get(t, c, f.url+"/console/s/"+h+"/changes/99"); code != http.StatusNotFound {
+	if code, _ = webtest.Get(t, c, f.url+"/console/s/"+session.LogID(h)+"/changes/99"); code != http.StatusNotFound {
 		t.Fatalf("a change the history does not keep: %d", code)
 	}
 	code, page = webtest.Get(t, c, f.url+"/console")
 	if code != http.StatusOK || !strings.Contains(page, "Ship the greeting") || strings.Contains(page, "Bob") || strings.Contains(page, hb) {
 		t.Fatalf("alice's sessions page: %d\n%s", code, page)
 	}
-	if code, page = webtest.Get(t, c, f.url+"/console/s/"+hb); code != http.StatusNotFound || strings.Contains(page, "Bob") {
+	if code, page = webtest.Get(t, c, f.url+"/console/s/"+session.LogID(hb)); code != http.StatusNotFound || strings.Contains(page, "Bob") {
 		t.Fatalf("bob's session, for alice: %d\n%s", code, page)
+	}
+	for _, u := range []string{"/console", "/console/s/" + session.LogID(h), "/console/s/" + session.LogID(h) + "/changes/2"} {
+		if _, page := webtest.Get(t, c, f.url+u); strings.Contains(page, h) {
+			t.Fatalf("%s prints the session's handle:\n%s", u, page)
+		}
+	}
+	if code, _ = webtest.Get(t, c, f.url+"/console/s/"+h); code != http.StatusNotFound {
+		t.Fatalf("a session named by its handle: %d, want 404: pages name sessions by log identifier", code)
 	}
 
 	undo := func(origin string) (int, string) {
-		return webtest.Post(t, c, f.url+"/console/s/"+h+"/undo", origin, url.Values{"steps": {"1"}})
+		return webtest.Post(t, c, f.url+"/console/s/"+session.LogID(h)+"/undo", origin, url.Values{"steps": {"1"}})
 	}
 	if code, _ := undo("https://evil.example"); code != http.StatusForbidden {
 		t.Fatalf("an undo from another origin: %d", code)
@@ -178,7 +187,7 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("after the undo, the workspace: %s", text)
 	}
 
-	webtest.Post(t, c, f.url+"/console/s/"+h+"/end", f.url, nil)
+	webtest.Post(t, c, f.url+"/console/s/"+session.LogID(h)+"/end", f.url, nil)
 	if code, page = webtest.Get(t, c, f.url+"/console"); strings.Contains(page, "Ship the greeting") {
 		t.Fatalf("the sessions page after the end: %d\n%s", code, page)
 	}
@@ -194,7 +203,7 @@ func TestConsoleRefuses(t *testing.T) {
 	for name, u := range map[string]string{
 		"no token":    f.url + "/console",
 		"wrong token": f.url + "/console?token=nope",
-		"session":     f.url + "/console/s/" + h,
+		"session":     f.url + "/console/s/" + session.LogID(h),
 		"events":      f.url + "/console/events",
 	} {
 		code, page := webtest.Get(t, webtest.Browser(t), u)
@@ -202,14 +211,14 @@ func TestConsoleRefuses(t *testing.T) {
 			t.Errorf("%s: %d\n%s", name, code, page)
 		}
 	}
-	req, _ := http.NewRequest(http.MethodGet, f.url+"/console/s/"+h+"?token=alice-token&x=1", nil)
+	req, _ := http.NewRequest(http.MethodGet, f.url+"/console/s/"+session.LogID(h)+"?token=alice-token&x=1", nil)
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	ck := resp.Cookies()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/s/"+h+"?x=1" ||
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/s/"+session.LogID(h)+"?x=1" ||
 		len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Value != "alice-token" {
 		t.Fatalf("a link with a token: %d, Location %q, cookies %+v", resp.StatusCode, resp.Header.Get("Location"), ck)
 	}
@@ -243,7 +252,7 @@ func TestConsoleConsent(t *testing.T) {
 		var id string
 		re := regexp.MustCompile(`/console/q/([A-Z2-7]+)/accept`)
 		for end := time.Now().Add(10 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
-			_, page := webtest.Get(t, c, f.url+"/console/s/"+h)
+			_, page := webtest.Get(t, c, f.url+"/console/s/"+session.LogID(h))
 			if m := re.FindStringSubmatch(page); m != nil && strings.Contains(page, tc.file) {
 				id = m[1]
 			}
@@ -251,13 +260,13 @@ func TestConsoleConsent(t *testing.T) {
 				t.Fatalf("%s: the question does not show:\n%s", tc.file, page)
 			}
 		}
-		webtest.Post(t, c, f.url+"/console/q/"+id+"/"+tc.answer, f.url, url.Values{"session": {h}})
+		webtest.Post(t, c, f.url+"/console/q/"+id+"/"+tc.answer, f.url, url.Values{"session": {session.LogID(h)}})
 		r := <-done
 		ls, _ := f.call(t, alice, h, "ls", map[string]any{})
 		if r.isError == tc.removed || strings.Contains(ls, tc.file) == tc.removed {
 			t.Errorf("%s after %s: %q (error %v); ls: %s", tc.file, tc.answer, r.text, r.isError, ls)
 		}
-		if _, page := webtest.Get(t, c, f.url+"/console/s/"+h); !strings.Contains(page, "(consent: "+tc.decision+")") {
+		if _, page := webtest.Get(t, c, f.url+"/console/s/"+session.LogID(h)); !strings.Contains(page, "(consent: "+tc.decision+")") {
 			t.Errorf("%s: the call log does not show the decision %q:\n%s", tc.file, tc.decision, page)
 		}
 	}
@@ -272,7 +281,7 @@ func TestConsoleEvents(t *testing.T) {
 	_, h := f.call(t, alice, "", "planning_setup_plan", map[string]any{"objective": "Watched"})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/console/events?session="+h, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/console/events?session="+session.LogID(h), nil)
 	req.Header.Set("Authorization", "Bearer alice-token")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

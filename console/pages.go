@@ -21,10 +21,10 @@ import (
 	"github.com/wink-mcp/wink-mcp/tools"
 )
 
-// row is a session as the sessions page lists it.
+// row is a session as the sessions page lists it. It holds no handle: pages
+// name a session by ID.
 type row struct {
-	Handle    string
-	ID        string // session.LogID: what the page's events name
+	ID        string // session.LogID: what the pages' URLs and events name
 	Changed   time.Time
 	Objective string
 	Status    string
@@ -110,8 +110,8 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, who identity.Id
 		return
 	}
 	back := Path
-	if h := r.FormValue("session"); h != "" {
-		back = Path + "/s/" + url.PathEscape(h)
+	if id := r.FormValue("session"); id != "" {
+		back = Path + "/s/" + url.PathEscape(id)
 	}
 	http.Redirect(w, r, back+"?"+url.Values{"result": {result}}.Encode(), http.StatusSeeOther)
 }
@@ -135,7 +135,7 @@ func (c *Console) read(ctx context.Context, h, owner string) (*planning.Plan, *s
 
 // newRow returns the row of the session of l, with plan and hist.
 func newRow(l sessions.Listing, plan *planning.Plan, hist *session.HistoryLog) row {
-	rw := row{Handle: l.Handle, ID: session.LogID(l.Handle), Changed: l.Changed}
+	rw := row{ID: session.LogID(l.Handle), Changed: l.Changed}
 	if plan != nil {
 		rw.Objective, rw.Status, rw.Steps = plan.Objective, string(plan.Status), len(plan.Steps)
 		for _, s := range plan.Steps {
@@ -166,8 +166,13 @@ type call struct {
 // sessionPage shows a session: its plan, its call log newest first, the
 // calls its history keeps and its checkpoints, and the actions on it.
 func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, who identity.Identity) {
-	h, owner := r.PathValue("handle"), who.Principal()
+	owner := who.Principal()
 	m := c.opts.Server.Sessions()
+	h, err := m.ByLogID(r.Context(), owner, r.PathValue("id"))
+	if err != nil {
+		c.failed(w, err)
+		return
+	}
 	plan, hist, err := c.read(r.Context(), h, owner)
 	if err != nil {
 		c.failed(w, err)
@@ -213,10 +218,14 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, who identi
 // STATE slice and file as a unified diff. With ?part=1 it is the diff
 // alone, for the session's page to show in place.
 func (c *Console) changesPage(w http.ResponseWriter, r *http.Request, who identity.Identity) {
-	h := r.PathValue("handle")
 	seq, err := strconv.ParseUint(r.PathValue("seq"), 10, 64)
 	if err != nil {
 		http.NotFound(w, r)
+		return
+	}
+	h, err := c.opts.Server.Sessions().ByLogID(r.Context(), who.Principal(), r.PathValue("id"))
+	if err != nil {
+		c.failed(w, err)
 		return
 	}
 	d, err := c.opts.Server.Sessions().CommitDiff(r.Context(), h, who.Principal(), seq)
@@ -232,7 +241,7 @@ func (c *Console) changesPage(w http.ResponseWriter, r *http.Request, who identi
 	if r.URL.Query().Get("part") != "" {
 		name = "diff"
 	}
-	c.render(w, name, map[string]any{"Viewer": viewerName(who), "Handle": h, "ID": session.LogID(h), "Seq": seq, "Diff": d, "Path": Path})
+	c.render(w, name, map[string]any{"Viewer": viewerName(who), "ID": session.LogID(h), "Seq": seq, "Diff": d, "Path": Path})
 }
 
 // hasHistory reports whether the server has the history section's tools.
@@ -245,7 +254,12 @@ func (c *Console) hasHistory() bool {
 // page, or to the sessions page once the session ended, with what came of
 // it.
 func (c *Console) act(w http.ResponseWriter, r *http.Request, who identity.Identity) {
-	h, owner := r.PathValue("handle"), who.Principal()
+	owner := who.Principal()
+	h, err := c.opts.Server.Sessions().ByLogID(r.Context(), owner, r.PathValue("id"))
+	if err != nil {
+		c.failed(w, err)
+		return
+	}
 	var text string
 	var failed bool
 	switch r.PathValue("action") {
@@ -274,7 +288,7 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request, who identity.Ident
 	if failed {
 		q.Set("failed", "1")
 	}
-	http.Redirect(w, r, Path+"/s/"+url.PathEscape(h)+"?"+q.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, Path+"/s/"+url.PathEscape(session.LogID(h))+"?"+q.Encode(), http.StatusSeeOther)
 }
 
 // call calls tool with args in session h as who, through the server, as a
@@ -317,7 +331,20 @@ func (c *Console) call(ctx context.Context, who identity.Identity, h, tool strin
 	for _, ct := range out.Result.Content {
 		b.WriteString(ct.Text)
 	}
-	return b.String(), out.Result.IsError
+	return withoutHandle(b.String(), h), out.Result.IsError
+}
+
+// withoutHandle returns text, a result of a call in session h, without
+// the line naming the session by its handle (that is for clients, and the
+// text goes into the URL the browser is sent to), and with h named by its
+// log identifier wherever else it appears.
+func withoutHandle(text, h string) string {
+	if h == "" {
+		return text
+	}
+	text = strings.TrimSuffix(text, "Session: "+h)
+	text = strings.TrimRight(text, "\n")
+	return strings.ReplaceAll(text, h, session.LogID(h))
 }
 
 // failed answers err, met reading or changing a session: 404 for a session
@@ -378,14 +405,10 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, who identity.Id
 	// A session's page also hears of its calls that changed nothing
 	// (they leave the head as it was): its last call is read again every
 	// second.
-	h, last, known := r.URL.Query().Get("session"), "", false
-	if h != "" {
-		u, err := c.opts.Server.Sessions().Read(r.Context(), sessions.Request{Handle: h, Owner: who.Principal()})
-		if err != nil {
-			h = "" // not the viewer's: nothing to follow
-		} else {
-			u.Release()
-		}
+	h, last, known := "", "", false
+	if id := r.URL.Query().Get("session"); id != "" {
+		// Not the viewer's: nothing to follow.
+		h, _ = c.opts.Server.Sessions().ByLogID(r.Context(), who.Principal(), id)
 	}
 	for {
 		select {

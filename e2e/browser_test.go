@@ -3,14 +3,19 @@ package e2e
 import (
 	"context"
 	"flag"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 var screenshots = flag.Bool("screenshots", false, "write the console's screenshots into docs/ (TestConsoleInBrowser)")
@@ -34,11 +39,14 @@ func chromium(t *testing.T) string {
 
 // TestConsoleInBrowser drives the console in headless Chromium against the
 // built binary serving HTTP with bearer tokens, a disk workspace, the
-// history section and consent asked in the console: the browser opens the
-// console with a token, sees the session's objective, opens the diff of a
-// file's change, undoes that call from the page (and the file is back on
-// disk), and answers a consent question from the page. With -screenshots
-// it writes a screenshot of each page into docs/, for docs/console.md.
+// default sections (the history's among them) and consent asked in the
+// console: the browser opens the console with a token, sees the session's
+// objective, opens the diff of a file's change, undoes that call from the
+// page (and the file is back on disk), and answers a consent question from
+// the page. Every URL the browser visits, pages, forms, fetches and the
+// events stream alike, is recorded: none holds the session's handle. With
+// -screenshots it writes a screenshot of each page into docs/, for
+// docs/console.md.
 func TestConsoleInBrowser(t *testing.T) {
 	browser := chromium(t)
 	dir, ws := t.TempDir(), t.TempDir()
@@ -46,7 +54,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cfg := filepath.Join(dir, "wink.yaml")
 	for name, content := range map[string]string{
 		tokens:                        "token-of-alice\n",
-		cfg:                           "sections: [planning, workspace, history]\ndeadline: 30s\nconsent: {enabled: true, tools: [rm], fallback: console}\n",
+		cfg:                           "deadline: 30s\nconsent: {enabled: true, tools: [rm], fallback: console}\n",
 		filepath.Join(ws, "notes.md"): "the first draft\n",
 		filepath.Join(ws, "old.txt"):  "to be removed\n",
 	} {
@@ -72,6 +80,33 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx); err != nil { // starts the browser, for the life of bctx
 		t.Fatal(err)
 	}
+	var (
+		visitedMu sync.Mutex
+		visited   []string
+	)
+	if err := chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok && e.Request != nil {
+			visitedMu.Lock()
+			visited = append(visited, e.Request.URL+e.Request.URLFragment)
+			visitedMu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		visitedMu.Lock()
+		defer visitedMu.Unlock()
+		sessionPage := false
+		for _, u := range visited {
+			if strings.Contains(u, h) || strings.Contains(u, url.PathEscape(h)) || strings.Contains(u, url.QueryEscape(h)) {
+				t.Errorf("the browser visited %s, which holds the session's handle", u)
+			}
+			sessionPage = sessionPage || strings.Contains(u, "/console/s/"+session.LogID(h))
+		}
+		if !sessionPage {
+			t.Errorf("the browser never visited the session's page by its log identifier; it visited:\n%s", strings.Join(visited, "\n"))
+		}
+	}()
 	ctx, cancel := context.WithTimeout(bctx, 2*time.Minute)
 	defer cancel()
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/internal/webtest"
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // TestConsoleOverHTTP: an HTTP server with bearer tokens serves the
@@ -39,8 +40,8 @@ func TestConsoleOverHTTP(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(page, "Ship it") || strings.Contains(page, "Bob's own plan") {
 		t.Fatalf("alice's console: %d\n%s", code, page)
 	}
-	if code, page = webtest.Get(t, b, base+"/console/s/"+h); code != http.StatusOK || !strings.Contains(page, "planning_setup_plan") || !strings.Contains(page, "notes.md") {
-		t.Fatalf("alice's session page: %d\n%s", code, page)
+	if code, page = webtest.Get(t, b, base+"/console/s/"+session.LogID(h)); code != http.StatusOK || !strings.Contains(page, "planning_setup_plan") || !strings.Contains(page, "notes.md") || strings.Contains(page, h) {
+		t.Fatalf("alice's session page, which names the session by its log identifier and never prints its handle: %d\n%s", code, page)
 	}
 }
 
@@ -95,7 +96,7 @@ func TestConsoleCommand(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	webtest.Post(t, b, base+"/s/desk/undo", strings.TrimSuffix(base, "/console"), url.Values{"steps": {"1"}})
+	webtest.Post(t, b, base+"/s/"+session.LogID("desk")+"/undo", strings.TrimSuffix(base, "/console"), url.Values{"steps": {"1"}})
 	if got, err := os.ReadFile(filepath.Join(ws, "notes.md")); err != nil || string(got) != "v1\n" {
 		t.Fatalf("after the console's undo, notes.md holds %q (%v); the console's stderr:\n%s", got, err, stderr.String())
 	}

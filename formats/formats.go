@@ -25,8 +25,10 @@ import "github.com/wink-mcp/wink-mcp/store"
 func Steps() []store.Step {
 	return []store.Step{
 		{From: 1, Migrate: migrate1},
-		// Format 3 reads what format 2 stored as it is; the step only
-		// marks the streams, so that builds of format 2 refuse them.
+		// Format 3 reads what format 2 stored as it is (docs/state.md): its
+		// step only marks the streams, so that builds of format 2 refuse
+		// them instead of failing on heads with a history's tail, large
+		// directories and policy memories they cannot read.
 		{From: 2},
 	}
 }

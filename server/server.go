@@ -416,7 +416,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcpserver.ToolHandlerFunc {
 				return res, nil
 			}
 			if out.Success && changes {
-				s.notify(u.Handle, u.Session)
+				s.notify(u.Handle, u.Session.Committed())
 			}
 			if out.Success && t == s.tree.Opener() {
 				s.toolsChanged(u.Handle)

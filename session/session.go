@@ -58,6 +58,12 @@ type Session struct {
 	resources map[string]any
 	snapshot  []Snapshotter // resources that join transactions, in creation order
 	closed    bool
+
+	// during is what readers see instead of the session while a call
+	// changes it (Committed); nil while no call changes it. frozen marks
+	// a view that Committed returned.
+	during *hidden
+	frozen bool
 }
 
 // ID returns the session's identifier.
@@ -154,10 +160,11 @@ func Attach[T any](s *Session, k ResourceKey[T], create func() T) T {
 }
 
 // Close releases the session's per-session resources that implement
-// io.Closer. Closing twice is harmless.
+// io.Closer. Closing twice is harmless, and closing a view (Committed)
+// does nothing: its resources are the session's.
 func (s *Session) Close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.frozen {
 		s.mu.Unlock()
 		return nil
 	}

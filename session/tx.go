@@ -134,15 +134,20 @@ func (tx *Tx) closePerCall() error {
 // Begin snapshots the session for a call that changes state. The caller
 // should hold the call lock (Acquire) so that no other call changes state
 // under the snapshot.
+//
+// Until the transaction ends, readers of the session (Committed) see it as
+// it is now, not the call's changes.
 func (s *Session) Begin() (*Tx, error) {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, ErrClosed
+	s.mu.Lock()
+	if err := s.usable(); err != nil {
+		s.mu.Unlock()
+		return nil, err
 	}
 	tx := &Tx{s: s, state: maps.Clone(s.state)}
+	h := &hidden{state: tx.state}
+	s.hide(h)
 	snap := s.snapshot
-	s.mu.RUnlock()
+	s.mu.Unlock()
 	for _, sn := range snap {
 		r, err := sn.Snapshot()
 		if err != nil {
@@ -151,6 +156,9 @@ func (s *Session) Begin() (*Tx, error) {
 		}
 		tx.restorers = append(tx.restorers, r)
 	}
+	s.mu.Lock()
+	h.restorers = tx.restorers
+	s.mu.Unlock()
 	return tx, nil
 }
 
@@ -162,10 +170,22 @@ func (s *Session) Begin() (*Tx, error) {
 func (s *Session) BeginRead() (*Tx, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
+	if err := s.usable(); err != nil {
+		return nil, err
 	}
 	return &Tx{s: s, read: true}, nil
+}
+
+// usable returns why no call can begin on s, if one cannot: it is closed,
+// or it is a view. The caller holds s.mu.
+func (s *Session) usable() error {
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.frozen:
+		return ErrView
+	}
+	return nil
 }
 
 // Apply runs fn, which records what the call did once it has succeeded
@@ -174,20 +194,27 @@ func (s *Session) BeginRead() (*Tx, error) {
 // so that fn sees no other call's effects half recorded. When fn fails or
 // panics in a read-only call's transaction, the STATE slices are restored
 // as they were before fn; in that of a call that changes state, Rollback
-// restores them.
+// restores them. Meanwhile readers (Committed) see the slices as they
+// were before fn.
 func (tx *Tx) Apply(fn func() error) error {
 	tx.s.apply.Lock()
 	defer tx.s.apply.Unlock()
 	if !tx.read {
 		return fn()
 	}
-	before, applied := tx.s.Slices(), false
+	tx.s.mu.Lock()
+	before, applied := maps.Clone(tx.s.state), false
+	tx.s.hide(&hidden{state: before})
+	tx.s.mu.Unlock()
 	defer func() {
+		tx.s.mu.Lock()
 		if !applied {
-			tx.s.mu.Lock()
-			tx.s.state = before
-			tx.s.mu.Unlock()
+			// A copy: before is what readers were shown, and stays so
+			// for the views made of it.
+			tx.s.state = maps.Clone(before)
 		}
+		tx.s.during = nil
+		tx.s.mu.Unlock()
 	}()
 	err := fn()
 	applied = err == nil
@@ -205,6 +232,9 @@ func (tx *Tx) Commit() {
 	tx.done = true
 	for _, r := range tx.restorers {
 		r.Release()
+	}
+	if !tx.read {
+		tx.s.show()
 	}
 	_ = tx.closePerCall()
 }
@@ -226,6 +256,9 @@ func (tx *Tx) Rollback() error {
 	var errs []error
 	for _, r := range slices.Backward(tx.restorers) {
 		errs = append(errs, r.Restore())
+	}
+	if !tx.read {
+		tx.s.show()
 	}
 	errs = append(errs, tx.closePerCall())
 	return errors.Join(errs...)

@@ -27,7 +27,7 @@ func (m *Manager) CommitDiff(ctx context.Context, h, owner string, seq uint64) (
 	if err != nil {
 		return d, err
 	}
-	hist, err := m.readHistory(ctx, h, hd.History)
+	hist, docs, err := m.headHistory(ctx, h, hd)
 	if err != nil {
 		return d, err
 	}
@@ -40,7 +40,7 @@ func (m *Manager) CommitDiff(ctx context.Context, h, owner string, seq uint64) (
 	if c == nil {
 		return d, ErrNoCommit
 	}
-	get := func(hash string) ([]byte, error) { return m.store.Blob(ctx, h, hash) }
+	get := m.getter(ctx, h, docs)
 	before, err := m.stateAt(c.Prev, get)
 	if err != nil {
 		return d, err

@@ -9,31 +9,48 @@ import (
 )
 
 // head is a session's head record in the store: the principal the session
-// is bound to, the hash of its history's blob ("" for none), and its
-// state's root document (statetree.State.Doc; nil while the session holds
-// what it started with). Small state travels in the document, so that a
-// commit that changes only it (a plan) writes the head and nothing else.
+// is bound to, the hash of its history's blob ("" for none), the history's
+// tail (tail.go: the records since that blob, with their states' root
+// documents), and its state's root document (statetree.State.Doc; nil
+// while the session holds what it started with). Small state travels in
+// the document, so that a commit that changes only it (a plan) writes the
+// head and nothing else, its record for undo included.
 type head struct {
 	Owner   string
 	History string
+	Tail    []byte
 	Doc     []byte
 }
 
 // headMagic starts a head record; a flag byte follows, then the owner's
 // length (a uvarint) and the owner, the history's 32 bytes when the flag
-// says so, and the document, to the end.
-var headMagic = []byte("whd1")
+// says so, and the document, to the end. A head with a tail starts with
+// headMagicTail instead, so that a build that knows no tail refuses it
+// rather than reading the tail as the document; the tail's length (a
+// uvarint) and the tail come before the document.
+var (
+	headMagic     = []byte("whd1")
+	headMagicTail = []byte("whd2")
+)
 
-const headHasHistory = 1
+const (
+	headHasHistory = 1
+	headHasTail    = 2
+)
 
 // errBadHead is the error of a head record that does not parse.
 var errBadHead = errors.New("malformed head record")
 
 // marshal returns the head record h.
 func (h head) marshal() []byte {
-	b := make([]byte, 0, len(headMagic)+1+binary.MaxVarintLen16+len(h.Owner)+32+len(h.Doc))
-	b = append(b, headMagic...)
+	b := make([]byte, 0, len(headMagic)+1+binary.MaxVarintLen16+len(h.Owner)+32+binary.MaxVarintLen32+len(h.Tail)+len(h.Doc))
 	var flags byte
+	if len(h.Tail) > 0 {
+		b = append(b, headMagicTail...)
+		flags |= headHasTail
+	} else {
+		b = append(b, headMagic...)
+	}
 	if h.History != "" {
 		flags |= headHasHistory
 	}
@@ -44,6 +61,10 @@ func (h head) marshal() []byte {
 		sum, _ := hex.DecodeString(h.History) // a hash
 		b = append(b, sum...)
 	}
+	if len(h.Tail) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(h.Tail)))
+		b = append(b, h.Tail...)
+	}
 	return append(b, h.Doc...)
 }
 
@@ -51,10 +72,17 @@ func (h head) marshal() []byte {
 func parseHead(b []byte) (head, error) {
 	var h head
 	rest, ok := bytes.CutPrefix(b, headMagic)
-	if !ok || len(rest) == 0 {
+	tail := false
+	if !ok {
+		rest, tail = bytes.CutPrefix(b, headMagicTail)
+	}
+	if !ok && !tail || len(rest) == 0 {
 		return h, errBadHead
 	}
 	flags := rest[0]
+	if tail != (flags&headHasTail != 0) {
+		return h, errBadHead
+	}
 	n, k := binary.Uvarint(rest[1:])
 	if k <= 0 || n > uint64(len(rest)-1-k) {
 		return h, errBadHead
@@ -66,6 +94,13 @@ func parseHead(b []byte) (head, error) {
 			return h, errBadHead
 		}
 		h.History, rest = hex.EncodeToString(rest[:32]), rest[32:]
+	}
+	if tail {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n == 0 || n > uint64(len(rest)-k) {
+			return h, errBadHead
+		}
+		h.Tail, rest = rest[k:k+int(n):k+int(n)], rest[k+int(n):] // capped: a tail appended to is copied
 	}
 	if len(rest) > 0 {
 		h.Doc = rest

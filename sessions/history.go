@@ -55,32 +55,100 @@ func cloneHistory(d *historyDoc) *historyDoc {
 }
 
 // history returns the history of e, reading it from the store the first
-// time. The caller holds the session's call lock.
+// time: its blob, then its tail. The caller holds the session's call lock.
 func (m *Manager) history(ctx context.Context, e *entry) (*historyDoc, error) {
 	if e.hist != nil {
 		return e.hist, nil
 	}
-	d, err := m.readHistory(ctx, e.handle, e.histHash)
-	if err == nil {
-		e.hist = d
+	d, docs, err := m.readHistory(ctx, e.handle, e.histHash)
+	if err != nil {
+		return nil, err
 	}
-	return d, err
+	t, err := parseTail(e.tail)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: reading its history: %w", e.handle, err)
+	}
+	e.hist, e.histDocs = t.extend(d, m.retention), docs
+	return e.hist, nil
 }
 
-// readHistory reads the history blob hash of session h ("": none yet).
-func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc, error) {
-	d := &historyDoc{Next: 1}
+// headHistory reads the history that hd, a head of session h, names: its
+// blob, then its tail; and the root documents both hold, by their hashes.
+func (m *Manager) headHistory(ctx context.Context, h string, hd head) (*historyDoc, map[string][]byte, error) {
+	d, docs, err := m.readHistory(ctx, h, hd.History)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := parseTail(hd.Tail)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session %s: reading its history: %w", h, err)
+	}
+	if len(t.docs) > 0 {
+		docs = maps.Clone(docs)
+		if docs == nil {
+			docs = map[string][]byte{}
+		}
+		maps.Copy(docs, t.docs)
+	}
+	return t.extend(d, m.retention), docs, nil
+}
+
+// storedHistoryDoc is a history as its blob holds it: the history, and
+// the root documents of the states its records and checkpoints name, by
+// their hashes, those of up to docMax bytes (a larger one is a blob of its
+// own, as every one was in histories written before tails).
+type storedHistoryDoc struct {
+	session.HistoryLog
+	Docs map[string][]byte `json:"docs,omitempty"`
+}
+
+// docMax is the largest root document a history's blob holds.
+const docMax = 16 << 10
+
+// readHistory reads the history blob hash of session h ("": none yet),
+// and the root documents it holds.
+func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc, map[string][]byte, error) {
 	if hash == "" {
-		return d, nil
+		return &historyDoc{Next: 1}, nil, nil
 	}
 	b, err := m.store.Blob(ctx, h, hash)
 	if err != nil {
-		return nil, fmt.Errorf("reading the session's history: %w", err)
+		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
 	}
-	if err := json.Unmarshal(b, d); err != nil {
-		return nil, fmt.Errorf("reading the session's history: %w", err)
+	d := storedHistoryDoc{HistoryLog: historyDoc{Next: 1}}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
 	}
-	return d, nil
+	return &d.HistoryLog, d.Docs, nil
+}
+
+// historyBlob returns the blob of the history d, with the root documents
+// of the states it names that docs (by their hashes) holds, up to docMax
+// bytes each; it adds to blobs those larger, and returns the documents
+// the blob holds.
+func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte) ([]byte, map[string][]byte, error) {
+	held := map[string][]byte{}
+	keep := func(root string) {
+		doc, ok := docs[root]
+		switch {
+		case !ok:
+			// A blob of its own already (written before tails, or the
+			// session's empty state).
+		case len(doc) > docMax:
+			blobs[root] = doc
+		default:
+			held[root] = doc
+		}
+	}
+	for _, c := range d.Commits {
+		keep(c.Prev)
+		keep(c.Root)
+	}
+	for _, c := range d.Checkpoints {
+		keep(c.Root)
+	}
+	b, err := json.Marshal(storedHistoryDoc{HistoryLog: *d, Docs: held})
+	return b, held, err
 }
 
 // storedHistory reads the history of session h as the store holds it.
@@ -96,7 +164,8 @@ func (m *Manager) storedHistory(ctx context.Context, h string) (*historyDoc, err
 	if err != nil {
 		return nil, err
 	}
-	return m.readHistory(ctx, h, hd.History)
+	d, _, err := m.headHistory(ctx, h, hd)
+	return d, err
 }
 
 // callHistory is what one call does to its session's history: the
@@ -120,60 +189,60 @@ func (ch *callHistory) pending() bool { return ch != nil && (ch.checkpoint != ni
 
 // nextHistory returns the history of e after the commit of call, which
 // moves the state to st and changed files (changed says whether either
-// changed anything), and the blob of it; it adds to blobs those the
-// records need. The caller holds the session's call lock.
-func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *callHistory, st *statetree.State, changed bool, files []session.FileChange, blobs map[string][]byte) (*historyDoc, []byte, error) {
+// changed anything), with the call's record (nil when it adds none), and
+// keep, the root document of the state before the call when neither the
+// store nor the tail holds it yet (the record goes back to it); it adds to
+// blobs the contents of files outside the state that the record names.
+// The caller holds the session's call lock.
+func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *callHistory, st *statetree.State, changed bool, files []session.FileChange, blobs map[string][]byte) (d *historyDoc, rec *session.HistoryCommit, keep []byte, err error) {
 	cur, err := m.history(ctx, e)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	d := cloneHistory(cur)
+	// The new history shares cur's records: a commit's record is
+	// appended past the end of cur's (which holds as many as it did), and
+	// the oldest are dropped by slicing, so that a commit costs its own
+	// record, not the history's; cur changes only if the commit lands.
+	// Marking records undone, or changing checkpoints, copies them first.
+	d = &historyDoc{Next: cur.Next, Commits: cur.Commits, Checkpoints: cur.Checkpoints, Lost: cur.Lost}
 	prev := e.empty
 	switch {
 	case e.state == nil:
 		maps.Copy(blobs, e.emptyBlobs) // the state to go back to
 	case !e.docStored:
-		prev = e.state.Root
-		blobs[prev] = e.state.Doc
+		prev, keep = e.state.Root, e.state.Doc
 	default:
 		prev = e.state.Root
 	}
 	restores := ch != nil && ch.restores
 	if changed || restores {
-		rec := session.HistoryCommit{Seq: d.Next, CallID: call.CallID, Tool: call.Tool, Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
+		rec = &session.HistoryCommit{Seq: d.Next, CallID: call.CallID, Tool: call.Tool, Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
 		d.Next++
 		if rec.State, err = changedSlices(call); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		rec.Files = historyFiles(files, blobs)
-		d.Commits = append(d.Commits, rec)
-		for len(d.Commits) > m.retention {
-			old := d.Commits[0]
-			d.Commits = d.Commits[1:]
-			if slices.ContainsFunc(old.Files, func(f session.HistoryFile) bool { return f.Outside }) {
-				d.Lost = old.Seq
-			}
-		}
+		d.Commits = append(d.Commits, *rec)
+		d.Commits, d.Lost = trimHistory(d.Commits, d.Lost, m.retention)
 	}
 	if ch != nil {
-		for i := range d.Commits {
-			if slices.Contains(ch.undone, d.Commits[i].Seq) {
-				d.Commits[i].Undone = true
+		if len(ch.undone) > 0 {
+			d.Commits = slices.Clone(d.Commits)
+			for i := range d.Commits {
+				if slices.Contains(ch.undone, d.Commits[i].Seq) {
+					d.Commits[i].Undone = true
+				}
 			}
 		}
 		if cp := ch.checkpoint; cp != nil {
 			cp.Seq, cp.Root = d.Next-1, st.Root
-			d.Checkpoints = append(slices.DeleteFunc(d.Checkpoints, func(c session.Checkpoint) bool { return c.Name == cp.Name }), *cp)
+			d.Checkpoints = append(slices.DeleteFunc(slices.Clone(d.Checkpoints), func(c session.Checkpoint) bool { return c.Name == cp.Name }), *cp)
 			if len(d.Checkpoints) > m.retention {
 				d.Checkpoints = d.Checkpoints[len(d.Checkpoints)-m.retention:]
 			}
 		}
 	}
-	b, err := json.Marshal(d)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, b, nil
+	return d, rec, keep, nil
 }
 
 // changedSlices names the STATE slices whose value the call changed.
@@ -214,19 +283,21 @@ func historyFiles(changes []session.FileChange, blobs map[string][]byte) []sessi
 	return out
 }
 
-// liveHistory adds to live every blob the history hash of session h uses:
-// itself, the states its records and checkpoints name, and the content of
-// their files.
-func (m *Manager) liveHistory(ctx context.Context, h, hash string, live map[string]bool) error {
-	if hash == "" {
+// liveHistory adds to live every blob the history of hd, a head of session
+// h, uses: its blob, the states its records (the tail's too) and
+// checkpoints name, and the content of their files.
+func (m *Manager) liveHistory(ctx context.Context, h string, hd head, live map[string]bool) error {
+	if hd.History == "" && len(hd.Tail) == 0 {
 		return nil
 	}
-	d, err := m.readHistory(ctx, h, hash)
+	d, docs, err := m.headHistory(ctx, h, hd)
 	if err != nil {
 		return err
 	}
-	live[hash] = true
-	get := func(b string) ([]byte, error) { return m.store.Blob(ctx, h, b) }
+	if hd.History != "" {
+		live[hd.History] = true
+	}
+	get := m.getter(ctx, h, docs)
 	file := func(hash string, size int64) error {
 		if hash == "" {
 			return nil
@@ -331,7 +402,17 @@ func (ch *callHistory) RestoreTo(ctx context.Context, s *session.Session, seq ui
 	if len(changedOutside) > 0 {
 		return nil, fmt.Sprintf("Cannot go back: these files were changed outside the server since the server last wrote them: %s. Nothing was changed; put them back as the server left them, or keep working from here.", strings.Join(changedOutside, ", ")), nil
 	}
-	get := func(h string) ([]byte, error) { return ch.m.store.Blob(context.Background(), ch.e.handle, h) }
+	docs, err := tailDocs(ch.e.tail)
+	if err != nil {
+		return nil, "", err
+	}
+	for root, doc := range ch.e.histDocs {
+		if docs == nil {
+			docs = map[string][]byte{}
+		}
+		docs[root] = doc
+	}
+	get := ch.m.getter(context.Background(), ch.e.handle, docs)
 	s.ReplaceSlices(nil)
 	if _, err := statetree.DecodeRoot(s, root, get); err != nil {
 		return nil, "", err

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/store"
 )
 
@@ -38,6 +40,26 @@ func (m *Manager) List(ctx context.Context, owner string) ([]Listing, error) {
 		return cmp.Or(b.Changed.Compare(a.Changed), cmp.Compare(a.Handle, b.Handle))
 	})
 	return out, nil
+}
+
+// ByLogID returns the handle of the session of owner whose log identifier
+// (session.LogID) is id, for a person's view that names a session without
+// its handle (the console's pages); ErrUnknownSession when owner has none.
+// It scans the store's heads, as List does.
+func (m *Manager) ByLogID(ctx context.Context, owner, id string) (string, error) {
+	if !strings.HasPrefix(id, "sid_") {
+		return "", ErrUnknownSession
+	}
+	list, err := m.List(ctx, owner)
+	if err != nil {
+		return "", err
+	}
+	for _, l := range list {
+		if session.LogID(l.Handle) == id {
+			return l.Handle, nil
+		}
+	}
+	return "", ErrUnknownSession
 }
 
 // Delete ends the session h, if owner may use it, whoever named it: it

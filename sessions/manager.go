@@ -64,9 +64,11 @@ package sessions
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -269,8 +271,15 @@ type entry struct {
 	hist       *historyDoc
 	emptyBlobs map[string][]byte
 	// docStored says whether the root document of state is stored as a
-	// blob too, as the history's records need the states they name.
+	// blob too, or in the history's tail, as the history's records need
+	// the states they name.
 	docStored bool
+	// tail is the history's tail (tail.go) as the head holds it, with
+	// tailN records; histDocs are the root documents the history's blob
+	// holds (read with hist).
+	tail     []byte
+	tailN    int
+	histDocs map[string][]byte
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
@@ -360,6 +369,14 @@ func (m *Manager) decode(ctx context.Context, h, owner string) (*entry, error) {
 		return nil, err
 	}
 	e.rev, e.stored, e.histHash = sh.Rev, sh.Time, hd.History
+	if len(hd.Tail) > 0 {
+		t, err := parseTail(hd.Tail)
+		if err != nil {
+			_ = e.sess.Close()
+			return nil, fmt.Errorf("session %s: %w", h, err)
+		}
+		e.tail, e.tailN = hd.Tail, len(t.records)
+	}
 	if hd.Doc != nil {
 		e.emptyBlobs = nil
 		get := func(hash string) ([]byte, error) {
@@ -488,21 +505,63 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		}
 		return false, nil // still the state the head holds
 	}
-	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash}
+	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash, Tail: e.tail}
 	var hist *historyDoc
+	tailN, histDocs := e.tailN, e.histDocs
 	if recorded {
 		if blobs == nil {
 			blobs = map[string][]byte{}
 		}
-		// The history names states by their root documents' hashes, and
-		// goes back to one by reading its blob.
-		blobs[st.Root] = st.Doc
-		var hb []byte
-		if hist, hb, err = m.nextHistory(ctx, e, call, ch, st, changed || outside, files, blobs); err != nil {
+		var rec *session.HistoryCommit
+		var keep []byte
+		if hist, rec, keep, err = m.nextHistory(ctx, e, call, ch, st, changed || outside, files, blobs); err != nil {
 			return false, err
 		}
-		hd.History = statetree.Hash(hb)
-		blobs[hd.History] = hb
+		// The history names states by their root documents' hashes, and
+		// goes back to one by reading its document: from the tail, or
+		// from its blob once the history's blob is written again.
+		var recJSON []byte
+		if rec != nil {
+			// In the tail, a record's root is the hash of the document
+			// beside it, and what it goes back to that of the entry
+			// before it, if any: neither is written (parseTail).
+			r := *rec
+			r.Root = ""
+			if keep != nil || tailN > 0 {
+				r.Prev = ""
+			}
+			if recJSON, err = json.Marshal(&r); err != nil {
+				return false, err
+			}
+		}
+		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recJSON)+len(st.Doc)+len(keep) > tailBytes {
+			docs, err := tailDocs(e.tail)
+			if err != nil {
+				return false, err
+			}
+			if docs == nil {
+				docs = map[string][]byte{}
+			}
+			maps.Copy(docs, e.histDocs)
+			if keep != nil {
+				docs[e.state.Root] = keep
+			}
+			docs[st.Root] = st.Doc
+			hb, held, err := historyBlob(hist, docs, blobs)
+			if err != nil {
+				return false, err
+			}
+			hd.History, hd.Tail = statetree.Hash(hb), nil
+			blobs[hd.History] = hb
+			tailN, histDocs = 0, held
+		} else {
+			tail := e.tail // appended past its end: e.tail holds what it did until the commit lands
+			if keep != nil {
+				tail = appendTail(tail, nil, keep)
+			}
+			hd.Tail = appendTail(tail, recJSON, st.Doc)
+			tailN++
+		}
 	}
 	switch err := m.put(ctx, e, hd.marshal(), blobs); {
 	case errors.Is(err, store.ErrConflict):
@@ -516,6 +575,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	e.emptyBlobs = nil
 	if hist != nil {
 		e.hist, e.histHash = hist, hd.History
+		e.tail, e.tailN, e.histDocs = hd.Tail, tailN, histDocs
 	}
 	e.written += len(blobs)
 	for _, b := range blobs {
@@ -592,7 +652,7 @@ func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head) {
 	}()
 	live, err := statetree.Live(hd.Doc, func(hash string) ([]byte, error) { return m.store.Blob(m.ctx, h, hash) })
 	if err == nil {
-		err = m.liveHistory(m.ctx, h, hd.History, live)
+		err = m.liveHistory(m.ctx, h, hd, live)
 	}
 	var sw store.Swept
 	if err == nil {
@@ -672,7 +732,7 @@ func (m *Manager) touch(ctx context.Context, e *entry) {
 	if ended || m.now().Sub(e.stored) < m.ttl/2 {
 		return
 	}
-	hd := head{Owner: e.owner, History: e.histHash}
+	hd := head{Owner: e.owner, History: e.histHash, Tail: e.tail}
 	if e.state != nil {
 		hd.Doc = e.state.Doc
 	}
@@ -1011,7 +1071,8 @@ func (m *Manager) Use(ctx context.Context, r Request) (*Use, error) {
 // Read is Use for a read outside a call (a resource): in a store that
 // other processes write, it makes sure that the session is the store's
 // latest revision (Use.Fresh), loading it again when another process
-// changed it.
+// changed it. Its Session is the session as its last commit left it
+// (session.Session.Committed), never a call in progress.
 func (m *Manager) Read(ctx context.Context, r Request) (*Use, error) {
 	for run := 1; ; run++ {
 		u, err := m.Use(ctx, r)
@@ -1019,6 +1080,7 @@ func (m *Manager) Read(ctx context.Context, r Request) (*Use, error) {
 			return nil, err
 		}
 		if err = u.Fresh(ctx); err == nil {
+			u.Session = u.Session.Committed()
 			return u, nil
 		}
 		u.Release()

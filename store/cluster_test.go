@@ -169,6 +169,7 @@ func TestClusterFormats(t *testing.T) {
 		}
 		return nil
 	}}}}
+	opts.Migrations = throughFormat(opts.Migrations...)
 	s := must[*JetStream](t)(Connect(ctx, c.URLs(), opts))
 	defer s.Close()
 	must[uint64](t)(s.Create(ctx, "s", []byte("head")))

@@ -673,11 +673,11 @@ func TestEmbeddedMigrates(t *testing.T) {
 			return err
 		}}}
 	}
-	_, err := OpenEmbedded(ctx, dir, Options{Migrations: step(fail)})
+	_, err := OpenEmbedded(ctx, dir, Options{Migrations: throughFormat(step(fail)...)})
 	if !errors.Is(err, fail) || runs != 1 {
 		t.Fatalf("a failing step: %v after %d runs", err, runs)
 	}
-	s = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{Migrations: step(nil)}))
+	s = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{Migrations: throughFormat(step(nil)...)}))
 	if runs != 2 {
 		t.Errorf("the step ran %d times, want 2", runs)
 	}
@@ -696,7 +696,7 @@ func TestEmbeddedMigrates(t *testing.T) {
 	must[struct{}](t)(struct{}{}, s.AppendLog(ctx, "a", []byte(`{"call_id":"5"}`), []byte(`{"call_id":"6"}`)))
 	s.Close()
 
-	s = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{Migrations: step(nil)}))
+	s = must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{Migrations: throughFormat(step(nil)...)}))
 	defer s.Close()
 	if runs != 2 {
 		t.Errorf("the step ran again on a migrated store")
@@ -766,7 +766,7 @@ func TestEmbeddedMigrationWaits(t *testing.T) {
 	open := func(ctx context.Context) chan opened {
 		ch := make(chan opened, 1)
 		go func() {
-			s, err := OpenEmbedded(ctx, dir, Options{Migrations: step})
+			s, err := OpenEmbedded(ctx, dir, Options{Migrations: throughFormat(step...)})
 			ch <- opened{s, err}
 		}()
 		return ch
@@ -795,4 +795,14 @@ func TestEmbeddedMigrationWaits(t *testing.T) {
 	if n := runs.Load(); n != 1 {
 		t.Errorf("the step ran %d times, want once, in the holder", n)
 	}
+}
+
+// throughFormat returns steps, which end with a step from an early
+// format, followed by steps that change nothing up to Format, for the
+// tests of a migration that are not about a particular format.
+func throughFormat(steps ...Step) []Step {
+	for from := steps[len(steps)-1].From + 1; from < Format; from++ {
+		steps = append(steps, Step{From: from})
+	}
+	return steps
 }

@@ -32,11 +32,16 @@ import (
 //   - 2: a head holds the state's root document inline (a binary record);
 //     a call log message is one or more entries, each framed by its length
 //     (logFrames).
-//   - 3: a directory of more than 64 entries is a Merkle search tree of
-//     directory blobs (wdir1 leaves, wmap1 nodes), and a policy's memory of
-//     more than 32 files is a root document entry of kind m naming a tree
-//     of its own (wstr1 leaves, wmap1 nodes); what format 2 stored is read
-//     as it is, and stored anew by the first call that changes it.
+//   - 3: a head may also carry the history's tail (magic whd2: the records
+//     of the commits since the history's blob was written, each with its
+//     state's root document), and the history's blob the root documents of
+//     the states it names; a directory of more than 64 entries is a Merkle
+//     search tree of directory blobs (wdir1 leaves, wmap1 nodes), and a
+//     policy's memory of more than 32 files is a root document entry of
+//     kind m naming a tree of its own (wstr1 leaves, wmap1 nodes). What
+//     format 2 stored is read as it is, and stored anew by the first call
+//     that changes it, so its step changes nothing but the markers, which
+//     keep builds of format 2 away.
 //
 // A change of anything the store holds, the store's own framing or the
 // caller's heads, blobs, log entries and task records, is a new format,

@@ -17,12 +17,58 @@ import (
 // Changes implements session.Changer: the files the call changed so far.
 func (r restorer) Changes() ([]session.FileChange, error) { return r.u.changes() }
 
+// track is what a memory store's call changed since its snapshot: the
+// paths its changes named, and the tree they left (nil once the call
+// ended).
+type track struct {
+	paths map[string]bool
+	tree  *node
+}
+
+// set makes t the store's tree, after a change at paths.
+func (s *memStore) set(t *node, paths ...string) {
+	s.t.Store(t)
+	if tr := s.track; tr != nil {
+		for _, p := range paths {
+			tr.paths[p] = true
+		}
+		tr.tree = t
+	}
+}
+
 // changes compares the tree of the snapshot with the current one,
-// descending only where their nodes differ.
+// descending only where their nodes differ, and only at the paths the
+// call changed: its cost is that of the change, not of the directories
+// the change is in. When the tree was replaced otherwise since (a
+// restore of the session decodes a whole tree), it compares the trees
+// from their roots.
 func (u memUndo) changes() (out []session.FileChange, err error) {
 	defer merkle.Recover(&err)
-	err = diffNodes("", u.t, u.s.t.Load(), &out)
-	return out, err
+	cur := u.s.t.Load()
+	if u.track == nil || u.s.track != u.track || u.track.tree != cur {
+		err = diffNodes("", u.t, cur, &out)
+		return out, err
+	}
+	paths := slices.SortedFunc(maps.Keys(u.track.paths), comparePaths)
+	var last string
+	for i, p := range paths {
+		if i > 0 && (p == last || isUnder(p, last)) {
+			continue // within one compared already
+		}
+		last = p
+		a, _ := lookup(u.t, p)
+		b, _ := lookup(cur, p)
+		if err := diffNodes(p, a, b, &out); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// isUnder reports whether path p is under the directory dir ("" is the
+// root).
+func isUnder(p, dir string) bool {
+	return dir == "" || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
 }
 
 // diffNodes appends to out the files that differ between a and b (either

@@ -235,11 +235,13 @@ func (b *memBackend) kind() string { return "memory" }
 
 func (b *memBackend) Close() error { return nil }
 
-// memStore is one session's memory tree, by its root directory. Its
-// methods return the error of a part of a stored tree that cannot be read
-// when first used (merkle.Recover).
+// memStore is one session's memory tree, by its root directory, and,
+// while a call's snapshot is taken, the paths the call changed
+// (changes.go). Its methods return the error of a part of a stored tree
+// that cannot be read when first used (merkle.Recover).
 type memStore struct {
-	t atomic.Pointer[node]
+	t     atomic.Pointer[node]
+	track *track
 }
 
 func (s *memStore) stat(p string) (_ Info, err error) {
@@ -268,7 +270,7 @@ func (s *memStore) mkdir(p string) (_ bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	s.t.Store(t)
+	s.set(t, p)
 	return true, nil
 }
 
@@ -286,7 +288,7 @@ func (s *memStore) move(src, dst string) (err error) {
 	if err != nil {
 		return err
 	}
-	s.t.Store(t)
+	s.set(t, src, dst)
 	return nil
 }
 
@@ -315,7 +317,7 @@ func (s *memStore) writeFile(p string, data []byte) (err error) {
 	if err != nil {
 		return err
 	}
-	s.t.Store(t)
+	s.set(t, p)
 	return nil
 }
 
@@ -340,7 +342,7 @@ func (s *memStore) remove(p string) (_ int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	s.t.Store(t)
+	s.set(t, p)
 	return files, nil
 }
 
@@ -399,15 +401,26 @@ func (s *memStore) version(p string) (_ string, _ bool, err error) {
 // lock has nothing to do: no one else sees a session's tree.
 func (s *memStore) lock(context.Context, string, []string) (func(), error) { return func() {}, nil }
 
-// snapshot keeps the current tree: O(1), whatever its size.
+// freeze implements freezer: the tree as it is now, O(1).
+func (s *memStore) freeze() store {
+	f := &memStore{}
+	f.t.Store(s.t.Load())
+	return f
+}
+
+// snapshot keeps the current tree: O(1), whatever its size. It starts
+// tracking the paths the call changes.
 func (s *memStore) snapshot() (undo, error) {
-	return memUndo{s: s, t: s.t.Load()}, nil
+	t := s.t.Load()
+	s.track = &track{paths: map[string]bool{}, tree: t}
+	return memUndo{s: s, t: t, track: s.track}, nil
 }
 
 type memUndo struct {
-	s *memStore
-	t *node
+	s     *memStore
+	t     *node
+	track *track
 }
 
-func (u memUndo) restore() error { u.s.t.Store(u.t); return nil }
-func (u memUndo) release()       {}
+func (u memUndo) restore() error { u.s.t.Store(u.t); u.s.track = nil; return nil }
+func (u memUndo) release()       { u.s.track = nil }

@@ -186,10 +186,51 @@ func (w *Workspace) Snapshot() (session.Restorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return restorer{u}, nil
+	return restorer{u: u, w: w}, nil
 }
 
-type restorer struct{ u undo }
+// Freeze implements session.Freezer: the workspace as it is now, for a
+// reader outside the session's calls (session.Session.Committed). In
+// memory it is the tree as it is now, O(1) whatever its size, which no
+// call changes. On disk it is the workspace itself: another reader of
+// the directory sees a call's writes as they happen (docs/state.md).
+func (w *Workspace) Freeze() any {
+	f, ok := w.st.(freezer)
+	if !ok {
+		return w
+	}
+	c := *w
+	c.st = f.freeze()
+	return &c
+}
+
+// freezer is a store that can copy itself as it is now, cheaply.
+type freezer interface {
+	// freeze returns a copy of the store as it is now, which the
+	// store's changes since do not reach.
+	freeze() store
+}
+
+// restorer is the session.Restorer of a workspace's snapshot.
+type restorer struct {
+	u undo
+	w *Workspace
+}
+
+// Freeze implements session.Freezer: the workspace as it was at the
+// snapshot, in memory (the tree then, O(1)); on disk, the workspace itself,
+// as Workspace.Freeze.
+func (r restorer) Freeze() any {
+	m, ok := r.u.(memUndo)
+	if !ok {
+		return r.w
+	}
+	c := *r.w
+	f := &memStore{}
+	f.t.Store(m.t)
+	c.st = f
+	return &c
+}
 
 func (r restorer) Restore() error { return r.u.restore() }
 func (r restorer) Release()       { r.u.release() }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/session"
 )
 
 // consoleToken is the bearer token the console command's server takes.
@@ -70,7 +71,7 @@ func consolePages(ctx context.Context, cfg config, w io.Writer) error {
 	fmt.Fprintf(w, "%-40s  %12s  %12s  %8s\n", "page", "first byte", "whole page", "bytes")
 	for _, pg := range []struct{ name, url string }{
 		{"sessions (the first 50)", base + "/console"},
-		{fmt.Sprintf("a session with %d calls in its log", cfg.calls), base + "/console/s/" + h},
+		{fmt.Sprintf("a session with %d calls in its log", cfg.calls), base + "/console/s/" + session.LogID(h)},
 	} {
 		var first, whole []time.Duration
 		size := 0

@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// isolationWrites is how many files the failing apply_edits of
+// TestReadsSeeCommittedStateOnly writes before its last edit fails: enough
+// for reads to be answered while it runs.
+const isolationWrites = 10000
+
+// TestReadsSeeCommittedStateOnly: while an apply_edits of many writes runs
+// and then fails on its last edit, wink://workspace/tree read through the
+// process running it, and the tree and a file read through a second process
+// on the same --session, never show a file of it; once it has failed, the
+// session holds what it held before, and a write that commits is seen by
+// both.
+func TestReadsSeeCommittedStateOnly(t *testing.T) {
+	state := t.TempDir()
+	a := start(t, "", "--state-dir", state, "--session", "proj")
+	a.initialize()
+	ca := &stdioClient{p: a}
+	if r := ca.call(t, "write_file", map[string]any{"file_path": "seed.txt", "content": "seed\n"}); r.IsError {
+		t.Fatalf("write_file: %+v", r)
+	}
+	b := start(t, "", "--state-dir", state, "--session", "proj")
+	b.initialize()
+
+	edits := make([]map[string]any, 0, isolationWrites+1)
+	for i := range isolationWrites {
+		edits = append(edits, map[string]any{"op": "write", "file_path": fmt.Sprintf("gen/%05d.txt", i), "content": "x\n"})
+	}
+	edits = append(edits, map[string]any{"op": "edit", "file_path": "seed.txt", "old_string": "NOT THERE", "new_string": "y"})
+	const applyID = 900000
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": applyID, "method": "tools/call",
+		"params": map[string]any{"name": "apply_edits", "arguments": map[string]any{"edits": edits}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mustSend(string(req))
+
+	// Read through a, and through b, until a answers the apply_edits.
+	var applied *frame
+	reads := 0
+	for id := 1; applied == nil; id++ {
+		a.mustSend(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"wink://workspace/tree"}}`, id))
+		for {
+			f, ok := a.await("")
+			if !ok {
+				t.Fatalf("process a ended; stderr:\n%s", a.stderr)
+			}
+			if compactJSON(f.ID) == fmt.Sprint(applyID) {
+				applied = &f
+				continue
+			}
+			if compactJSON(f.ID) != fmt.Sprint(id) {
+				continue
+			}
+			checkTree(t, "a, during the call", f, 1)
+			reads++
+			break
+		}
+		checkTree(t, "b, during the call", b.call(100000+id, "resources/read", map[string]any{"uri": "wink://workspace/tree"}), 1)
+		f := b.call(200000+id, "tools/call", map[string]any{"name": "read_file", "arguments": map[string]any{"file_path": "gen/00000.txt"}})
+		if r := decodeResult(t, f); !r.IsError {
+			t.Fatalf("b reads gen/00000.txt during the call: %+v", r)
+		}
+	}
+	var r result
+	if err := json.Unmarshal(applied.Result, &r); err != nil || !r.IsError {
+		t.Fatalf("apply_edits whose last edit fails = %s (%v)", applied.Result, err)
+	}
+	t.Logf("%d reads through each process while apply_edits ran", reads)
+	checkTree(t, "a, after the call", a.call(300000, "resources/read", map[string]any{"uri": "wink://workspace/tree"}), 1)
+	checkTree(t, "b, after the call", b.call(300001, "resources/read", map[string]any{"uri": "wink://workspace/tree"}), 1)
+
+	if r := ca.call(t, "write_file", map[string]any{"file_path": "kept.txt", "content": "kept\n"}); r.IsError {
+		t.Fatalf("write_file: %+v", r)
+	}
+	checkTree(t, "a, after a write", a.call(300002, "resources/read", map[string]any{"uri": "wink://workspace/tree"}), 2)
+	checkTree(t, "b, after a write", b.call(300003, "resources/read", map[string]any{"uri": "wink://workspace/tree"}), 2)
+}
+
+// checkTree checks that f, the answer to a read of wink://workspace/tree,
+// lists want files and none of gen/.
+func checkTree(t *testing.T, who string, f frame, want int) {
+	t.Helper()
+	if f.Error != nil {
+		t.Fatalf("%s: reading the tree: %d %s", who, f.Error.Code, f.Error.Message)
+	}
+	var res struct {
+		Contents []struct {
+			Text string `json:"text"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(f.Result, &res); err != nil || len(res.Contents) != 1 {
+		t.Fatalf("%s: tree %s (%v)", who, f.Result, err)
+	}
+	text := res.Contents[0].Text
+	head := fmt.Sprintf("memory workspace, %d file", want)
+	if !strings.HasPrefix(text, head) || strings.Contains(text, "gen/") {
+		t.Fatalf("%s: the tree reads %q, want %q... and nothing of gen/", who, truncate([]byte(text)), head)
+	}
+}
+
+// decodeResult returns the tool result f answers.
+func decodeResult(t *testing.T, f frame) result {
+	t.Helper()
+	if f.Error != nil {
+		t.Fatalf("JSON-RPC error %d %s", f.Error.Code, f.Error.Message)
+	}
+	var r result
+	if err := json.Unmarshal(f.Result, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestPlanReadsSeeCommittedStateOnly: while planning_add_step of 20,000
+// steps runs as a dry run (it changes the plan, renders it and the diff
+// of its change, and then puts the plan back: a planning call that
+// changes the plan and is not kept), wink://planning/plan read through
+// the process running it, and through a second process on the same
+// --session, never shows a step of it. (The build before this test read
+// the dry run's steps through the first process.)
+func TestPlanReadsSeeCommittedStateOnly(t *testing.T) {
+	state := t.TempDir()
+	a := start(t, "", "--state-dir", state, "--session", "proj")
+	a.initialize()
+	ca := &stdioClient{p: a}
+	if r := ca.call(t, "planning_setup_plan", map[string]any{"objective": "Ship it", "initial_steps": []string{"draft"}}); r.IsError {
+		t.Fatalf("planning_setup_plan: %+v", r)
+	}
+	b := start(t, "", "--state-dir", state, "--session", "proj")
+	b.initialize()
+
+	steps := make([]string, 20000)
+	for i := range steps {
+		steps[i] = fmt.Sprintf("dry step %d", i)
+	}
+	const addID = 900000
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": addID, "method": "tools/call",
+		"params": map[string]any{"name": "planning_add_step", "arguments": map[string]any{"steps": steps},
+			"_meta": map[string]any{"io.github.wink-mcp/dryRun": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mustSend(string(req))
+	checkPlan := func(who string, f frame) {
+		t.Helper()
+		if f.Error != nil || !strings.Contains(string(f.Result), "1 [pending] draft") || strings.Contains(string(f.Result), "dry step") {
+			t.Fatalf("%s: the plan reads %s", who, truncate(f.Result))
+		}
+	}
+	var added *frame
+	reads := 0
+	for id := 1; added == nil; id++ {
+		a.mustSend(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"wink://planning/plan"}}`, id))
+		for {
+			f, ok := a.await("")
+			if !ok {
+				t.Fatalf("process a ended; stderr:\n%s", a.stderr)
+			}
+			if compactJSON(f.ID) == fmt.Sprint(addID) {
+				added = &f
+				continue
+			}
+			if compactJSON(f.ID) != fmt.Sprint(id) {
+				continue
+			}
+			checkPlan("a, during the call", f)
+			reads++
+			break
+		}
+		checkPlan("b, during the call", b.call(100000+id, "resources/read", map[string]any{"uri": "wink://planning/plan"}))
+	}
+	if r := decodeResult(t, *added); r.IsError || !strings.Contains(string(added.Result), "dry step 0") {
+		t.Fatalf("the dry run of planning_add_step = %s", truncate(added.Result))
+	}
+	t.Logf("%d reads through each process while the dry run ran", reads)
+	checkPlan("a, after the call", a.call(300000, "resources/read", map[string]any{"uri": "wink://planning/plan"}))
+	checkPlan("b, after the call", b.call(300001, "resources/read", map[string]any{"uri": "wink://planning/plan"}))
+}

@@ -1,0 +1,50 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/store"
+)
+
+// BenchmarkCommit measures a commit that changes one small STATE slice
+// (a plan's size), in the memory store, with the history off and on: the
+// history's share of a commit, without the store's.
+func BenchmarkCommit(b *testing.B) {
+	for _, retention := range []int{0, 20} {
+		b.Run(fmt.Sprintf("history=%d", retention), func(b *testing.B) {
+			r := session.NewRegistry()
+			k := session.NewKey[string]("plan")
+			session.Persist(r, k, session.Codec[string]{
+				Marshal:   func(v string) ([]byte, error) { return []byte(v), nil },
+				Unmarshal: func(b []byte) (string, error) { return string(b), nil },
+				Text:      func(v string) string { return v },
+			})
+			m := newManager(Options{Registry: r, Store: store.NewMemory(store.Options{}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention})
+			defer m.Close()
+			ctx := context.Background()
+			u, err := m.Use(ctx, Request{Need: NeedNew})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer u.Release()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				tx, err := u.Session.Begin()
+				if err != nil {
+					b.Fatal(err)
+				}
+				session.Set(u.Session, k, fmt.Sprintf("Objective: bench %d\nStatus: active\n\n1 [pending] a\n2 [pending] b\n3 [pending] c\n", i))
+				if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "planning_setup_plan", Tx: tx}); err != nil {
+					b.Fatal(err)
+				}
+				tx.Commit()
+			}
+		})
+	}
+}

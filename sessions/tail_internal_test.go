@@ -1,0 +1,188 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/store"
+)
+
+// TestHeadRecord: a head record reads back as it was written, with or
+// without a history and a tail; one that is cut short, or whose magic and
+// flags disagree about the tail, does not parse.
+func TestHeadRecord(t *testing.T) {
+	tail := appendTail(appendTail(nil, nil, []byte("doc 0")), []byte(`{"seq":1}`), []byte("doc 1"))
+	hash := fmt.Sprintf("%064x", 7)
+	for _, h := range []head{
+		{Owner: "alice"},
+		{Owner: "alice", Doc: []byte("doc")},
+		{Owner: "", History: hash, Doc: []byte("doc")},
+		{Owner: "bob", History: hash, Tail: tail, Doc: []byte("doc")},
+		{Owner: "bob", Tail: tail},
+	} {
+		b := h.marshal()
+		if got, want := bytes.HasPrefix(b, headMagicTail), len(h.Tail) > 0; got != want {
+			t.Errorf("%+v: starts with the tail's magic %v, want %v", h, got, want)
+		}
+		got, err := parseHead(b)
+		if err != nil || got.Owner != h.Owner || got.History != h.History || !bytes.Equal(got.Tail, h.Tail) || !bytes.Equal(got.Doc, h.Doc) {
+			t.Errorf("parseHead(marshal(%+v)) = %+v, %v", h, got, err)
+		}
+		// A commit appends to the tail it read: that must not write over
+		// the document after it.
+		_ = appendTail(got.Tail, []byte(`{"seq":9}`), []byte("later"))
+		if !bytes.Equal(got.Doc, h.Doc) {
+			t.Errorf("appending to the tail read from %+v changed the document to %q", h, got.Doc)
+		}
+	}
+	withTail := head{Owner: "bob", Tail: tail, Doc: []byte("doc")}.marshal()
+	for name, b := range map[string][]byte{
+		"cut in the tail":             withTail[:len(withTail)-len("doc")-3],
+		"a tail under the old magic":  append(slices.Clone(headMagic), withTail[len(headMagicTail):]...),
+		"no tail under the new magic": append(slices.Clone(headMagicTail), head{Owner: "bob"}.marshal()[len(headMagic):]...),
+	} {
+		if _, err := parseHead(b); !errors.Is(err, errBadHead) {
+			t.Errorf("%s: parseHead = %v, want errBadHead", name, err)
+		}
+	}
+}
+
+// TestHistoryTail: commits of a session with a history carry their
+// records in the head's tail, and write the history's blob again every
+// tailRecords of them, or at an undo; a session loaded from the store has
+// the history the committing one had, and goes back to a state whose
+// document only the tail holds, and to one whose document only the
+// history's blob holds.
+func TestHistoryTail(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	r := session.NewRegistry()
+	k := session.NewKey[string]("value")
+	session.Persist(r, k, session.JSON[string]())
+	opts := Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: 20}
+	m := newManager(opts)
+	defer m.Close()
+	ctx := context.Background()
+	u, err := m.Use(ctx, Request{Need: NeedNew, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := u.Handle
+	set := func(v string, readOnly bool) {
+		t.Helper()
+		tx, err := u.Session.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		session.Set(u.Session, k, v)
+		if err := u.Commit(ctx, &Commit{CallID: v, Tool: "set", ReadOnly: readOnly, Tx: tx}); err != nil {
+			t.Fatal(err)
+		}
+		tx.Commit()
+	}
+	commit := func(i int) {
+		t.Helper()
+		if i == tailRecords+1 {
+			// A commit the history does not record (a read-only call's)
+			// leaves a state the next record goes back to.
+			set("read", true)
+		}
+		set(fmt.Sprint("v", i), false)
+	}
+	stored := func() head {
+		t.Helper()
+		sh, err := st.Load(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hd, err := readHead(h, sh.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hd
+	}
+	for i := range tailRecords + 3 {
+		commit(i)
+		tail, err := parseTail(stored().Tail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The tail fills up to tailRecords records; the commit after
+		// writes the history's blob, with them and its own, and empties it.
+		want := (i + 1) % (tailRecords + 1)
+		if len(tail.records) != want {
+			t.Errorf("after commit %d the tail holds %d records, want %d", i, len(tail.records), want)
+		}
+	}
+	m.mu.Lock()
+	live := m.handles[h].hist
+	m.mu.Unlock()
+	u.Release()
+
+	// Another manager on the store reads the same history back.
+	other := newManager(opts)
+	defer other.Close()
+	d, err := other.storedHistory(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(d)
+	want, _ := json.Marshal(live)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
+	}
+	for i, c := range d.Commits {
+		unrecorded := c.CallID == fmt.Sprint("v", tailRecords+1)
+		if i > 0 && (c.Prev == d.Commits[i-1].Root) == unrecorded || c.Root == "" {
+			t.Errorf("record %d goes back to %q, after %q: %+v", i, c.Prev, d.Commits[i-1].Root, c)
+		}
+	}
+
+	// It goes back to the state after the last commit but one, whose
+	// document only the tail holds.
+	v, err := other.Use(ctx, Request{Handle: h, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Release()
+	target := d.Commits[len(d.Commits)-2]
+	if _, err := st.Blob(ctx, h, target.Root); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the state to go back to is a blob (%v): the test wants it in the tail only", err)
+	}
+	tx, err := v.Session.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, refused, err := v.History().RestoreTo(ctx, v.Session, target.Seq, target.Root); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	if got, _ := session.Get(v.Session, k); got != fmt.Sprint("v", tailRecords+1) {
+		t.Errorf("after going back one commit the value is %q, want v%d", got, tailRecords+1)
+	}
+	// And to an older state, whose document the history's blob holds.
+	older := d.Commits[2]
+	if _, err := st.Blob(ctx, h, older.Root); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the older state to go back to is a blob (%v): the test wants it in the history's blob", err)
+	}
+	if _, refused, err := v.History().RestoreTo(ctx, v.Session, older.Seq, older.Root); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	if got, _ := session.Get(v.Session, k); got != "v2" {
+		t.Errorf("after going back to commit 3 the value is %q, want v2", got)
+	}
+	if err := v.Commit(ctx, &Commit{CallID: "undo", Tool: "session_undo", Tx: tx}); err != nil {
+		t.Fatal(err)
+	}
+	tx.Commit()
+	if hd := stored(); len(hd.Tail) != 0 {
+		t.Errorf("an undo's commit leaves a tail of %d bytes: it writes the history's blob", len(hd.Tail))
+	}
+}
