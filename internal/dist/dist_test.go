@@ -132,6 +132,9 @@ func TestBundleInstalledAsClaudeDesktop(t *testing.T) {
 	}
 	const v = "0.0.0-test.1"
 	out := filepath.Join(t.TempDir(), "release")
+	if err := os.Mkdir(out, 0o755); err != nil { // an empty OUTDIR is fine
+		t.Fatal(err)
+	}
 	var log bytes.Buffer
 	err := Release(context.Background(), Options{
 		Version: "v" + v, OutDir: out, Root: root, Targets: []Target{host},
