@@ -114,7 +114,7 @@ func TestScriptRefuses(t *testing.T) {
 }
 
 // TestBundleInstalledAsClaudeDesktop makes the release of this platform
-// only, checks every file of it, then installs its bundle as Claude
+// only, with the release command, checks every file of it, then installs its bundle as Claude
 // Desktop does: unpack it into a folder whose path has a space, substitute
 // ${__dirname}, ${HOME} and ${user_config.*} (the folder the user picked)
 // in mcp_config, start that command, and speak MCP to it: initialize,
@@ -135,15 +135,15 @@ func TestBundleInstalledAsClaudeDesktop(t *testing.T) {
 	if err := os.Mkdir(out, 0o755); err != nil { // an empty OUTDIR is fine
 		t.Fatal(err)
 	}
-	var log bytes.Buffer
-	err := Release(context.Background(), Options{
-		Version: "v" + v, OutDir: out, Root: root, Targets: []Target{host},
-		MCPB: mcpbCLI(t), ModTime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Log: &log,
-	})
-	if err != nil {
-		t.Fatalf("Release: %v\n%s", err, log.String())
+	args := []string{"-targets", host.String()}
+	if cli := mcpbCLI(t); cli != nil {
+		args = append(args, "-mcpb", cli[1])
 	}
-	t.Logf("release log:\n%s", log.String())
+	log, err := runDist(t, append(args, "v"+v, out)...)
+	if err != nil {
+		t.Fatalf("dist: %v\n%s", err, log)
+	}
+	t.Logf("dist:\n%s", log)
 	checkRelease(t, out, v, []Target{host})
 
 	// Install the bundle as Claude Desktop does.
@@ -236,16 +236,12 @@ func TestFailedBuildLeavesNothing(t *testing.T) {
 	}
 	parent := t.TempDir()
 	out := filepath.Join(parent, "release")
-	var log bytes.Buffer
-	err := Release(context.Background(), Options{
-		Version: "v0.0.0-test.2", OutDir: out, Root: root,
-		Targets: []Target{Host(), {"linux", "nonesuch"}}, Log: &log,
-	})
-	if err == nil || !strings.Contains(err.Error(), "go build for linux/nonesuch") {
-		t.Fatalf("Release: %v, want the build for linux/nonesuch to fail", err)
+	log, err := runDist(t, "-targets", Host().String()+",linux/nonesuch", "v0.0.0-test.2", out)
+	if err == nil || !strings.Contains(log, "go build for linux/nonesuch") {
+		t.Fatalf("dist: %v, want the build for linux/nonesuch to fail:\n%s", err, log)
 	}
-	if !strings.Contains(log.String(), "made "+Host().Archive("0.0.0-test.2")) {
-		t.Fatalf("the first platform was not made before the failure:\n%s", log.String())
+	if !strings.Contains(log, "made "+Host().Archive("0.0.0-test.2")) {
+		t.Fatalf("the first platform was not made before the failure:\n%s", log)
 	}
 	if left := listTree(t, parent); len(left) > 0 {
 		t.Errorf("a failed release left %q", left)
@@ -500,6 +496,24 @@ func TestFirstSentence(t *testing.T) {
 			t.Errorf("firstSentence(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// runDist builds the release command, internal/dist/cmd/dist, and runs it
+// with args in the checkout, as scripts/dist does after govulncheck; it
+// returns what the command wrote. (Run as its own process, not compiled
+// with the race detector, it compresses the archives ten times faster than
+// Release called from this test would.)
+func runDist(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dist")
+	if msg, err := exec.Command("go", "build", "-o", bin, "./cmd/dist").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/dist: %v\n%s", err, msg)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH=1767323045")
+	msg, err := cmd.CombinedOutput()
+	return string(msg), err
 }
 
 // mcpbCLI returns the command that runs the mcpb CLI installed by
