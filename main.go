@@ -54,8 +54,9 @@ import (
 	"github.com/wink-mcp/wink-mcp/workspace"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; go
-// install records the module version instead.
+// version is set at build time with -ldflags "-X main.version=1.2.3", as
+// scripts/dist does for a release; go install records the module version
+// (v1.2.3) instead.
 var version = ""
 
 func main() {
@@ -781,14 +782,17 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// moduleVersion returns the version set at build time, the module version
-// recorded by go install, or "dev".
+// moduleVersion returns the version set at build time, else the module
+// version recorded by go install, else "dev"; without a leading "v", so
+// that a release binary and the same version installed with go install
+// both say 1.2.3. A build inside a git checkout records a pseudo-version
+// (v0.0.0-20260102150405-abcdef123456, +dirty when changed).
 func moduleVersion() string {
 	if version != "" {
-		return version
+		return strings.TrimPrefix(version, "v")
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+		return strings.TrimPrefix(bi.Main.Version, "v")
 	}
 	return "dev"
 }
