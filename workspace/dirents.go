@@ -32,6 +32,3 @@ func (d *dirent) Type() fs.FileMode {
 }
 
 func (d *dirent) Info() (fs.FileInfo, error) { return d.r.Lstat(d.name) }
-
-// known reports whether the listing gave the entry's type.
-func (d *dirent) known() bool { return d.typ != unknownType }
