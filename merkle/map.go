@@ -784,7 +784,6 @@ func (l *lazy[V]) fill(n *mnode[V]) error {
 			kids[i] = &mnode[V]{height: height - 1, last: r.last, lastLvl: level(r.last), count: r.count, hash: r.hash,
 				lazy: &lazy[V]{get: l.get, c: l.c, want: int(height) - 1, after: after}}
 			after = r.last
-			keys = append(keys, r.last)
 		}
 		nn := newNode(height, kids)
 		if err := l.check(n, nn); err != nil {
