@@ -23,19 +23,9 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-tmp="$(mktemp -d)"
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
 cd "$root"
 source bench/build.sh
+scratch
 build "$tmp" load state
 wink="$tmp/wink"
 args='{"objective":"bench {{n}}","initial_steps":["a","b","c"]}'
