@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // bins holds the servers built once for all tests: bench/bare and wink-mcp.

@@ -50,7 +50,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // side is one server to measure and the call to make on it.

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // server is one server under measurement with its sessions open: a process

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // A searchCase is one search timed on both sides: a tools/call of the

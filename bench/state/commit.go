@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // filesPerCall is how many files one apply_edits call writes to build the

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 	"github.com/wink-mcp/wink-mcp/session"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // warmWrites are the writes made before the first measurement.

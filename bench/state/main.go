@@ -67,7 +67,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // config is what a command measures, from its flags.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // perCallTools are the calls percall measures, in the order it makes them.

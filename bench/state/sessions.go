@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // warmSessions are the sessions opened before the first measurement, so

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wink-mcp/wink-mcp/bench/internal/mcpc"
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // takeover measures, cfg.rounds times, how long the other processes on a

@@ -1,7 +1,6 @@
 package dist
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,23 +10,22 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+
+	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // Client speaks MCP over stdio to a server process, one JSON-RPC message a
-// line, as a desktop host does: it sends requests one at a time and reads
-// lines until the response to each, answering a request from the server
-// with "method not found" and skipping notifications.
+// line, as a desktop host does (mcpc.Stdio), keeping the process's
+// standard error for error messages.
 type Client struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan []byte
-	stderr *bytes.Buffer
-	lastID int
-	mu     sync.Mutex // serialises requests
+	rpc    *mcpc.Stdio
+	stderr lockedBuffer
 }
 
 // Start starts cmd with its standard input and output connected to a new
-// Client. Its standard error is kept for error messages.
+// Client.
 func Start(cmd *exec.Cmd) (*Client, error) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -37,19 +35,12 @@ func Start(cmd *exec.Cmd) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cmd: cmd, stdin: stdin, lines: make(chan []byte, 16), stderr: &bytes.Buffer{}}
-	cmd.Stderr = &lockedWriter{w: c.stderr}
+	c := &Client{cmd: cmd, stdin: stdin}
+	cmd.Stderr = &c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	go func() {
-		defer close(c.lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-		for sc.Scan() {
-			c.lines <- bytes.Clone(sc.Bytes())
-		}
-	}()
+	c.rpc = mcpc.NewStdio(stdin, stdout)
 	return c, nil
 }
 
@@ -65,7 +56,7 @@ func (c *Client) Initialize(ctx context.Context) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return res, c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return res, c.rpc.Notify(ctx, "notifications/initialized")
 }
 
 // Tools returns the server's tools, from tools/list (every page), each
@@ -120,76 +111,28 @@ func firstSentence(s string) string {
 // Call sends the request method with params and returns its result, or the
 // JSON-RPC error the server answered with as an error.
 func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.lastID++
-	id := c.lastID
-	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+	b, err := json.Marshal(params)
+	if err != nil {
 		return nil, err
 	}
-	for {
-		var line []byte
-		var ok bool
-		select {
-		case line, ok = <-c.lines:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%s: %v; server's stderr:\n%s", method, ctx.Err(), c.Stderr())
-		}
-		if !ok {
-			return nil, fmt.Errorf("%s: the server closed its output; its stderr:\n%s", method, c.Stderr())
-		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(line, &msg); err != nil {
-			return nil, fmt.Errorf("%s: the server wrote a line that is not JSON-RPC: %.200q", method, line)
-		}
-		switch {
-		case msg.Method != "" && len(msg.ID) > 0 && string(msg.ID) != "null": // a request to the client
-			err := c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
-			if err != nil {
-				return nil, err
-			}
-		case msg.Method != "": // a notification
-		case string(msg.ID) != fmt.Sprint(id):
-			return nil, fmt.Errorf("%s: a response to id %s, want %d", method, msg.ID, id)
-		case msg.Error != nil:
-			return nil, fmt.Errorf("%s: error %d: %s", method, msg.Error.Code, msg.Error.Message)
-		default:
-			return msg.Result, nil
-		}
-	}
-}
-
-func (c *Client) send(msg any) error {
-	b, err := json.Marshal(msg)
+	res, err := c.rpc.Call(ctx, method, b)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("%s: %w; server's stderr:\n%s", method, err, c.Stderr())
 	}
-	_, err = c.stdin.Write(append(b, '\n'))
-	return err
+	return res, nil
 }
 
 // Stderr returns what the server has written to its standard error.
 func (c *Client) Stderr() string {
-	lw := c.cmd.Stderr.(*lockedWriter)
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return c.stderr.String()
+	c.stderr.mu.Lock()
+	defer c.stderr.mu.Unlock()
+	return c.stderr.b.String()
 }
 
 // Close closes the server's standard input, which ends a stdio server,
 // and waits for it to exit. It returns the exit error, if any.
 func (c *Client) Close() error {
 	err := c.stdin.Close()
-	for range c.lines { // drain, so that the reader ends
-	}
 	if werr := c.cmd.Wait(); werr != nil {
 		var exit *exec.ExitError
 		if errors.As(werr, &exit) {
@@ -200,15 +143,15 @@ func (c *Client) Close() error {
 	return err
 }
 
-// lockedWriter is an io.Writer safe for the process's stderr copier and
-// Stderr to use at once.
-type lockedWriter struct {
+// lockedBuffer keeps the server's standard error, which the process's
+// copier writes while Stderr reads it.
+type lockedBuffer struct {
 	mu sync.Mutex
-	w  io.Writer
+	b  bytes.Buffer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.b.Write(p)
 }

@@ -1,7 +1,8 @@
-// Package mcpc is the client side of the benchmarks: it starts a server
-// process (Process) and speaks MCP to it over stdio or Streamable HTTP,
-// with a session per connection (protocol 2025-11-25) or, over HTTP, with
-// none (2026-07-28, whose sessions are handles the server mints).
+// Package mcpc is the client side of the benchmarks and of the release's
+// checks: it starts a server process (Process) and speaks MCP to it over
+// stdio or Streamable HTTP, with a session per connection (protocol
+// 2025-11-25) or, over HTTP, with none (2026-07-28, whose sessions are
+// handles the server mints).
 package mcpc
 
 import (
