@@ -40,6 +40,9 @@ type diskBackend struct {
 	recovered int
 	// stop ends the repair (repair.go), which closes repaired as it ends.
 	stop, repaired chan struct{}
+	// journals are the journals of calls in flight that readers have
+	// read (overlay.go).
+	journals journalCache
 }
 
 func (b *diskBackend) open() (store, error) { return &diskStore{b: b, root: b.root}, nil }
@@ -52,6 +55,7 @@ func (b *diskBackend) kind() string { return "disk" }
 func (b *diskBackend) Close() error {
 	close(b.stop)
 	<-b.repaired
+	b.closeJournals()
 	b.forget()
 	return b.root.Close()
 }

@@ -1,0 +1,243 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// openStill opens a backend on f without the repair, so that a call left
+// by a dead process stays in flight until the test puts it back.
+func (f *diskFixture) openStill() *diskBackend {
+	f.t.Helper()
+	b, err := openDisk(f.dir, f.state, slog.New(slog.DiscardHandler), 0)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { b.Close() })
+	return b.impl.(*diskBackend)
+}
+
+// committedView returns the view of b's workspace that a reader outside
+// the calls gets (Workspace.Freeze).
+func committedView(t *testing.T, b *diskBackend) store {
+	t.Helper()
+	st, err := b.open()
+	must(t, err)
+	w := (&Workspace{st: st, kind: "disk"}).Freeze().(*Workspace)
+	if _, ok := w.st.(*committedStore); !ok {
+		t.Fatalf("the frozen disk workspace reads through %T", w.st)
+	}
+	return w.st
+}
+
+// dumpStore describes what st shows: the files a walk gives (with the
+// ignore rules), each with its size and content as readFile reads it and
+// its version, then every directory's listing, then stat of each of
+// probes.
+func dumpStore(t *testing.T, st store, probes ...string) string {
+	t.Helper()
+	w := &Workspace{st: st, kind: "disk"}
+	var b strings.Builder
+	must(t, w.walk("", func(in Info) error {
+		data, err := st.readFile(in.Path, 0)
+		if err != nil {
+			return fmt.Errorf("readFile(%s): %w", in.Path, err)
+		}
+		opened, err := in.open()
+		if err != nil {
+			return fmt.Errorf("open(%s): %w", in.Path, err)
+		}
+		read, err := opened.read(new([]byte), 0)
+		if err != nil || string(read) != string(data) {
+			return fmt.Errorf("open(%s) reads %q, %v; readFile %q", in.Path, read, err, data)
+		}
+		v, ok, err := st.version(in.Path)
+		if err != nil || !ok || v != hashVersion(data) {
+			return fmt.Errorf("version(%s) = %s, %v, %v", in.Path, v, ok, err)
+		}
+		fmt.Fprintf(&b, "%s %d %q\n", in.Path, in.Size, data)
+		return nil
+	}))
+	var list func(p string)
+	list = func(p string) {
+		infos, err := st.list(p)
+		must(t, err)
+		for _, in := range infos {
+			fmt.Fprintf(&b, "ls %q: %s dir=%v size=%d\n", p, in.Path, in.Dir, in.Size)
+			if in.Dir {
+				list(in.Path)
+			}
+		}
+	}
+	list("")
+	for _, p := range probes {
+		in, err := st.stat(p)
+		fmt.Fprintf(&b, "stat %s: dir=%v size=%d err=%v\n", p, in.Dir, in.Size, err)
+		if err == nil && in.Dir {
+			err = st.walk(p, func(Info) error { return nil })
+			fmt.Fprintf(&b, "walk %s: err=%v\n", p, err)
+		}
+	}
+	return b.String()
+}
+
+// overlayFiles are the files TestCommittedViewOfADiskWorkspace starts
+// with.
+var overlayFiles = map[string]string{
+	".gitignore":       "secret.txt\n",
+	"secret.txt":       "ignored",
+	"keep.txt":         "keep",
+	"mod.txt":          "old",
+	"gone.txt":         "bye",
+	"old/name.txt":     "moved",
+	"d/x.txt":          "x",
+	"d/e/y.txt":        "y",
+	"r/z.txt":          "z",
+	"big/changed.bin":  strings.Repeat("0123456789", 1000),
+	"big/untouched.md": "# untouched",
+}
+
+// overlayProbes are the paths whose stat dumpStore reports: the calls'
+// new paths among them.
+var overlayProbes = []string{"mod.txt", "new.txt", "newdir", "newdir/sub/f.txt", "gone.txt", "renamed.txt",
+	"old/name.txt", "d", "d/e/y.txt", "r", "r2", "r2/z.txt", "keep.txt/under", "mod.txt/under"}
+
+// overlayCall changes every kind of path: it modifies files, creates one
+// and a directory with a file in it, removes a file and a directory,
+// renames a file and a directory, and removes the .gitignore.
+func overlayCall(t *testing.T) func(s *diskStore) {
+	return func(s *diskStore) {
+		must(t, s.writeFile("mod.txt", []byte("new")))
+		must(t, s.writeFile("big/changed.bin", []byte("short now")))
+		must(t, s.writeFile("new.txt", []byte("created")))
+		must(t, s.writeFile("newdir/sub/f.txt", []byte("in a new directory")))
+		_, err := s.remove("gone.txt")
+		must(t, err)
+		must(t, s.move("old/name.txt", "renamed.txt"))
+		_, err = s.remove("d")
+		must(t, err)
+		must(t, s.move("r", "r2"))
+		_, err = s.remove(".gitignore")
+		must(t, err)
+	}
+}
+
+// TestCommittedViewOfADiskWorkspace: while a call that changes every kind
+// of path is in flight, the view a reader outside the calls gets, in the
+// call's process or in another on the same state directory, shows the
+// workspace as it was before the call (walk, readFile, open, version,
+// list, stat), as it does once the call is put back; once a call commits,
+// it shows that call's changes.
+func TestCommittedViewOfADiskWorkspace(t *testing.T) {
+	f := newDiskFixture(t, overlayFiles)
+	b := f.openStill()
+	other := f.openStill() // another process
+	before := dumpStore(t, committedView(t, b), overlayProbes...)
+	plain, _ := b.open()
+	if got := dumpStore(t, plain, overlayProbes...); got != before {
+		t.Fatalf("with no call in flight the view differs from the directory:\n%s\nwant:\n%s", before, got)
+	}
+
+	s := inFlight(t, b, overlayCall(t))
+	if got := dumpStore(t, plain); got == before {
+		t.Fatal("the call changed nothing on disk")
+	}
+	for _, who := range []struct {
+		name string
+		b    *diskBackend
+	}{{"the call's process", b}, {"another process", other}} {
+		if got := dumpStore(t, committedView(t, who.b), overlayProbes...); got != before {
+			t.Errorf("%s, while the call runs:\n%s\nwant:\n%s", who.name, got, before)
+		}
+	}
+
+	must(t, diskUndo{s: s, t: s.c}.restore())
+	if got := dumpStore(t, committedView(t, other), overlayProbes...); got != before {
+		t.Errorf("after the call was put back:\n%s\nwant:\n%s", got, before)
+	}
+
+	s = inFlight(t, b, overlayCall(t))
+	diskUndo{s: s, t: s.c}.release()
+	after := dumpStore(t, plain, overlayProbes...)
+	if got := dumpStore(t, committedView(t, other), overlayProbes...); got != after || got == before {
+		t.Errorf("after the call committed:\n%s\nwant:\n%s", got, after)
+	}
+}
+
+// TestCommittedViewOfADeadCall: a call whose process died in flight
+// still shows as it was before, until it is put back; a path of it that
+// another call has locked since (and so put back) shows as that call
+// leaves it.
+func TestCommittedViewOfADeadCall(t *testing.T) {
+	f := newDiskFixture(t, map[string]string{"a.txt": "old a", "b.txt": "old b"})
+	b := f.openStill()
+	before := dumpStore(t, committedView(t, b))
+	die(inFlight(t, b, func(s *diskStore) {
+		must(t, s.writeFile("a.txt", []byte("new a")))
+		must(t, s.writeFile("b.txt", []byte("new b")))
+		must(t, s.writeFile("c/c.txt", []byte("new c")))
+	}))
+	if got := dumpStore(t, committedView(t, b)); got != before {
+		t.Errorf("with the dead call left in flight:\n%s\nwant:\n%s", got, before)
+	}
+	s := inFlight(t, b, func(s *diskStore) { must(t, s.writeFile("a.txt", []byte("newer a"))) })
+	diskUndo{s: s, t: s.c}.release()
+	want := strings.Replace(before, `"old a"`, `"newer a"`, 1)
+	want = strings.Replace(want, `a.txt 5`, `a.txt 7`, 1)
+	want = strings.Replace(want, `a.txt dir=false size=5`, `a.txt dir=false size=7`, 1)
+	if got := dumpStore(t, committedView(t, b)); got != want {
+		t.Errorf("once another call has locked and changed a.txt:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestCommittedViewReadsAgainAfterAPutBack: a read that a call's put back
+// overlapped is made again, as the journal that held what it read may
+// have gone; one that put backs keep overlapping fails, saying so.
+func TestCommittedViewReadsAgainAfterAPutBack(t *testing.T) {
+	f := newDiskFixture(t, nil)
+	b := f.openStill()
+	c := committedView(t, b).(*committedStore)
+	runs := 0
+	v, err := settle(c, func() (int, error) {
+		runs++
+		if runs == 1 {
+			b.countRollback()
+		}
+		return runs, nil
+	})
+	if err != nil || v != 2 || runs != 2 {
+		t.Errorf("settle = %d, %v after %d runs; want the second run's answer", v, err, runs)
+	}
+	runs = 0
+	_, err = settle(c, func() (int, error) {
+		runs++
+		b.countRollback()
+		return runs, nil
+	})
+	if !errors.Is(err, errPutBack) || runs != maxReadTries {
+		t.Errorf("settle overlapped every time: %v after %d runs", err, runs)
+	}
+	if _, err := os.Stat(filepath.Join(f.state, "journal")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCommittedViewIsReadOnly: every change through the view is refused.
+func TestCommittedViewIsReadOnly(t *testing.T) {
+	f := newDiskFixture(t, map[string]string{"a.txt": "a"})
+	c := committedView(t, f.openStill())
+	if err := c.writeFile("a.txt", []byte("b")); err == nil {
+		t.Error("writeFile through the view succeeded")
+	}
+	if _, err := c.remove("a.txt"); err == nil {
+		t.Error("remove through the view succeeded")
+	}
+	if got := f.tree(); got != "a.txt -rw-r--r-- a" {
+		t.Errorf("the workspace: %s", got)
+	}
+}
