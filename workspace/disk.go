@@ -55,7 +55,6 @@ func (b *diskBackend) kind() string { return "disk" }
 func (b *diskBackend) Close() error {
 	close(b.stop)
 	<-b.repaired
-	b.closeJournals()
 	b.forget()
 	return b.root.Close()
 }

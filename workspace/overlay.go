@@ -80,19 +80,19 @@ func (b *diskBackend) rollbacks() (int64, error) {
 	return fi.Size(), nil
 }
 
-// journalCache holds the journals of a backend's state directory that
-// readers have read, each open and read as far as it was written, so that
-// a journal is read once, as it grows, whatever the number of reads.
+// journalCache holds what readers have read of the journals of a
+// backend's state directory, each as far as it was written, so that a
+// journal is read once, as it grows, whatever the number of reads. It
+// holds no journal open: a journal that goes frees its space at once.
 type journalCache struct {
-	mu   sync.Mutex
-	open map[string]*journalIndex
+	mu      sync.Mutex
+	indexes map[string]*journalIndex
 }
 
 // journalIndex is what a reader knows of one journal: for each path the
 // call changed, what it held before.
 type journalIndex struct {
 	id    string
-	f     *os.File
 	off   int64 // the end of the last whole record read
 	paths map[string]*before
 }
@@ -100,38 +100,27 @@ type journalIndex struct {
 // before is what a path held before the call of a journal first changed
 // it; a file's content is left in the journal, at at.
 type before struct {
-	kind   stateKind
-	target string
-	size   int64
-	at     int64
-	j      *journalIndex
+	kind    stateKind
+	target  string
+	size    int64
+	at      int64
+	journal string
 	// locked: the call locked the path (it changed more than a directory
 	// there), so its lock file names the journal while the call owns it.
 	locked bool
 }
 
-// content reads a file's content from its journal: an error if the
-// journal has gone from the cache since (the call ended), and the read is
-// made again.
-func (e *before) content() ([]byte, error) {
-	buf := make([]byte, e.size)
-	if _, err := e.j.f.ReadAt(buf, e.at); err != nil {
-		return nil, errPutBack
-	}
-	return buf, nil
-}
-
-// advance reads the records written since the last read: up to a torn or
-// half-written last record, which is read again next time.
-func (j *journalIndex) advance() error {
-	fi, err := j.f.Stat()
+// advance reads, from f, the records written since the last read: up to
+// a torn or half-written last record, which is read again next time.
+func (j *journalIndex) advance(f *os.File) error {
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
 	end := fi.Size()
 	var head [8]byte
 	for j.off+8 <= end {
-		if _, err := j.f.ReadAt(head[:], j.off); err != nil {
+		if _, err := f.ReadAt(head[:], j.off); err != nil {
 			return err
 		}
 		n := int64(binary.LittleEndian.Uint32(head[:]))
@@ -139,7 +128,7 @@ func (j *journalIndex) advance() error {
 			return nil
 		}
 		payload := make([]byte, n)
-		if _, err := j.f.ReadAt(payload, j.off+8); err != nil {
+		if _, err := f.ReadAt(payload, j.off+8); err != nil {
 			return err
 		}
 		rec, ok := decodeRecord(payload)
@@ -149,7 +138,7 @@ func (j *journalIndex) advance() error {
 		switch e := j.paths[rec.path]; {
 		case rec.typ == recBefore && e == nil:
 			j.paths[rec.path] = &before{kind: rec.st.kind, target: rec.st.target, size: int64(len(rec.st.data)),
-				at: j.off + 8 + n - int64(len(rec.st.data)), j: j}
+				at: j.off + 8 + n - int64(len(rec.st.data)), journal: j.id}
 		case rec.typ == recIntent && e != nil && rec.st.kind != kindDir:
 			e.locked = true
 		case rec.typ == recUntouched:
@@ -180,16 +169,38 @@ func (j *journalIndex) owns(state, p string) bool {
 }
 
 // overlay is what the calls in flight changed: for each path, what it
-// held before the first of them changed it.
+// held before the first of them changed it; and their journals, open
+// until the read that asked is over (close).
 type overlay struct {
-	paths map[string]*before
+	paths    map[string]*before
+	journals map[string]*os.File
+}
+
+// close closes the journals of o (nil: none).
+func (o *overlay) close() {
+	if o == nil {
+		return
+	}
+	for _, f := range o.journals {
+		f.Close()
+	}
+}
+
+// content reads the content of a file, as e says it was, from its
+// journal.
+func (o *overlay) content(e *before) ([]byte, error) {
+	buf := make([]byte, e.size)
+	if _, err := o.journals[e.journal].ReadAt(buf, e.at); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", e.journal, err)
+	}
+	return buf, nil
 }
 
 // inFlight reads the journals of the calls in flight in the state
-// directory: nil when there are none. A dead process's journal counts
-// until it is put back, except the paths that another call has locked
-// since.
-func (b *diskBackend) inFlight() (*overlay, error) {
+// directory: nil when there are none; the caller closes the overlay. A
+// dead process's journal counts until it is put back, except the paths
+// that another call has locked since.
+func (b *diskBackend) inFlight() (_ *overlay, err error) {
 	d, err := os.Open(b.state)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -212,33 +223,38 @@ func (b *diskBackend) inFlight() (*overlay, error) {
 	c := &b.journals
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id, j := range c.open {
+	for id := range c.indexes {
 		if _, ok := slices.BinarySearch(ids, id); !ok {
-			j.f.Close()
-			delete(c.open, id)
+			delete(c.indexes, id)
 		}
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	o := &overlay{paths: map[string]*before{}}
-	for _, id := range ids {
-		j := c.open[id]
-		if j == nil {
-			f, err := os.Open(filepath.Join(b.state, id+journalSuffix))
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // ended since the listing
-			}
-			if err != nil {
-				return nil, err
-			}
-			j = &journalIndex{id: id, f: f, paths: map[string]*before{}}
-			if c.open == nil {
-				c.open = map[string]*journalIndex{}
-			}
-			c.open[id] = j
+	o := &overlay{paths: map[string]*before{}, journals: map[string]*os.File{}}
+	defer func() {
+		if err != nil {
+			o.close()
 		}
-		if err := j.advance(); err != nil {
+	}()
+	for _, id := range ids {
+		f, err := os.Open(filepath.Join(b.state, id+journalSuffix))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // ended since the listing
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.journals[id] = f
+		j := c.indexes[id]
+		if j == nil {
+			j = &journalIndex{id: id, paths: map[string]*before{}}
+			if c.indexes == nil {
+				c.indexes = map[string]*journalIndex{}
+			}
+			c.indexes[id] = j
+		}
+		if err := j.advance(f); err != nil {
 			return nil, fmt.Errorf("journal %s: %w", id, err)
 		}
 		dead := len(j.paths) > 0 && !j.live(b.state)
@@ -250,16 +266,6 @@ func (b *diskBackend) inFlight() (*overlay, error) {
 		}
 	}
 	return o, nil
-}
-
-// closeJournals closes the journals readers hold open.
-func (b *diskBackend) closeJournals() {
-	b.journals.mu.Lock()
-	defer b.journals.mu.Unlock()
-	for id, j := range b.journals.open {
-		j.f.Close()
-		delete(b.journals.open, id)
-	}
 }
 
 // at returns what the last commit left at p, when the calls in flight
@@ -313,21 +319,18 @@ func (s *diskStore) freeze() store {
 func settle[T any](c *committedStore, read func() (T, error)) (T, error) {
 	for try := 1; ; try++ {
 		n, err := c.d.b.rollbacks()
-		var v T
-		if err == nil {
-			v, err = read()
+		if err != nil {
+			var zero T
+			return zero, err
 		}
-		if err != nil && !errors.Is(err, errPutBack) {
-			return v, err
-		}
+		v, err := read()
 		m, merr := c.d.b.rollbacks()
-		if merr != nil {
+		switch {
+		case merr != nil:
 			return v, merr
-		}
-		if m == n && err == nil {
-			return v, nil
-		}
-		if try == maxReadTries {
+		case m == n:
+			return v, err
+		case try == maxReadTries:
 			return v, errPutBack
 		}
 	}
@@ -387,6 +390,7 @@ func (c *committedStore) stat(p string) (Info, error) {
 	return settle(c, func() (Info, error) {
 		in, derr := c.d.stat(p)
 		o, err := c.d.b.inFlight()
+		defer o.close()
 		if err != nil || o == nil {
 			return in, errors.Join(derr, err)
 		}
@@ -407,6 +411,7 @@ func (c *committedStore) lstat(p string) (Info, error) {
 	return settle(c, func() (Info, error) {
 		in, derr := c.d.lstat(p)
 		o, err := c.d.b.inFlight()
+		defer o.close()
 		if err != nil || o == nil {
 			return in, errors.Join(derr, err)
 		}
@@ -427,6 +432,7 @@ func (c *committedStore) readFile(p string, max int64) ([]byte, error) {
 	return settle(c, func() ([]byte, error) {
 		data, derr := c.d.readFile(p, max)
 		o, err := c.d.b.inFlight()
+		defer o.close()
 		if err != nil || o == nil {
 			return data, errors.Join(derr, err)
 		}
@@ -460,7 +466,7 @@ func (c *committedStore) readIn(o *overlay, p string, max int64, data []byte, de
 	case max > 0 && e.size > max:
 		return nil, errTooLarge
 	}
-	return e.content()
+	return o.content(e)
 }
 
 func (c *committedStore) version(p string) (string, bool, error) {
@@ -479,6 +485,7 @@ func (c *committedStore) list(p string) ([]Info, error) {
 	return settle(c, func() ([]Info, error) {
 		infos, derr := c.d.list(p)
 		o, err := c.d.b.inFlight()
+		defer o.close()
 		if err != nil || o == nil {
 			return infos, errors.Join(derr, err)
 		}
@@ -569,6 +576,7 @@ func (c *committedStore) walkDir(dir string, walk func(string, func(Info) error)
 		if err != nil {
 			return gathered{}, err
 		}
+		defer o.close()
 		if o == nil {
 			return gathered{entries: files}, derr
 		}

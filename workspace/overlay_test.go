@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -222,9 +221,81 @@ func TestCommittedViewReadsAgainAfterAPutBack(t *testing.T) {
 	if !errors.Is(err, errPutBack) || runs != maxReadTries {
 		t.Errorf("settle overlapped every time: %v after %d runs", err, runs)
 	}
-	if _, err := os.Stat(filepath.Join(f.state, "journal")); err != nil {
-		t.Fatal(err)
+	if data, err := os.ReadFile(b.rollbacksName()); err != nil || len(data) != 1+maxReadTries {
+		t.Errorf("the count of put backs: %q, %v", data, err)
 	}
+}
+
+// TestCommittedViewWhileCallsFail: while calls that write, create and
+// remove files fail one after another, the reads of another process's
+// view (readFile of each file its walk gives) never see a file of them;
+// a read that put backs overlapped every time it tried says so.
+func TestCommittedViewWhileCallsFail(t *testing.T) {
+	f := newDiskFixture(t, map[string]string{"a.txt": "a", "d/b.txt": "b", "d/c.txt": "c"})
+	b, other := f.openStill(), f.openStill()
+	read := func(st store) (string, error) {
+		var out strings.Builder
+		err := (&Workspace{st: st, kind: "disk"}).walk("", func(in Info) error {
+			data, err := st.readFile(in.Path, 0)
+			fmt.Fprintf(&out, "%s %d %q %v\n", in.Path, in.Size, data, err)
+			return err
+		})
+		return out.String(), err
+	}
+	before, err := read(committedView(t, other))
+	must(t, err)
+	const calls = 40
+	done, stop := make(chan struct{}), make(chan struct{})
+	defer func() { close(stop); <-done }()
+	go func() {
+		defer close(done)
+		for i := range calls {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			st, _ := b.open()
+			s := st.(*diskStore)
+			if _, err := s.snapshot(); err != nil {
+				t.Error(err)
+				return
+			}
+			for j := range 10 {
+				if err := s.writeFile(fmt.Sprintf("n%d/%d.txt", i, j), []byte("new")); err != nil {
+					t.Error(err)
+				}
+			}
+			if err := s.writeFile("a.txt", []byte(fmt.Sprintf("call %d", i))); err != nil {
+				t.Error(err)
+			}
+			if _, err := s.remove("d"); err != nil {
+				t.Error(err)
+			}
+			if err := (diskUndo{s: s, t: s.c}).restore(); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	reads, overlapped := 0, 0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		got, err := read(committedView(t, other))
+		switch {
+		case errors.Is(err, errPutBack):
+			overlapped++
+		case err != nil:
+			t.Fatal(err)
+		case got != before:
+			t.Fatalf("while calls fail, read %d:\n%s\nwant:\n%s", reads, got, before)
+		}
+		reads++
+	}
+	t.Logf("%d reads while %d calls failed, %d of them overlapped by put backs every time", reads, calls, overlapped)
 }
 
 // TestCommittedViewIsReadOnly: every change through the view is refused.
