@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -387,33 +388,20 @@ func (c *committedStore) stat(p string) (Info, error) {
 	if p == "" {
 		return Info{Dir: true}, nil
 	}
-	return settle(c, func() (Info, error) {
-		in, derr := c.d.stat(p)
-		o, err := c.d.b.inFlight()
-		defer o.close()
-		if err != nil || o == nil {
-			return in, errors.Join(derr, err)
-		}
-		if e, ok, err := o.at(p); ok {
-			if err != nil {
-				return Info{}, err
-			}
-			return c.info(o, p, e, 0)
-		}
-		if derr != nil && o.under(p) && errors.Is(derr, errNotDir) {
-			return Info{}, errNotExist
-		}
-		return in, derr
-	})
+	return c.describe(p, c.d.stat)
 }
 
-func (c *committedStore) lstat(p string) (Info, error) {
+func (c *committedStore) lstat(p string) (Info, error) { return c.describe(p, c.d.lstat) }
+
+// describe is stat or lstat of p: the directory's (disk), unless the
+// calls in flight changed p or a directory above it.
+func (c *committedStore) describe(p string, disk func(string) (Info, error)) (Info, error) {
 	return settle(c, func() (Info, error) {
-		in, derr := c.d.lstat(p)
+		in, derr := disk(p)
 		o, err := c.d.b.inFlight()
 		defer o.close()
 		if err != nil || o == nil {
-			return in, errors.Join(derr, err)
+			return in, cmp.Or(err, derr)
 		}
 		if e, ok, err := o.at(p); ok {
 			if err != nil {
@@ -434,7 +422,7 @@ func (c *committedStore) readFile(p string, max int64) ([]byte, error) {
 		o, err := c.d.b.inFlight()
 		defer o.close()
 		if err != nil || o == nil {
-			return data, errors.Join(derr, err)
+			return data, cmp.Or(err, derr)
 		}
 		return c.readIn(o, p, max, data, derr, 0)
 	})
@@ -487,7 +475,7 @@ func (c *committedStore) list(p string) ([]Info, error) {
 		o, err := c.d.b.inFlight()
 		defer o.close()
 		if err != nil || o == nil {
-			return infos, errors.Join(derr, err)
+			return infos, cmp.Or(err, derr)
 		}
 		if e, ok, err := o.at(p); ok {
 			switch {

@@ -312,3 +312,78 @@ func TestCommittedViewIsReadOnly(t *testing.T) {
 		t.Errorf("the workspace: %s", got)
 	}
 }
+
+// BenchmarkCommittedRead compares the reads of a disk workspace of 2,000
+// files through the directory itself (plain), and through the view of a
+// reader outside the calls with no call in flight (idle) and while a call
+// that has written 500 files and changed 100 is in flight (inflight):
+// the tree as wink://workspace/tree walks it, and one file changed by the
+// call.
+func BenchmarkCommittedRead(b *testing.B) {
+	files := map[string]string{}
+	for i := range 2000 {
+		files[fmt.Sprintf("src/p%02d/f%04d.go", i%20, i)] = strings.Repeat("x", 1000)
+	}
+	t := &testing.T{}
+	f := &diskFixture{t: t, dir: b.TempDir(), state: b.TempDir()}
+	for p, c := range files {
+		f.put(p, c)
+	}
+	bk, err := openDisk(f.dir, f.state, slog.New(slog.DiscardHandler), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bk.Close()
+	db := bk.impl.(*diskBackend)
+	plain, _ := db.open()
+	st, _ := db.open()
+	view := (&Workspace{st: st, kind: "disk"}).Freeze().(*Workspace).st
+	tree := func(b *testing.B, st store) {
+		n := 0
+		if err := (&Workspace{st: st, kind: "disk"}).walk("", func(Info) error { n++; return nil }); err != nil || n < 2000 {
+			b.Fatal(n, err)
+		}
+	}
+	file := func(b *testing.B, st store) {
+		if _, err := st.readFile("src/p00/f0000.go", 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := func(name string) {
+		for _, r := range []struct {
+			name string
+			fn   func(*testing.B, store)
+		}{{"tree", tree}, {"file", file}} {
+			b.Run(r.name+"/plain/"+name, func(b *testing.B) {
+				for b.Loop() {
+					r.fn(b, plain)
+				}
+			})
+			b.Run(r.name+"/view/"+name, func(b *testing.B) {
+				for b.Loop() {
+					r.fn(b, view)
+				}
+			})
+		}
+	}
+	run("idle")
+	cs, _ := db.open()
+	s := cs.(*diskStore)
+	if _, err := s.snapshot(); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 500 {
+		if err := s.writeFile(fmt.Sprintf("new/n%04d.go", i), []byte("new")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 100 {
+		if err := s.writeFile(fmt.Sprintf("src/p%02d/f%04d.go", i%20, i), []byte("changed")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run("inflight")
+	if err := (diskUndo{s: s, t: s.c}).restore(); err != nil {
+		b.Fatal(err)
+	}
+}
