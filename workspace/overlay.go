@@ -537,89 +537,23 @@ func (c *committedStore) scan(dir string, fn func(Info) error) error {
 // opens as readFile reads it.
 func (c *committedStore) walkDir(dir string, walk func(string, func(Info) error) error, fn func(Info) error) error {
 	var given map[string]bool // the directories given to fn, and not skipped
-	type gathered struct{ entries []Info }
-	g, err := settle(c, func() (gathered, error) {
-		given = map[string]bool{dir: true}
-		var files []Info
-		var fnErr error
-		derr := walk(dir, func(in Info) error {
-			if !in.Dir {
-				in.open, in.retain = nil, nil
-				files = append(files, in)
-				return nil
-			}
-			err := fn(in)
-			switch {
-			case err == nil:
-				given[in.Path] = true
-			case !errors.Is(err, fs.SkipDir):
-				fnErr = err
-			}
-			return err
-		})
-		if fnErr != nil {
-			return gathered{}, fnErr
-		}
-		o, err := c.d.b.inFlight()
-		if err != nil {
-			return gathered{}, err
-		}
-		defer o.close()
-		if o == nil {
-			return gathered{entries: files}, derr
-		}
-		if dir != "" {
-			if e, ok, err := o.at(dir); ok {
-				switch {
-				case err != nil:
-					return gathered{}, err
-				case e.kind == kindFile:
-					return gathered{}, errNotDir
-				case e.kind == kindDir && derr != nil:
-					derr = nil // removed or moved by a call in flight
-				}
+	// ignored are the directories whose .gitignore a call in flight
+	// removed: fn is told to read it (Info.noIgnoreFile), as it was.
+	ignored := map[string]bool{}
+	entries, err := settle(c, func() ([]Info, error) {
+		for {
+			entries, again, err := c.gather(dir, walk, fn, &given, ignored)
+			if !again {
+				return entries, err
 			}
 		}
-		if derr != nil {
-			return gathered{}, derr
-		}
-		out := make([]Info, 0, len(files))
-		seen := map[string]bool{}
-		for p := range given {
-			seen[p] = true
-		}
-		for _, in := range files {
-			seen[in.Path] = true
-			if e, ok, err := o.at(in.Path); ok {
-				if err != nil {
-					continue
-				}
-				if in, err = c.info(o, in.Path, e, 0); err != nil || in.Link && in.Dir {
-					continue
-				}
-			}
-			out = append(out, in)
-		}
-		for q, e := range o.paths {
-			if seen[q] || q == dir || !within(q, dir) || e.kind == kindAbsent {
-				continue
-			}
-			if _, _, err := o.at(q); err != nil {
-				continue
-			}
-			if in, err := c.info(o, q, e, 0); err == nil && !(in.Link && in.Dir) && in.Special == "" {
-				out = append(out, in)
-			}
-		}
-		slices.SortFunc(out, func(a, b Info) int { return comparePaths(a.Path, b.Path) })
-		return gathered{entries: out}, nil
 	})
 	if err != nil {
 		return err
 	}
 	// Only what lies in a directory given to fn: neither what a link to a
 	// directory holds nor what fn skipped.
-	for _, in := range g.entries {
+	for _, in := range entries {
 		if !given[parent(in.Path)] {
 			continue
 		}
@@ -641,6 +575,101 @@ func (c *committedStore) walkDir(dir string, walk func(string, func(Info) error)
 		}
 	}
 	return nil
+}
+
+// gather is one try of walkDir: the walk of the directory, which gives
+// fn the directories (those of ignored as holding a .gitignore) and sets
+// *given, then the overlay, and the files and the directories that the
+// calls in flight removed, merged, in path order. again says to try
+// again: the overlay holds a .gitignore of a directory given to fn as
+// holding none, which is now in ignored.
+func (c *committedStore) gather(dir string, walk func(string, func(Info) error) error, fn func(Info) error, given *map[string]bool, ignored map[string]bool) (_ []Info, again bool, _ error) {
+	*given = map[string]bool{dir: true}
+	bare := map[string]bool{} // the directories given to fn as holding no .gitignore
+	var files []Info
+	var fnErr error
+	derr := walk(dir, func(in Info) error {
+		if !in.Dir {
+			in.open, in.retain = nil, nil
+			files = append(files, in)
+			return nil
+		}
+		if ignored[in.Path] {
+			in.noIgnoreFile = false
+		}
+		err := fn(in)
+		switch {
+		case err == nil:
+			(*given)[in.Path] = true
+			if in.noIgnoreFile {
+				bare[in.Path] = true
+			}
+		case !errors.Is(err, fs.SkipDir):
+			fnErr = err
+		}
+		return err
+	})
+	if fnErr != nil {
+		return nil, false, fnErr
+	}
+	o, err := c.d.b.inFlight()
+	if err != nil {
+		return nil, false, err
+	}
+	defer o.close()
+	if o == nil {
+		return files, false, derr
+	}
+	for q, e := range o.paths {
+		if base(q) == ignoreFile && e.kind != kindAbsent && bare[parent(q)] {
+			ignored[parent(q)], again = true, true
+		}
+	}
+	if again {
+		return nil, true, nil
+	}
+	if dir != "" {
+		if e, ok, err := o.at(dir); ok {
+			switch {
+			case err != nil:
+				return nil, false, err
+			case e.kind == kindFile:
+				return nil, false, errNotDir
+			case e.kind == kindDir && derr != nil:
+				derr = nil // removed or moved by a call in flight
+			}
+		}
+	}
+	if derr != nil {
+		return nil, false, derr
+	}
+	out := make([]Info, 0, len(files))
+	seen := map[string]bool{}
+	for _, in := range files {
+		seen[in.Path] = true
+		if e, ok, err := o.at(in.Path); ok {
+			if err != nil {
+				continue
+			}
+			if in, err = c.info(o, in.Path, e, 0); err != nil || in.Link && in.Dir {
+				continue
+			}
+		}
+		out = append(out, in)
+	}
+	for q, e := range o.paths {
+		if seen[q] || q == dir || !within(q, dir) || e.kind == kindAbsent || e.kind == kindDir && (*given)[q] {
+			continue
+		}
+		if _, _, err := o.at(q); err != nil {
+			continue
+		}
+		if in, err := c.info(o, q, e, 0); err == nil && !(in.Link && in.Dir) && in.Special == "" {
+			out = append(out, in)
+		}
+	}
+	slices.SortFunc(out, func(a, b Info) int { return comparePaths(a.Path, b.Path) })
+	return out, false, nil
 }
 
 // bytesFile is a file read whole, opened.

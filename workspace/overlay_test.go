@@ -99,16 +99,23 @@ var overlayFiles = map[string]string{
 	"r/z.txt":          "z",
 	"big/changed.bin":  strings.Repeat("0123456789", 1000),
 	"big/untouched.md": "# untouched",
+	"sub/.gitignore":   "hidden.txt\n",
+	"sub/hidden.txt":   "ignored too",
+	"sub/shown.txt":    "shown",
+	"f2d":              "a file, then a directory",
+	"d2f/inner.txt":    "in a directory, then gone",
 }
 
 // overlayProbes are the paths whose stat dumpStore reports: the calls'
 // new paths among them.
 var overlayProbes = []string{"mod.txt", "new.txt", "newdir", "newdir/sub/f.txt", "gone.txt", "renamed.txt",
-	"old/name.txt", "d", "d/e/y.txt", "r", "r2", "r2/z.txt", "keep.txt/under", "mod.txt/under"}
+	"old/name.txt", "d", "d/e/y.txt", "r", "r2", "r2/z.txt", "keep.txt/under", "mod.txt/under",
+	"f2d", "f2d/inner.txt", "d2f", "d2f/inner.txt", "sub/.gitignore"}
 
 // overlayCall changes every kind of path: it modifies files, creates one
 // and a directory with a file in it, removes a file and a directory,
-// renames a file and a directory, and removes the .gitignore.
+// renames a file and a directory, puts a directory where a file was and
+// a file where a directory was, and removes the .gitignore files.
 func overlayCall(t *testing.T) func(s *diskStore) {
 	return func(s *diskStore) {
 		must(t, s.writeFile("mod.txt", []byte("new")))
@@ -123,6 +130,14 @@ func overlayCall(t *testing.T) func(s *diskStore) {
 		must(t, s.move("r", "r2"))
 		_, err = s.remove(".gitignore")
 		must(t, err)
+		_, err = s.remove("sub/.gitignore")
+		must(t, err)
+		_, err = s.remove("f2d")
+		must(t, err)
+		must(t, s.writeFile("f2d/inner.txt", []byte("a directory now")))
+		_, err = s.remove("d2f")
+		must(t, err)
+		must(t, s.writeFile("d2f", []byte("a file now")))
 	}
 }
 
