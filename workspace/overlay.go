@@ -270,15 +270,14 @@ func (b *diskBackend) inFlight() (_ *overlay, err error) {
 }
 
 // at returns what the last commit left at p, when the calls in flight
-// changed p or a directory above it (ok): e, or err, errNotExist or a
-// *parentError, when nothing or a file was there.
+// changed p or put a directory where a file above it was (ok): e, or
+// err, errNotExist or a *parentError, when nothing or a file was there.
+// A path below a directory that a call in flight made is not hidden for
+// that: the call journals every path it makes, so one it did not is
+// another's (a committed call's, which the call's restore leaves).
 func (o *overlay) at(p string) (e *before, ok bool, err error) {
 	for _, a := range ancestors(p) {
-		switch e := o.paths[a]; {
-		case e == nil, e.kind == kindDir, e.kind == kindLink:
-		case e.kind == kindAbsent:
-			return nil, true, errNotExist
-		default:
+		if e := o.paths[a]; e != nil && e.kind == kindFile {
 			return nil, true, &parentError{path: a}
 		}
 	}

@@ -402,3 +402,40 @@ func BenchmarkCommittedRead(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// TestCommittedViewOfOthersFilesInANewDirectory: a call in flight made a
+// directory and a file in it; another call put a file there too and
+// committed. The view reads and walks the committed file, not the other,
+// before and after the first call is put back (which leaves the
+// directory, not empty).
+func TestCommittedViewOfOthersFilesInANewDirectory(t *testing.T) {
+	f := newDiskFixture(t, map[string]string{"a.txt": "a"})
+	b := f.openStill()
+	s := inFlight(t, b, func(s *diskStore) { must(t, s.writeFile("n/mine.txt", []byte("uncommitted"))) })
+	other := inFlight(t, b, func(s *diskStore) { must(t, s.writeFile("n/theirs.txt", []byte("committed"))) })
+	diskUndo{s: other, t: other.c}.release()
+	const want = "a.txt 1 \"a\"\nn/theirs.txt 9 \"committed\"\n"
+	walked := func() string {
+		t.Helper()
+		view := committedView(t, b)
+		var out strings.Builder
+		must(t, (&Workspace{st: view, kind: "disk"}).walk("", func(in Info) error {
+			data, err := view.readFile(in.Path, 0)
+			fmt.Fprintf(&out, "%s %d %q\n", in.Path, in.Size, data)
+			return err
+		}))
+		if _, err := view.readFile("n/mine.txt", 0); !errors.Is(err, errNotExist) {
+			t.Errorf("readFile of the uncommitted file: %v", err)
+		}
+		return out.String()
+	}
+	if got := walked(); got != want {
+		t.Errorf("while the call that made n/ runs:\n%s\nwant:\n%s", got, want)
+	}
+	if err := (diskUndo{s: s, t: s.c}).restore(); err == nil {
+		t.Error("the restore removed a directory that holds another call's file")
+	}
+	if got := walked(); got != want {
+		t.Errorf("once the call that made n/ is put back:\n%s\nwant:\n%s", got, want)
+	}
+}
