@@ -290,8 +290,8 @@ func (o *overlay) at(p string) (e *before, ok bool, err error) {
 	return nil, false, nil
 }
 
-// under reports whether a directory above p is one the calls in flight
-// changed: an error of the directory about p then means that p was not
+// under reports whether the calls in flight changed a path above p: a
+// "not a directory" of the directory about p then means that p was not
 // there.
 func (o *overlay) under(p string) bool {
 	return slices.ContainsFunc(ancestors(p), func(a string) bool { return o.paths[a] != nil })
@@ -393,7 +393,7 @@ func (c *committedStore) stat(p string) (Info, error) {
 func (c *committedStore) lstat(p string) (Info, error) { return c.describe(p, c.d.lstat) }
 
 // describe is stat or lstat of p: the directory's (disk), unless the
-// calls in flight changed p or a directory above it.
+// calls in flight changed p (see overlay.at).
 func (c *committedStore) describe(p string, disk func(string) (Info, error)) (Info, error) {
 	return settle(c, func() (Info, error) {
 		in, derr := disk(p)
