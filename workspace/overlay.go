@@ -593,8 +593,15 @@ func (c *committedStore) gather(dir string, walk func(string, func(Info) error) 
 			files = append(files, in)
 			return nil
 		}
-		if ignored[in.Path] {
+		switch {
+		case ignored[in.Path]:
 			in.noIgnoreFile = false
+		case !in.noIgnoreFile:
+			// Not every walk says: fn would read every directory's
+			// .gitignore through the view, each read a look at the
+			// calls in flight.
+			_, err := c.d.root.Lstat(osName(join(in.Path, ignoreFile)))
+			in.noIgnoreFile = errors.Is(err, fs.ErrNotExist)
 		}
 		err := fn(in)
 		switch {
@@ -664,6 +671,12 @@ func (c *committedStore) gather(dir string, walk func(string, func(Info) error) 
 			continue
 		}
 		if in, err := c.info(o, q, e, 0); err == nil && !(in.Link && in.Dir) && in.Special == "" {
+			if in.Dir {
+				// A directory the calls removed: they journaled its
+				// .gitignore if it had one.
+				g := o.paths[join(q, ignoreFile)]
+				in.noIgnoreFile = g == nil || g.kind == kindAbsent
+			}
 			out = append(out, in)
 		}
 	}
