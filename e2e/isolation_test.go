@@ -2,15 +2,24 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // isolationWrites is how many files the failing apply_edits of
 // TestReadsSeeCommittedStateOnly writes before its last edit fails: enough
 // for reads to be answered while it runs.
 const isolationWrites = 10000
+
+// diskIsolationWrites is isolationWrites for TestDiskReadsSeeCommittedStateOnly,
+// whose writes each sync the call's undo journal: about 3 ms each here.
+const diskIsolationWrites = 3000
 
 // TestReadsSeeCommittedStateOnly: while an apply_edits of many writes runs
 // and then fails on its last edit, wink://workspace/tree read through the
@@ -84,9 +93,17 @@ func TestReadsSeeCommittedStateOnly(t *testing.T) {
 	checkTree(t, "b, after a write", b.call(300003, "resources/read", map[string]any{"uri": "wink://workspace/tree"}), 2)
 }
 
-// checkTree checks that f, the answer to a read of wink://workspace/tree,
-// lists want files and none of gen/.
+// checkTree checks that f, the answer to a read of wink://workspace/tree
+// of a memory workspace, lists want files and none of gen/.
 func checkTree(t *testing.T, who string, f frame, want int) {
+	t.Helper()
+	checkTreeOf(t, who, "memory", f, want)
+}
+
+// checkTreeOf checks that f, the answer to a read of wink://workspace/tree
+// of a workspace of kind (memory or disk), lists want files and none of
+// gen/.
+func checkTreeOf(t *testing.T, who, kind string, f frame, want int) {
 	t.Helper()
 	if f.Error != nil {
 		t.Fatalf("%s: reading the tree: %d %s", who, f.Error.Code, f.Error.Message)
@@ -100,7 +117,7 @@ func checkTree(t *testing.T, who string, f frame, want int) {
 		t.Fatalf("%s: tree %s (%v)", who, f.Result, err)
 	}
 	text := res.Contents[0].Text
-	head := fmt.Sprintf("memory workspace, %d file", want)
+	head := fmt.Sprintf("%s workspace, %d file", kind, want)
 	if !strings.HasPrefix(text, head) || strings.Contains(text, "gen/") {
 		t.Fatalf("%s: the tree reads %q, want %q... and nothing of gen/", who, truncate([]byte(text)), head)
 	}
@@ -183,4 +200,137 @@ func TestPlanReadsSeeCommittedStateOnly(t *testing.T) {
 	t.Logf("%d reads through each process while the dry run ran", reads)
 	checkPlan("a, after the call", a.call(300000, "resources/read", map[string]any{"uri": "wink://planning/plan"}))
 	checkPlan("b, after the call", b.call(300001, "resources/read", map[string]any{"uri": "wink://planning/plan"}))
+}
+
+// TestDiskReadsSeeCommittedStateOnly is TestReadsSeeCommittedStateOnly on
+// a disk workspace (--workspace DIR), whose calls write the directory as
+// they go: while an apply_edits that edits notes.md and then writes many
+// new files runs and then fails on its last edit, wink://workspace/tree,
+// notes.md and the first new file, read through the process running it
+// and through a second process on the same --session and state
+// directory, show the workspace as it was before the call (notes.md from
+// the call's undo journal, the new files absent), though the directory
+// holds the call's writes meanwhile; once it has failed, the directory
+// holds what it held before, and a write that commits is seen by both.
+func TestDiskReadsSeeCommittedStateOnly(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	args := []string{"--workspace", ws, "--state-dir", state, "--session", "proj"}
+	a := start(t, "", args...)
+	a.initialize()
+	ca := &stdioClient{p: a}
+	for _, f := range [][2]string{{"seed.txt", "seed\n"}, {"notes.md", "old notes\n"}} {
+		if r := ca.call(t, "write_file", map[string]any{"file_path": f[0], "content": f[1]}); r.IsError {
+			t.Fatalf("write_file %s: %+v", f[0], r)
+		}
+	}
+	b := start(t, "", args...)
+	b.initialize()
+
+	edits := make([]map[string]any, 0, diskIsolationWrites+2)
+	edits = append(edits, map[string]any{"op": "edit", "file_path": "notes.md", "old_string": "old notes", "new_string": "new notes"})
+	for i := range diskIsolationWrites {
+		edits = append(edits, map[string]any{"op": "write", "file_path": fmt.Sprintf("gen/%05d.txt", i), "content": "x\n"})
+	}
+	edits = append(edits, map[string]any{"op": "edit", "file_path": "seed.txt", "old_string": "NOT THERE", "new_string": "y"})
+	const applyID = 900000
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": applyID, "method": "tools/call",
+		"params": map[string]any{"name": "apply_edits", "arguments": map[string]any{"edits": edits}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mustSend(string(req))
+
+	// The reads begin once the call has written a file of gen/ (the
+	// failed call removes them all before it is answered).
+	first := filepath.Join(ws, "gen", "00000.txt")
+	for end := time.Now().Add(failsafe); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(first); err == nil {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("apply_edits wrote nothing of gen/; stderr:\n%s", a.stderr)
+		}
+	}
+
+	// Read through a, and through b, until a answers the apply_edits.
+	var applied *frame
+	readA := func(id int, uri string) frame {
+		t.Helper()
+		a.mustSend(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":%q}}`, id, uri))
+		for {
+			f, ok := a.await("")
+			if !ok {
+				t.Fatalf("process a ended; stderr:\n%s", a.stderr)
+			}
+			switch compactJSON(f.ID) {
+			case fmt.Sprint(applyID):
+				applied = &f
+			case fmt.Sprint(id):
+				return f
+			}
+		}
+	}
+	readB := func(id int, uri string) frame { return b.call(id, "resources/read", map[string]any{"uri": uri}) }
+	reads, overlapped := 0, 0
+	for id := 1; applied == nil; id += 10 {
+		_, err := os.Stat(first)
+		inFlight := err == nil
+		for i, who := range []struct {
+			name string
+			read func(int, string) frame
+		}{{"a", readA}, {"b", readB}} {
+			id := id + 3*i
+			checkTreeOf(t, who.name+", during the call", "disk", who.read(id, "wink://workspace/tree"), 2)
+			checkFileResource(t, who.name+", during the call", who.read(id+1, "wink://workspace/files/notes.md"), "old notes\n")
+			checkFileResource(t, who.name+", during the call", who.read(id+2, "wink://workspace/files/gen/00000.txt"), "")
+		}
+		reads++
+		if _, err := os.Stat(first); inFlight && err == nil {
+			overlapped++ // gen/00000.txt was on disk before and after the reads
+		}
+	}
+	var r result
+	if err := json.Unmarshal(applied.Result, &r); err != nil || !r.IsError {
+		t.Fatalf("apply_edits whose last edit fails = %s (%v)", applied.Result, err)
+	}
+	t.Logf("%d rounds of reads through each process while apply_edits ran, %d of them while the directory held its writes throughout", reads, overlapped)
+	if _, err := os.Stat(filepath.Join(ws, "gen")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after the failed call, gen/ on disk: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(ws, "notes.md")); err != nil || string(data) != "old notes\n" {
+		t.Errorf("after the failed call, notes.md on disk = %q, %v", data, err)
+	}
+	checkTreeOf(t, "a, after the call", "disk", readA(300000, "wink://workspace/tree"), 2)
+	checkTreeOf(t, "b, after the call", "disk", readB(300001, "wink://workspace/tree"), 2)
+
+	if r := ca.call(t, "write_file", map[string]any{"file_path": "kept.txt", "content": "kept\n"}); r.IsError {
+		t.Fatalf("write_file: %+v", r)
+	}
+	checkTreeOf(t, "a, after a write", "disk", readA(300002, "wink://workspace/tree"), 3)
+	checkTreeOf(t, "b, after a write", "disk", readB(300003, "wink://workspace/tree"), 3)
+	checkFileResource(t, "b, after a write", readB(300004, "wink://workspace/files/kept.txt"), "kept\n")
+}
+
+// checkFileResource checks that f, the answer to a read of a file's
+// resource, holds want, or, when want is empty, that the file is not
+// found (-32002).
+func checkFileResource(t *testing.T, who string, f frame, want string) {
+	t.Helper()
+	if want == "" {
+		if f.Error == nil || f.Error.Code != -32002 {
+			t.Fatalf("%s: a file the call made reads %+v %s, want the error -32002", who, f.Error, truncate(f.Result))
+		}
+		return
+	}
+	if f.Error != nil {
+		t.Fatalf("%s: reading a file: %d %s", who, f.Error.Code, f.Error.Message)
+	}
+	var res struct {
+		Contents []struct {
+			Text string `json:"text"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(f.Result, &res); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != want {
+		t.Fatalf("%s: the file reads %s (%v), want %q", who, truncate(f.Result), err, want)
+	}
 }

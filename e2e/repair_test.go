@@ -15,12 +15,13 @@ import (
 // leftInFlight lists what calls in flight keep in a disk workspace and its
 // state directory: temporary files of atomic writes, journals and locks
 // (not the file "root" of a workspace's directory in the state directory,
-// which names the workspace, nor the file "format" of journal/).
+// which names the workspace, nor the file "format" of journal/, nor the
+// count of calls put back beside a workspace's directory, NAME.rollbacks).
 func leftInFlight(ws, state string) []string {
 	var out []string
 	for _, root := range []string{ws, filepath.Join(state, "journal")} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (root != ws || strings.HasPrefix(d.Name(), ".wink-tmp-")) && (root == ws || d.Name() != "root" && p != filepath.Join(root, "format")) {
+			if err == nil && !d.IsDir() && (root != ws || strings.HasPrefix(d.Name(), ".wink-tmp-")) && (root == ws || d.Name() != "root" && p != filepath.Join(root, "format") && !strings.HasSuffix(p, ".rollbacks")) {
 				out = append(out, p)
 			}
 			return nil

@@ -40,6 +40,9 @@ type diskBackend struct {
 	recovered int
 	// stop ends the repair (repair.go), which closes repaired as it ends.
 	stop, repaired chan struct{}
+	// journals are the journals of calls in flight that readers have
+	// read (overlay.go).
+	journals journalCache
 }
 
 func (b *diskBackend) open() (store, error) { return &diskStore{b: b, root: b.root}, nil }

@@ -112,6 +112,18 @@
 // journal's torn last record (the crash cut its write short) is ignored:
 // its change was never made.
 //
+// # What readers outside the calls see
+//
+// The calls of a disk workspace change the directory in place, and
+// another program reading it sees their writes as they happen. The
+// server's own readers (Workspace.Freeze: resources, subscriptions, the
+// console) see it as the last commit left it: they read the directory,
+// then the journals of the calls in flight of every session and process on
+// the state directory, and answer for each path a journal holds what it
+// held before (overlay.go). A put back counts itself in
+// <state-dir>/journal/<hash of the root>.rollbacks before its journal
+// goes, and a read it overlapped reads again.
+//
 // # Paths
 //
 // Paths are relative to the root and normalised by Normalize: a leading

@@ -404,6 +404,10 @@ func (s *diskStore) undo(id string, recs []record, keep func(string) bool) error
 			errs = append(errs, fmt.Errorf("undo %s: %w", p, err))
 		}
 	}
+	// Before the journal goes, or another call takes the path: a reader
+	// that read a path before it was put back, and the journals after,
+	// reads again (overlay.go).
+	s.b.countRollback()
 	return errors.Join(errs...)
 }
 

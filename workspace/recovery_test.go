@@ -59,11 +59,12 @@ func (f *diskFixture) tree() string {
 }
 
 // leftovers lists the files in the state directory (journals, locks; not
-// the root files of the workspaces, nor the format file of journal/).
+// the root files of the workspaces, nor the format file of journal/, nor
+// the counts of calls put back beside the workspaces' directories).
 func (f *diskFixture) leftovers() []string {
 	var out []string
 	_ = filepath.WalkDir(f.state, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() != rootFile && p != filepath.Join(f.state, "journal", journalFormatFile) {
+		if err == nil && !d.IsDir() && d.Name() != rootFile && p != filepath.Join(f.state, "journal", journalFormatFile) && !strings.HasSuffix(p, rollbacksSuffix) {
 			out = append(out, filepath.Base(p))
 		}
 		return nil

@@ -189,11 +189,13 @@ func (w *Workspace) Snapshot() (session.Restorer, error) {
 	return restorer{u: u, w: w}, nil
 }
 
-// Freeze implements session.Freezer: the workspace as it is now, for a
-// reader outside the session's calls (session.Session.Committed). In
-// memory it is the tree as it is now, O(1) whatever its size, which no
-// call changes. On disk it is the workspace itself: another reader of
-// the directory sees a call's writes as they happen (docs/state.md).
+// Freeze implements session.Freezer: the workspace as the last commit
+// left it, for a reader outside the session's calls
+// (session.Session.Committed). In memory it is the tree as it is now,
+// O(1) whatever its size, which no call changes. On disk it reads the
+// directory and, where calls of any session or process are in flight,
+// what their undo journals say each path they changed held before
+// (overlay.go); it costs nothing until it reads.
 func (w *Workspace) Freeze() any {
 	f, ok := w.st.(freezer)
 	if !ok {
@@ -218,12 +220,12 @@ type restorer struct {
 }
 
 // Freeze implements session.Freezer: the workspace as it was at the
-// snapshot, in memory (the tree then, O(1)); on disk, the workspace itself,
-// as Workspace.Freeze.
+// snapshot, in memory (the tree then, O(1)); on disk, as the last commit
+// left it, as Workspace.Freeze.
 func (r restorer) Freeze() any {
 	m, ok := r.u.(memUndo)
 	if !ok {
-		return r.w
+		return r.w.Freeze()
 	}
 	c := *r.w
 	f := &memStore{}
