@@ -88,23 +88,46 @@ func (r ignoreRules) enter(st store, dir string) ignoreRules {
 // leaving out, unless the workspace includes ignored files, what the
 // ignore rules skip (whole directories at once).
 func (w *Workspace) walk(dir string, fn func(Info) error) error {
-	return w.visit(w.st.walk, dir, fn)
+	return w.visit(dir, true, fn)
 }
 
 // scan is walk for the searches: Info.Size may be 0 (see store.scan).
 func (w *Workspace) scan(dir string, fn func(Info) error) error {
-	return w.visit(w.st.scan, dir, fn)
+	return w.visit(dir, false, fn)
 }
 
-// visit is walk over the store's walk or scan.
-func (w *Workspace) visit(walk func(string, func(Info) error) error, dir string, fn func(Info) error) error {
-	if w.includeIgnored {
-		return walk(dir, func(in Info) error {
-			if in.Dir {
-				return nil
+// ruleWalker is a store that applies the ignore rules as it walks (the
+// disk's, which tests each entry in its listing workers and lists no
+// ignored directory): rules are those of dir's parent, nil to apply none.
+type ruleWalker interface {
+	walkTree(dir string, sizes bool, rules *ignoreRules, fn func(Info) error) error
+}
+
+// visit is walk, with the sizes of files or without.
+func (w *Workspace) visit(dir string, sizes bool, fn func(Info) error) error {
+	files := func(in Info) error {
+		if in.Dir {
+			return nil
+		}
+		return fn(in)
+	}
+	if rw, ok := w.st.(ruleWalker); ok {
+		var rules *ignoreRules
+		if !w.includeIgnored {
+			r := ignoreRules{}
+			if dir != "" {
+				r = rulesAt(w.st, parent(dir))
 			}
-			return fn(in)
-		})
+			rules = &r
+		}
+		return rw.walkTree(dir, sizes, rules, files)
+	}
+	walk := w.st.scan
+	if sizes {
+		walk = w.st.walk
+	}
+	if w.includeIgnored {
+		return walk(dir, files)
 	}
 	rules := map[string]ignoreRules{dir: rulesAt(w.st, dir)}
 	return walk(dir, func(in Info) error {
