@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 )
@@ -590,11 +589,10 @@ func (s *diskStore) list(p string) ([]Info, error) {
 
 // walk visits directories and regular files depth-first in name order,
 // which is path order. It does not visit symbolic links to directories, so
-// a link cannot make it loop. It reads each directory through an os.Root
-// of its own, opened from its parent's, so that neither the listing nor a
-// search's open of a file (Info.open) resolves the path from the
-// workspace root again, component by component; workers list the
-// directories ahead of fn (see walkTree).
+// a link cannot make it loop. It opens each directory from its parent's
+// (openSub), so that neither the listing nor a search's open of a file
+// (Info.open) resolves the path from the workspace root again, component
+// by component; workers list the directories ahead of fn (see walkTree).
 func (s *diskStore) walk(dir string, fn func(Info) error) error {
 	return s.walkTree(dir, true, nil, fn)
 }
@@ -603,46 +601,6 @@ func (s *diskStore) walk(dir string, fn func(Info) error) error {
 // listing gave is not stat'ed.
 func (s *diskStore) scan(dir string, fn func(Info) error) error {
 	return s.walkTree(dir, false, nil, fn)
-}
-
-// dirHandle is a directory a walk reads from: its os.Root, and the
-// directory itself, open, which a search opens its files in (openIn).
-// It is closed once the walk has left it and no search still holds it.
-type dirHandle struct {
-	r    *os.Root
-	f    *os.File
-	refs atomic.Int32
-}
-
-// openDir opens the directory r for a walk, and lists it sorted by name;
-// it closes r when it fails.
-func openDir(r *os.Root) (*dirHandle, []fs.DirEntry, error) {
-	f, err := r.Open(".")
-	if err != nil {
-		r.Close()
-		return nil, nil, err
-	}
-	d := &dirHandle{r: r, f: f}
-	d.refs.Store(1)
-	entries, err := readDirents(r, f)
-	if err != nil {
-		d.release()
-		return nil, nil, err
-	}
-	sortEntries(entries)
-	return d, entries, nil
-}
-
-func (d *dirHandle) retain() func() {
-	d.refs.Add(1)
-	return d.release
-}
-
-func (d *dirHandle) release() {
-	if d.refs.Add(-1) == 0 {
-		d.f.Close()
-		d.r.Close()
-	}
 }
 
 // What a path holds, for the undo journal.

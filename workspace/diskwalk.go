@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"errors"
 	"io/fs"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -187,18 +186,14 @@ func (w *diskWalk) release() {
 // name and show (no special files, no links to directories), and, when
 // the walk honours ignore rules, not left out by them.
 func (w *diskWalk) list(t *walkDir) {
-	var r *os.Root
+	var entries []fs.DirEntry
 	var err error
 	if t.parent == nil {
-		r, err = w.s.root.OpenRoot(osName(t.path))
+		t.d, entries, err = openTop(w.s.root, osName(t.path))
 	} else {
-		r, err = t.parent.r.OpenRoot(t.name)
+		t.d, entries, err = t.parent.openSub(t.name)
 		t.parent.release()
 		t.parent = nil
-	}
-	var entries []fs.DirEntry
-	if err == nil {
-		t.d, entries, err = openDir(r)
 	}
 	if err != nil {
 		t.err = err
