@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"io/fs"
 	"os"
@@ -139,9 +140,12 @@ func (s *statInfo) Mode() fs.FileMode {
 
 // readDirents lists d with the types getdents gives, without a stat per
 // entry. Entries of a type the file system does not give are stat'ed
-// when asked (fs.DirEntry.Info).
+// when asked (fs.DirEntry.Info). The entries are allocated together, and
+// their names are slices of one string.
 func (d *dirHandle) readDirents() ([]fs.DirEntry, error) {
-	var out []fs.DirEntry
+	var ents []dirent
+	var names []byte
+	var ends []int
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := syscall.ReadDirent(d.fd, buf)
@@ -150,8 +154,9 @@ func (d *dirHandle) readDirents() ([]fs.DirEntry, error) {
 			continue
 		case err != nil:
 			return nil, err
-		case n <= 0:
-			return out, nil
+		}
+		if n <= 0 {
+			break
 		}
 		for b := buf[:n]; len(b) >= 19; {
 			// struct linux_dirent64: ino, off, reclen, type, name.
@@ -161,18 +166,26 @@ func (d *dirHandle) readDirents() ([]fs.DirEntry, error) {
 			}
 			ino, typ, name := binary.NativeEndian.Uint64(b[0:8]), b[18], b[19:reclen]
 			b = b[reclen:]
-			for i, c := range name {
-				if c == 0 {
-					name = name[:i]
-					break
-				}
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
 			}
 			if ino == 0 || string(name) == "." || string(name) == ".." {
 				continue
 			}
-			out = append(out, &dirent{d: d, name: string(name), typ: direntType(typ)})
+			names = append(names, name...)
+			ends = append(ends, len(names))
+			ents = append(ents, dirent{d: d, typ: direntType(typ)})
 		}
 	}
+	all := string(names)
+	out := make([]fs.DirEntry, len(ents))
+	start := 0
+	for i := range ents {
+		ents[i].name = all[start:ends[i]]
+		start = ends[i]
+		out[i] = &ents[i]
+	}
+	return out, nil
 }
 
 // direntType is the mode type of a getdents type; unknownType for

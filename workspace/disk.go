@@ -594,13 +594,13 @@ func (s *diskStore) list(p string) ([]Info, error) {
 // (Info.open) resolves the path from the workspace root again, component
 // by component; workers list the directories ahead of fn (see walkTree).
 func (s *diskStore) walk(dir string, fn func(Info) error) error {
-	return s.walkTree(dir, true, nil, fn)
+	return s.walkTree(dir, walkOpts{sizes: true, opens: true}, fn)
 }
 
 // scan is walk without the sizes of files: an entry whose type the
 // listing gave is not stat'ed.
 func (s *diskStore) scan(dir string, fn func(Info) error) error {
-	return s.walkTree(dir, false, nil, fn)
+	return s.walkTree(dir, walkOpts{opens: true}, fn)
 }
 
 // What a path holds, for the undo journal.

@@ -20,8 +20,8 @@ const walkAhead = 64
 // rules of each entry at its own name), never entering one the rules leave
 // out. The caller lists a directory itself when it gets there first.
 type diskWalk struct {
-	s      *diskStore
-	sizes  bool
+	s *diskStore
+	walkOpts
 	ignore bool
 
 	mu      sync.Mutex
@@ -66,15 +66,25 @@ type walkEntry struct {
 	sub  *walkDir
 }
 
+// walkOpts say what a walk gives and leaves out.
+type walkOpts struct {
+	// sizes: the sizes of files (a stat each); opens: Info.open and
+	// Info.retain for files.
+	sizes, opens bool
+	// rules, when set, are the ignore rules of the walk's directory's
+	// parent: the walk leaves out what they, and the .gitignore files it
+	// finds, the directory's own included, skip.
+	rules *ignoreRules
+}
+
 // walkTree calls fn for every directory and file under dir, in path order,
-// as walk does; with rules, it leaves out what the ignore rules skip, dir's
-// own .gitignore included (rules are those of dir's parent).
-func (s *diskStore) walkTree(dir string, sizes bool, rules *ignoreRules, fn func(Info) error) error {
-	w := &diskWalk{s: s, sizes: sizes, ignore: rules != nil, untaken: map[*walkDir]struct{}{}}
+// as walk does, with what o asks.
+func (s *diskStore) walkTree(dir string, o walkOpts, fn func(Info) error) error {
+	w := &diskWalk{s: s, walkOpts: o, ignore: o.rules != nil, untaken: map[*walkDir]struct{}{}}
 	w.wake = sync.NewCond(&w.mu)
 	top := &walkDir{path: dir, done: make(chan struct{})}
-	if rules != nil {
-		top.rules = *rules
+	if o.rules != nil {
+		top.rules = *o.rules
 	}
 	var wg sync.WaitGroup
 	for range max(1, runtime.GOMAXPROCS(0)) {
@@ -163,7 +173,7 @@ func (w *diskWalk) take(t *walkDir) {
 	t.state = walkTaken
 	delete(w.untaken, t)
 	w.ahead--
-	w.wake.Broadcast()
+	w.wake.Signal()
 	w.mu.Unlock()
 }
 
@@ -208,13 +218,16 @@ func (w *diskWalk) list(t *walkDir) {
 		}
 	}
 	t.entries = make([]walkEntry, 0, len(entries))
+	depth := 1 // of the entries
+	if t.path != "" {
+		depth = strings.Count(t.path, "/") + 2
+	}
 	for _, e := range entries {
 		var info Info
 		var link, ok bool
 		if de, typed := e.(*dirent); !w.sizes && typed && (de.typ == 0 || de.typ == fs.ModeDir) {
-			var p string
-			if p, ok = entryPath(t.path, de.name); ok {
-				info = Info{Path: p, Dir: de.typ == fs.ModeDir}
+			if ok = depth <= MaxSegments && plainAddressable(de.name); ok {
+				info = Info{Path: join(t.path, de.name), Dir: de.typ == fs.ModeDir}
 			}
 		} else {
 			info, link, ok = w.s.entryInfo(t.path, e)
@@ -232,6 +245,17 @@ func (w *diskWalk) list(t *walkDir) {
 		}
 		t.entries = append(t.entries, we)
 	}
+}
+
+// plainAddressable is addressable, quicker for a name of printable ASCII
+// bytes but space and backslash, the usual one.
+func plainAddressable(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return addressable(name)
+		}
+	}
+	return name != "" && len(name) <= MaxSegmentBytes && !strings.HasPrefix(name, tmpPrefix) && name != "." && name != ".."
 }
 
 // readIgnoreFile reads the .gitignore file e of the directory d; nothing
@@ -283,7 +307,9 @@ func (w *diskWalk) walkIn(t *walkDir, fn func(Info) error) error {
 			continue
 		}
 		info := e.info
-		if e.link {
+		switch {
+		case !w.opens:
+		case e.link:
 			p := info.Path
 			info.open = func() (opened, error) {
 				f, fi, err := w.s.openRegular(p)
@@ -292,7 +318,7 @@ func (w *diskWalk) walkIn(t *walkDir, fn func(Info) error) error {
 				}
 				return osFile{f: f, size: fi.Size()}, nil
 			}
-		} else {
+		default:
 			d, name := t.d, e.name
 			info.open = func() (opened, error) { return openIn(d, name) }
 			info.retain = d.retain

@@ -79,7 +79,7 @@ func (s *settings) glob() *tools.Tool {
 			prog := progress{ctx: ctx}
 			sctx, cancel := searchContext(ctx)
 			defer cancel()
-			walk := w.scan
+			walk := w.names
 			if !found {
 				walk = func(string, func(Info) error) error { return nil } // nothing can match
 			}

@@ -88,23 +88,29 @@ func (r ignoreRules) enter(st store, dir string) ignoreRules {
 // leaving out, unless the workspace includes ignored files, what the
 // ignore rules skip (whole directories at once).
 func (w *Workspace) walk(dir string, fn func(Info) error) error {
-	return w.visit(dir, true, fn)
+	return w.visit(dir, walkOpts{sizes: true, opens: true}, fn)
 }
 
 // scan is walk for the searches: Info.Size may be 0 (see store.scan).
 func (w *Workspace) scan(dir string, fn func(Info) error) error {
-	return w.visit(dir, false, fn)
+	return w.visit(dir, walkOpts{opens: true}, fn)
+}
+
+// names is walk for glob, which needs the paths only: Info.Size may be 0
+// and Info.open nil.
+func (w *Workspace) names(dir string, fn func(Info) error) error {
+	return w.visit(dir, walkOpts{}, fn)
 }
 
 // ruleWalker is a store that applies the ignore rules as it walks (the
 // disk's, which tests each entry in its listing workers and lists no
-// ignored directory): rules are those of dir's parent, nil to apply none.
+// ignored directory), and gives only what walkOpts ask.
 type ruleWalker interface {
-	walkTree(dir string, sizes bool, rules *ignoreRules, fn func(Info) error) error
+	walkTree(dir string, o walkOpts, fn func(Info) error) error
 }
 
-// visit is walk, with the sizes of files or without.
-func (w *Workspace) visit(dir string, sizes bool, fn func(Info) error) error {
+// visit is walk, with what o asks (o.rules is set here).
+func (w *Workspace) visit(dir string, o walkOpts, fn func(Info) error) error {
 	files := func(in Info) error {
 		if in.Dir {
 			return nil
@@ -112,18 +118,17 @@ func (w *Workspace) visit(dir string, sizes bool, fn func(Info) error) error {
 		return fn(in)
 	}
 	if rw, ok := w.st.(ruleWalker); ok {
-		var rules *ignoreRules
 		if !w.includeIgnored {
 			r := ignoreRules{}
 			if dir != "" {
 				r = rulesAt(w.st, parent(dir))
 			}
-			rules = &r
+			o.rules = &r
 		}
-		return rw.walkTree(dir, sizes, rules, files)
+		return rw.walkTree(dir, o, files)
 	}
 	walk := w.st.scan
-	if sizes {
+	if o.sizes {
 		walk = w.st.walk
 	}
 	if w.includeIgnored {
