@@ -53,7 +53,8 @@ func TestGlobMatcher(t *testing.T) {
 // TestGlobPrefix: a glob whose leading segments name directories walks
 // only under them, and finds nothing through a path that is missing, a
 // file, ignored, or (on disk) a link to a directory, as the whole walk
-// would not.
+// would not; a directory named as path is walked, ignored or not, as
+// ripgrep walks a directory it is given.
 func TestGlobPrefix(t *testing.T) {
 	files := map[string]string{
 		".gitignore":     "gen/\n",
@@ -89,6 +90,8 @@ func TestGlobPrefix(t *testing.T) {
 			{"glob", `{"pattern":"deep/*.go","path":"sub"}`, "Found 0 files matching deep/*.go under sub.\n\n(no files match)", false},
 			{"glob", `{"pattern":"other/*.go","path":"sub"}`, "Found 1 file matching other/*.go under sub.\n\nsub/other/g.go", false},
 			{"glob", `{"pattern":"link/*.go"}`, "Found 0 files matching link/*.go under /.\n\n(no files match)", false},
+			{"glob", `{"pattern":"*.go","path":"gen"}`, "Found 1 file matching *.go under gen.\n\ngen/d.go", false},
+			{"grep", `{"pattern":"x","path":"src/gen","output_mode":"files_with_matches"}`, "Found 1 matching file.\n\nsrc/gen/c.go", false},
 			{"glob", `{"pattern":"real/*.go"}`, "Found 1 file matching real/*.go under /.\n\nreal/j.go", false},
 		} {
 			s.check(t, h)
