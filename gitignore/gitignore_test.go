@@ -257,3 +257,23 @@ func TestAgainstGit(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMatch: any .gitignore content, pattern and path are matched without
+// a panic, and a path matches itself with every byte escaped.
+func FuzzMatch(f *testing.F) {
+	f.Add("*.log\n!keep.log\nbuild/\n/top\n", "a/b.log", false)
+	f.Add("[[:alpha:]-]\n**/x/**\n\\", "x/y", true)
+	f.Add("a[!]-]b\n[a-\n[[:nope:]]\n***/**/\n", "a]b", false)
+	f.Fuzz(func(t *testing.T, data, rel string, dir bool) {
+		Parse([]byte(data)).Match(rel, dir)
+		Wildmatch(data, rel)
+		var escaped strings.Builder
+		for i := 0; i < len(rel); i++ {
+			escaped.WriteByte('\\')
+			escaped.WriteByte(rel[i])
+		}
+		if !Wildmatch(escaped.String(), rel) {
+			t.Errorf("%q does not match itself escaped", rel)
+		}
+	})
+}
