@@ -51,10 +51,6 @@ func wild(p, text string) int {
 			if pi >= len(p) || tch != p[pi] {
 				return wmNoMatch
 			}
-		default:
-			if tch != pch {
-				return wmNoMatch
-			}
 		case '?':
 			if tch == '/' {
 				return wmNoMatch
@@ -192,6 +188,10 @@ func wild(p, text string) int {
 				}
 			}
 			if matched == negated || tch == '/' {
+				return wmNoMatch
+			}
+		default:
+			if tch != pch {
 				return wmNoMatch
 			}
 		}
