@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -67,7 +70,7 @@ func (d *dirHandle) openSub(name string) (*dirHandle, []fs.DirEntry, error) {
 }
 
 // listed makes the directory open as fd a handle, and lists it sorted by
-// name; it closes fd when it fails.
+// name (readDirents sorts); it closes fd when it fails.
 func listed(fd int) (*dirHandle, []fs.DirEntry, error) {
 	d := &dirHandle{fd: fd}
 	d.refs.Store(1)
@@ -76,7 +79,6 @@ func listed(fd int) (*dirHandle, []fs.DirEntry, error) {
 		d.release()
 		return nil, nil, err
 	}
-	sortEntries(entries)
 	return d, entries, nil
 }
 
@@ -140,13 +142,15 @@ func (s *statInfo) Mode() fs.FileMode {
 
 // readDirents lists d with the types getdents gives, without a stat per
 // entry. Entries of a type the file system does not give are stat'ed
-// when asked (fs.DirEntry.Info). The entries are allocated together, and
-// their names are slices of one string.
+// when asked (fs.DirEntry.Info). The entries are allocated together,
+// their names are slices of one string, and they are sorted by name.
 func (d *dirHandle) readDirents() ([]fs.DirEntry, error) {
 	var ents []dirent
 	var names []byte
 	var ends []int
-	buf := make([]byte, 32<<10)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := syscall.ReadDirent(d.fd, buf)
 		switch {
@@ -178,15 +182,21 @@ func (d *dirHandle) readDirents() ([]fs.DirEntry, error) {
 		}
 	}
 	all := string(names)
-	out := make([]fs.DirEntry, len(ents))
 	start := 0
 	for i := range ents {
 		ents[i].name = all[start:ends[i]]
 		start = ends[i]
+	}
+	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	out := make([]fs.DirEntry, len(ents))
+	for i := range ents {
 		out[i] = &ents[i]
 	}
 	return out, nil
 }
+
+// direntBufs are the buffers getdents fills.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // direntType is the mode type of a getdents type; unknownType for
 // DT_UNKNOWN.
