@@ -212,7 +212,7 @@ func (w *diskWalk) list(t *walkDir) {
 	rules := t.rules
 	if w.ignore {
 		if i, has := slices.BinarySearchFunc(entries, ignoreFile, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) }); has {
-			if data := readIgnoreFile(t.d, entries[i]); len(data) > 0 {
+			if data := w.readIgnoreFile(t, entries[i]); len(data) > 0 {
 				rules = rules.with(t.path, data)
 			}
 		}
@@ -258,18 +258,20 @@ func plainAddressable(name string) bool {
 	return name != "" && len(name) <= MaxSegmentBytes && !strings.HasPrefix(name, tmpPrefix) && name != "." && name != ".."
 }
 
-// readIgnoreFile reads the .gitignore file e of the directory d; nothing
-// when it is not a regular file or cannot be read.
-func readIgnoreFile(d *dirHandle, e fs.DirEntry) []byte {
-	f, err := openIn(d, e.Name())
+// readIgnoreFile reads the .gitignore file e of the directory t, as
+// rulesAt does: a link is followed inside the root; nothing when it is
+// not a regular file or cannot be read.
+func (w *diskWalk) readIgnoreFile(t *walkDir, e fs.DirEntry) []byte {
+	if e.Type()&fs.ModeSymlink != 0 {
+		data, _ := w.s.readFile(join(t.path, ignoreFile), maxIgnoreFile)
+		return data
+	}
+	f, err := openIn(t.d, e.Name())
 	if err != nil {
 		return nil
 	}
 	var buf []byte
-	data, err := f.read(&buf, maxIgnoreFile)
-	if err != nil {
-		return nil
-	}
+	data, _ := f.read(&buf, maxIgnoreFile)
 	return data
 }
 

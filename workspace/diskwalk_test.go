@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -143,5 +144,23 @@ func TestDiskWalkStops(t *testing.T) {
 	}
 	if after := fds(); !slices.Equal(after, before) {
 		t.Errorf("descriptors open before the walks:\n%s\nafter:\n%s", strings.Join(before, "\n"), strings.Join(after, "\n"))
+	}
+}
+
+// TestDiskWalkLinkedIgnoreFile: a .gitignore that is a link inside the
+// root is honoured by the walk, as by rulesAt.
+func TestDiskWalkLinkedIgnoreFile(t *testing.T) {
+	b, root := backends[1].open(t, map[string]string{"rules/ignore": "*.tmp\n", "sub/a.tmp": "x", "sub/b.go": "x"})
+	if err := os.Symlink("../rules/ignore", filepath.Join(root, "sub", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newWorkspace(b, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"", "sub"} {
+		if got := strings.Join(walked(t, w, dir), " "); !strings.Contains(got, "sub/b.go") || strings.Contains(got, "a.tmp") {
+			t.Errorf("walk of %q: %s", dir, got)
+		}
 	}
 }
