@@ -32,15 +32,15 @@ func (d *dirent) Type() fs.FileMode {
 
 func (d *dirent) Info() (fs.FileInfo, error) { return d.d.lstat(d.name) }
 
-// A dirHandle is a directory a walk reads from, open, which a search
-// opens its files in (openIn). It is closed once the walk has left it and
-// no search still holds it: its refs count the holders.
-
+// retain adds a holder of d, a directory a walk reads from and a search
+// opens files in (openIn), and returns its release. d is closed once the
+// walk has left it and no search still holds it.
 func (d *dirHandle) retain() func() {
 	d.refs.Add(1)
 	return d.release
 }
 
+// release drops a holder of d; the last one closes it.
 func (d *dirHandle) release() {
 	if d.refs.Add(-1) == 0 {
 		d.close()

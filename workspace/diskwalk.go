@@ -11,7 +11,8 @@ import (
 )
 
 // walkAhead bounds how many directories a disk walk holds listed ahead of
-// its caller (two descriptors each, and their entries).
+// its caller (a descriptor each on Linux, two elsewhere, and their
+// entries).
 const walkAhead = 64
 
 // diskWalk is one walk of a disk tree: its caller visits the entries in
