@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 )
@@ -593,140 +592,18 @@ func (s *diskStore) list(p string) ([]Info, error) {
 
 // walk visits directories and regular files depth-first in name order,
 // which is path order. It does not visit symbolic links to directories, so
-// a link cannot make it loop. It reads each directory through an os.Root
-// of its own, opened from its parent's, so that neither the listing nor a
-// search's open of a file (Info.open) resolves the path from the
-// workspace root again, component by component; it lists a directory
-// before it visits it, to say whether it holds a .gitignore file.
+// a link cannot make it loop. It opens each directory from its parent's
+// (openSub), so that neither the listing nor a search's open of a file
+// (Info.open) resolves the path from the workspace root again, component
+// by component; workers list the directories ahead of fn (see walkTree).
 func (s *diskStore) walk(dir string, fn func(Info) error) error {
-	return s.walkDir(dir, true, fn)
+	return s.walkTree(dir, walkOpts{sizes: true, opens: true}, fn)
 }
 
 // scan is walk without the sizes of files: an entry whose type the
 // listing gave is not stat'ed.
 func (s *diskStore) scan(dir string, fn func(Info) error) error {
-	return s.walkDir(dir, false, fn)
-}
-
-// walkDir is walk, with the sizes of files or without.
-func (s *diskStore) walkDir(dir string, sizes bool, fn func(Info) error) error {
-	r, err := s.root.OpenRoot(osName(dir))
-	if err != nil {
-		return s.pathErr(dir, err)
-	}
-	d, entries, err := openDir(r)
-	if err != nil {
-		return s.pathErr(dir, err)
-	}
-	return s.walkIn(dir, d, entries, sizes, fn)
-}
-
-// dirHandle is a directory a walk reads from: its os.Root, and the
-// directory itself, open, which a search opens its files in (openIn).
-// It is closed once the walk has left it and no search still holds it.
-type dirHandle struct {
-	r    *os.Root
-	f    *os.File
-	refs atomic.Int32
-}
-
-// openDir opens the directory r for a walk, and lists it sorted by name;
-// it closes r when it fails.
-func openDir(r *os.Root) (*dirHandle, []fs.DirEntry, error) {
-	f, err := r.Open(".")
-	if err != nil {
-		r.Close()
-		return nil, nil, err
-	}
-	d := &dirHandle{r: r, f: f}
-	d.refs.Store(1)
-	entries, err := readDirents(r, f)
-	if err != nil {
-		d.release()
-		return nil, nil, err
-	}
-	sortEntries(entries)
-	return d, entries, nil
-}
-
-func (d *dirHandle) retain() func() {
-	d.refs.Add(1)
-	return d.release
-}
-
-func (d *dirHandle) release() {
-	if d.refs.Add(-1) == 0 {
-		d.f.Close()
-		d.r.Close()
-	}
-}
-
-// walkIn is walk of the directory dir, open as d and listed as entries;
-// it releases d.
-func (s *diskStore) walkIn(dir string, d *dirHandle, entries []fs.DirEntry, sizes bool, fn func(Info) error) error {
-	defer d.release()
-	for _, e := range entries {
-		var info Info
-		var link, ok bool
-		if de, typed := e.(*dirent); !sizes && typed && (de.typ == 0 || de.typ == fs.ModeDir) {
-			var p string
-			if p, ok = entryPath(dir, e.Name()); ok {
-				info = Info{Path: p, Dir: de.typ == fs.ModeDir}
-			}
-		} else {
-			info, link, ok = s.entryInfo(dir, e)
-		}
-		switch {
-		case !ok:
-			continue
-		case info.Dir && link, info.Special != "":
-			continue
-		case info.Dir:
-			var sub *dirHandle
-			var kids []fs.DirEntry
-			r, err := d.r.OpenRoot(e.Name())
-			if err == nil {
-				sub, kids, err = openDir(r)
-			}
-			if err != nil {
-				if err = diskErr(err); errors.Is(err, errNotExist) || errors.Is(err, errNotDir) || errors.Is(err, errEscapes) {
-					continue // gone, or swapped for something else, since the listing
-				}
-				return err
-			}
-			_, has := slices.BinarySearchFunc(kids, ignoreFile, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
-			info.noIgnoreFile = !has
-			if err := fn(info); err != nil {
-				sub.release()
-				if errors.Is(err, fs.SkipDir) {
-					continue
-				}
-				return err
-			}
-			if err := s.walkIn(info.Path, sub, kids, sizes, fn); err != nil && !errors.Is(err, errNotExist) {
-				return err
-			}
-		default:
-			if link {
-				p := info.Path
-				info.open = func() (opened, error) {
-					f, fi, err := s.openRegular(p)
-					if err != nil {
-						return nil, err
-					}
-					return osFile{f: f, size: fi.Size()}, nil
-				}
-			} else {
-				name := e.Name()
-				info.open = func() (opened, error) { return openIn(d, name) }
-				info.retain = d.retain
-			}
-			if err := fn(info); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return s.walkTree(dir, walkOpts{opens: true}, fn)
 }
 
 // What a path holds, for the undo journal.

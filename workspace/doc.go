@@ -178,6 +178,11 @@
 //     the root; writing over one replaces the link (the rename never
 //     writes through it), and rm removes the link, never its target. walk
 //     (glob, grep) does not descend into links to directories.
+//   - A directory named as the path of ls, glob or grep is listed and
+//     searched even when the .gitignore rules above it ignore it, as
+//     ripgrep searches a directory it is given: the rules apply below it.
+//     grep skips a file as ripgrep does, for a NUL byte in its first 64
+//     KiB, and searches text that is not valid UTF-8.
 //   - Mounts into a disk workspace do not overwrite files already there, so
 //     a restart never destroys the agent's work. Exclude patterns also
 //     prune directories; a pattern without "/" matches a name at any

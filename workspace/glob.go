@@ -73,10 +73,17 @@ func (s *settings) glob() *tools.Tool {
 			}
 			out := &GlobMatches{Pattern: pattern, Path: dir, Files: []string{}}
 			size := 0
+			g := compileGlob(pattern)
+			w := From(ctx.Session)
+			top, found := w.globTop(dir, g.prefix)
 			prog := progress{ctx: ctx}
 			sctx, cancel := searchContext(ctx)
 			defer cancel()
-			err = From(ctx.Session).scan(dir, func(in Info) error {
+			walk := w.names
+			if !found {
+				walk = func(string, func(Info) error) error { return nil } // nothing can match
+			}
+			err = walk(top, func(in Info) error {
 				if sctx.Err() != nil && ctx.Err() == nil {
 					// The deadline is near: answer with what was found.
 					out.Stopped = true
@@ -96,7 +103,7 @@ func (s *settings) glob() *tools.Tool {
 				prog.step(func() string {
 					return fmt.Sprintf("Looked at %s; %s so far.", plural(prog.steps, "file", "files"), plural(out.Total, "match", "matches"))
 				})
-				if ok, _ := doublestar.Match(pattern, relTo(in.Path, dir)); !ok {
+				if !g.match(relTo(in.Path, dir)) {
 					return nil
 				}
 				out.Total++
@@ -133,6 +140,86 @@ func (s *settings) glob() *tools.Tool {
 			Output:      "Found 2 files matching **/*.go under /.\n\ncmd/tool/main.go\nmain.go",
 		}),
 	)
+}
+
+// globMatcher is a glob compiled for a walk: the directories its leading
+// literal segments name, where the walk starts, and the cheapest test of
+// a path that is equivalent to doublestar's.
+type globMatcher struct {
+	pattern string
+	// prefix is the pattern's leading segments without wildcards, but
+	// the last: only files under it can match ("" when none).
+	prefix string
+	// name, when set, is the last segment of a pattern of the form
+	// PREFIX/**/NAME: a file under the prefix matches when its name does.
+	name string
+	// suffix, when name is a star followed by a literal, is the literal.
+	suffix string
+}
+
+// globMeta are the bytes that make a glob segment not literal.
+const globMeta = "*?[{\\"
+
+// compileGlob compiles a valid pattern.
+func compileGlob(pattern string) globMatcher {
+	g := globMatcher{pattern: pattern}
+	rest := pattern
+	for {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 || strings.ContainsAny(rest[:i], globMeta) {
+			break
+		}
+		g.prefix = join(g.prefix, rest[:i])
+		rest = rest[i+1:]
+	}
+	if name, ok := strings.CutPrefix(rest, "**/"); ok && !strings.Contains(name, "/") && !strings.Contains(name, "**") {
+		g.name = name
+		if lit, ok := strings.CutPrefix(name, "*"); ok && !strings.ContainsAny(lit, globMeta) {
+			g.suffix = lit
+		}
+	}
+	return g
+}
+
+// match reports whether the path rel, under the prefix, matches.
+func (g *globMatcher) match(rel string) bool {
+	switch {
+	case g.suffix != "":
+		return strings.HasSuffix(rel, g.suffix) // the literal has no slash
+	case g.name != "":
+		ok, _ := doublestar.Match(g.name, base(rel))
+		return ok
+	}
+	ok, _ := doublestar.Match(g.pattern, rel)
+	return ok
+}
+
+// globTop returns where glob walks, the directory prefix under dir, and
+// whether a walk there can find anything: each directory on the way must
+// be one (not a link), and one the walk from dir would enter.
+func (w *Workspace) globTop(dir, prefix string) (string, bool) {
+	if prefix == "" {
+		return dir, true
+	}
+	var rules ignoreRules
+	if !w.includeIgnored {
+		rules = rulesAt(w.st, dir)
+	}
+	p := dir
+	for _, seg := range strings.Split(prefix, "/") {
+		p = join(p, seg)
+		in, err := w.st.lstat(p)
+		if err != nil || !in.Dir || in.Link || !addressable(seg) {
+			return "", false
+		}
+		if !w.includeIgnored {
+			if rules.skips(p, true) {
+				return "", false
+			}
+			rules = rules.enter(w.st, p)
+		}
+	}
+	return p, true
 }
 
 // searchDir normalises the base directory of glob and grep and checks that

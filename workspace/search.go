@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -149,7 +150,7 @@ func (w *Workspace) searchFiles(ctx context.Context, dir string, maxFile int64, 
 				default:
 					if f, err := j.open(); err == nil {
 						data, err := f.read(&st.buf, maxFile)
-						if err == nil && !isBinary(data) {
+						if data, text := searchable(data); err == nil && text {
 							j.res = scan(&st, j.path, data)
 						}
 						st.release()
@@ -187,6 +188,27 @@ func (w *Workspace) searchFiles(ctx context.Context, dir string, maxFile int64, 
 		return nil
 	}
 	return err
+}
+
+// binaryWindow is where a search looks for a NUL byte, the mark of a
+// binary file: ripgrep's first read of a file.
+const binaryWindow = 64 << 10
+
+// searchable returns what a search looks at in a file's content, and
+// whether it is text, as ripgrep decides: a NUL byte in the first 64 KiB
+// makes a binary file, which is skipped; otherwise the content up to its
+// first NUL byte, if any, where ripgrep stops. Text that is not valid
+// UTF-8 is searched (its lines are shown with U+FFFD in place of what is
+// not).
+func searchable(data []byte) ([]byte, bool) {
+	i := bytes.IndexByte(data, 0)
+	switch {
+	case i < 0:
+		return data, true
+	case i < binaryWindow:
+		return nil, false
+	}
+	return data[:i], true
 }
 
 // searchContext returns the context a search runs under: the call's,

@@ -227,3 +227,20 @@ func TestGrepSeesChanges(t *testing.T) {
 		step{"grep", `{"pattern":"needle"}`, "Found 2 matches in 2 files.\n\na.txt:2: needle again\nb/c.txt:1: a needle", false}.check(t, h)
 	})
 }
+
+// TestGrepBinaryRule: grep decides as ripgrep does: a NUL byte in the
+// first 64 KiB skips a file, text that is not valid UTF-8 is searched, and
+// a NUL byte further on ends what is searched.
+func TestGrepBinaryRule(t *testing.T) {
+	files := map[string]string{
+		"bin/blob.bin": "\x00\x01needle",
+		"latin1.txt":   "caf\xe9 needle\n",
+		"late-nul.txt": "needle before\n" + strings.Repeat("x\n", 40<<10) + "\x00needle after\n",
+		"plain.txt":    "needle\n",
+	}
+	eachBackend(t, func(t *testing.T, bk backendKind) {
+		h := newHarness(t, bk, files)
+		step{"grep", `{"pattern":"needle","output_mode":"count"}`, "Found 3 matches in 3 files.\n\nlate-nul.txt:1\nlatin1.txt:1\nplain.txt:1", false}.check(t, h)
+		step{"grep", `{"pattern":"caf. needle"}`, "Found 1 match in 1 file.\n\nlatin1.txt:1: caf\ufffd needle", false}.check(t, h)
+	})
+}
