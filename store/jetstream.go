@@ -638,6 +638,28 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 	return sw, nil
 }
 
+// Remove implements Store by a purge of each blob's subject below rev:
+// a request per blob, and no look at the others. The session's deletion
+// meanwhile changes nothing: its blobs go with it.
+func (s *JetStream) Remove(ctx context.Context, session string, rev uint64, hashes []string) (int, error) {
+	if err := checkSession(session); err != nil {
+		return 0, err
+	}
+	for _, h := range hashes {
+		if err := checkHash(h); err != nil {
+			return 0, err
+		}
+	}
+	ctx, cancel := deadline(ctx, s.timeout)
+	defer cancel()
+	for i, h := range hashes {
+		if err := s.purge(ctx, s.state, s.blobSubject(session, h), rev); err != nil {
+			return i, fail("remove", session, err)
+		}
+	}
+	return len(hashes), nil
+}
+
 // sweepWindow bounds the bytes of the blobs a sweep has written again and
 // not yet seen stored.
 const sweepWindow = 1 << 20
