@@ -691,6 +691,18 @@ func Kids(b []byte) ([]string, bool, error) {
 	return out, ok, err
 }
 
+// Node returns the height of b, a blob of a map, and the hashes it names,
+// when it is one of its nodes (not a leaf), and whether it is one: the
+// kids of a node of height 1 are leaves.
+func Node(b []byte) (height uint8, kids []string, ok bool, err error) {
+	height, refs, ok, err := decodeNode(b)
+	kids = make([]string, len(refs))
+	for i, r := range refs {
+		kids[i] = r.hash
+	}
+	return height, kids, ok, err
+}
+
 // errMapFormat reports a blob that is neither a map's node nor its leaf.
 var errMapFormat = errors.New("not a map's node nor leaf")
 

@@ -1,0 +1,286 @@
+package statetree
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/wink-mcp/wink-mcp/merkle"
+)
+
+// Index counts the references to every blob that a set of roots uses (a
+// session's state, and what its history keeps), so that when the roots
+// change, the blobs no longer used are known from what changed: Update
+// reads the blobs it did not hold (those the new roots reach through
+// parts the old did not share) and lets go of what only the old roots
+// held, without a walk of the parts both share. A blob is counted once
+// per blob (or root) that names it, and as what it is named as (a
+// directory, a file, ...), which says what it names in turn, so a blob
+// that many parts share (the same file at two paths, an empty directory)
+// goes only with the last of them.
+//
+// An Index holds a hash and the list of what it names for each blob in
+// use: for a session of 100,000 files, about 10 MB. It is not safe for
+// concurrent use. After Update fails it is unusable, and must be dropped.
+type Index struct {
+	nodes map[ref]inode
+	roots []ref
+	reads int
+}
+
+// ref is a blob as something names it: its hash, and what it is.
+type ref struct {
+	sum  [32]byte
+	kind byte
+}
+
+// inode is a blob in use: how many blobs (and roots) name it, and what it
+// names.
+type inode struct {
+	n    int32
+	kids []ref
+}
+
+// The kinds of refs: what a blob is named as says what it names.
+const (
+	refBlob   byte = 'b' // names nothing: a file, a chunk, a slice, a map's leaf
+	refDoc    byte = 'r' // a root document
+	refList   byte = 'c' // a list of a chunked slice's chunks (or lists)
+	refDir    byte = 'd' // a directory blob, or a node of a large directory's tree
+	refMap    byte = 'm' // a node (or leaf) of a slice stored as a merkle.Map
+	refChunks byte = 'f' // a file's list of chunks
+)
+
+// docKinds are the kinds of refs that a root document's entries make,
+// by the entries' kinds (an inline slice names nothing).
+var docKinds = map[byte]byte{kindBlob: refBlob, kindChunked: refList, kindTree: refDir, kindOwn: refMap}
+
+// refKinds are all the kinds, for Has.
+var refKinds = []byte{refBlob, refDoc, refList, refDir, refMap, refChunks}
+
+// Root is a root of an Index: a blob that something outside the tree
+// keeps (a head, a history).
+type Root struct {
+	hash string
+	kind byte
+}
+
+// DocRoot is the root document stored under hash, and everything it
+// uses.
+func DocRoot(hash string) Root { return Root{hash, refDoc} }
+
+// BlobRoot is the blob hash alone, such as a history's, whatever it
+// holds.
+func BlobRoot(hash string) Root { return Root{hash, refBlob} }
+
+// FileRoot is the file of size bytes stored under hash (see PutFile):
+// its blob, and its chunks if it has some.
+func FileRoot(hash string, size int64) Root {
+	if size > ChunkSize {
+		return Root{hash, refChunks}
+	}
+	return Root{hash, refBlob}
+}
+
+// NewIndex returns an empty Index, of no roots.
+func NewIndex() *Index { return &Index{nodes: map[ref]inode{}} }
+
+// Len returns the number of blobs in use.
+func (x *Index) Len() int { return len(x.nodes) }
+
+// Reads returns the number of blobs the index has read through its
+// Getters.
+func (x *Index) Reads() int { return x.reads }
+
+// Has reports whether a blob of hash hash is in use.
+func (x *Index) Has(hash string) bool {
+	var r ref
+	if !decodeSum(&r.sum, hash) {
+		return false
+	}
+	for _, k := range refKinds {
+		r.kind = k
+		if _, ok := x.nodes[r]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Update makes roots the index's roots in place of those of the last
+// Update, and returns the hashes of the blobs that only those used. It
+// reads with get (which must check each blob against its hash, as
+// Decode's Getter) every blob that roots use and the index did not
+// hold, and no other. A root may be named more than once.
+func (x *Index) Update(roots []Root, get Getter) (dead []string, err error) {
+	next := make([]ref, len(roots))
+	for i, r := range roots {
+		if !decodeSum(&next[i].sum, r.hash) {
+			return nil, fmt.Errorf("statetree: index: root %q: %w", r.hash, errFormat)
+		}
+		next[i].kind = r.kind
+	}
+	for _, r := range next {
+		if err := x.add(r, get); err != nil {
+			return nil, err
+		}
+	}
+	var gone []ref
+	for _, r := range x.roots {
+		gone = x.release(r, gone)
+	}
+	x.roots = next
+	seen := map[[32]byte]bool{}
+	for _, r := range gone {
+		if seen[r.sum] {
+			continue
+		}
+		seen[r.sum] = true
+		if h := hex.EncodeToString(r.sum[:]); !x.Has(h) {
+			dead = append(dead, h)
+		}
+	}
+	return dead, nil
+}
+
+// add counts one more reference to r, and when it is new, reads it and
+// adds what it names.
+func (x *Index) add(r ref, get Getter) error {
+	if n, ok := x.nodes[r]; ok {
+		n.n++
+		x.nodes[r] = n
+		return nil
+	}
+	kids, err := x.kids(r, get)
+	if err != nil {
+		return err
+	}
+	x.nodes[r] = inode{n: 1, kids: kids}
+	for _, k := range kids {
+		if err := x.add(k, get); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// release counts one reference to r less, and when it was the last,
+// drops r and releases what it names; it returns gone with every blob
+// dropped appended.
+func (x *Index) release(r ref, gone []ref) []ref {
+	n, ok := x.nodes[r]
+	if !ok {
+		return gone
+	}
+	if n.n--; n.n > 0 {
+		x.nodes[r] = n
+		return gone
+	}
+	delete(x.nodes, r)
+	gone = append(gone, r)
+	for _, k := range n.kids {
+		gone = x.release(k, gone)
+	}
+	return gone
+}
+
+// kids returns what the blob r names, reading it unless its kind names
+// nothing.
+func (x *Index) kids(r ref, get Getter) ([]ref, error) {
+	if r.kind == refBlob {
+		return nil, nil
+	}
+	h := hex.EncodeToString(r.sum[:])
+	b, err := fetch(get, h)
+	x.reads++
+	if err != nil {
+		return nil, fmt.Errorf("statetree: index: %s: %w", h, err)
+	}
+	var out []ref
+	add := func(kind byte, h string) bool {
+		out = append(out, ref{kind: kind})
+		return decodeSum(&out[len(out)-1].sum, h)
+	}
+	bad := func(what string) error { return fmt.Errorf("statetree: index: %s %s: %w", what, h, errFormat) }
+	switch r.kind {
+	case refDoc:
+		entries, err := decodeDoc(b)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			kind := docKinds[e.kind]
+			if kind != 0 && !add(kind, e.hash) {
+				return nil, bad("root document")
+			}
+		}
+	case refList:
+		rest, ok := bytes.CutPrefix(b, listHeader)
+		if !ok || len(rest) == 0 || (len(rest)-1)%32 != 0 {
+			return nil, bad("list of chunks")
+		}
+		kind := refList
+		if rest[0] == 0 {
+			kind = refBlob
+		}
+		for rest = rest[1:]; len(rest) > 0; rest = rest[32:] {
+			out = append(out, ref{kind: kind, sum: [32]byte(rest[:32])})
+		}
+	case refChunks:
+		rest, ok := bytes.CutPrefix(b, chunksHeader)
+		if !ok || len(rest)%32 != 0 {
+			return nil, bad("file's chunk list")
+		}
+		for ; len(rest) > 0; rest = rest[32:] {
+			out = append(out, ref{kind: refBlob, sum: [32]byte(rest[:32])})
+		}
+	case refMap, refDir:
+		height, kids, ok, err := merkle.Node(b)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			// A node of a map's tree: the kids of one of height 1
+			// are leaves, which for a slice's map name nothing.
+			kind := r.kind
+			if kind == refMap && height == 1 {
+				kind = refBlob
+			}
+			for _, k := range kids {
+				if !add(kind, k) {
+					return nil, bad("map node")
+				}
+			}
+			break
+		}
+		if r.kind == refMap {
+			break // a leaf
+		}
+		entries, err := DecodeDir(b)
+		if err != nil {
+			return nil, fmt.Errorf("statetree: index: directory %s: %w", h, err)
+		}
+		for _, e := range entries {
+			kind := refBlob
+			switch {
+			case e.Dir:
+				kind = refDir
+			case e.Size > ChunkSize:
+				kind = refChunks
+			}
+			if !add(kind, e.Hash) {
+				return nil, bad("directory")
+			}
+		}
+	}
+	return out, nil
+}
+
+// decodeSum decodes a hash's hex into sum, and reports whether it was one.
+func decodeSum(sum *[32]byte, h string) bool {
+	if len(h) != 2*len(sum) {
+		return false
+	}
+	_, err := hex.Decode(sum[:], []byte(h))
+	return err == nil
+}
