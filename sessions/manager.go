@@ -280,6 +280,16 @@ type entry struct {
 	tail     []byte
 	tailN    int
 	histDocs map[string][]byte
+	// Also under the call lock: fresh are the hashes of the blobs its
+	// commits wrote (or tried to) since the last sweep started.
+	// Under m.mu: index is what the last sweep found the session uses,
+	// with which the next sweep looks at what changed since (nil: it
+	// reads it all, and looks at every blob stored, unless tracked says
+	// that every blob the session stored was written here, and is in
+	// fresh, as for a session created here).
+	fresh   []string
+	index   *statetree.Index
+	tracked bool
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
@@ -302,7 +312,7 @@ func (m *Manager) mint(ctx context.Context, name, owner string) (*entry, error) 
 		_ = e.sess.Close()
 		return nil, fmt.Errorf("creating session %s: %w", h, err)
 	}
-	e.mine = true
+	e.mine, e.tracked = true, true
 	m.hold(e)
 	return e, nil
 }
@@ -596,6 +606,9 @@ func (m *Manager) put(ctx context.Context, e *entry, head []byte, blobs map[stri
 	m.flights[e.handle]++
 	m.mu.Unlock()
 	rev, err := m.store.Commit(ctx, e.handle, e.rev, head, blobs)
+	for h := range blobs {
+		e.fresh = append(e.fresh, h) // stored, or may be
+	}
 	m.mu.Lock()
 	switch {
 	case err == nil:
@@ -623,8 +636,13 @@ func (m *Manager) startSweep(e *entry, hd head) {
 	}
 	e.written, e.writtenBytes = 0, 0
 	m.sweeping[e.handle] = true
+	x, fresh := e.index, e.fresh
+	if x == nil && e.tracked {
+		x = statetree.NewIndex()
+	}
+	e.index, e.fresh = nil, nil
 	m.wg.Add(1)
-	go m.sweepBlobs(e, e.rev, hd)
+	go m.sweepBlobs(e, e.rev, hd, x, fresh)
 }
 
 // sweepDue reports whether e's commits have written enough blobs since
@@ -637,33 +655,51 @@ func (e *entry) sweepDue() bool {
 
 // sweepBlobs removes the blobs of e written before rev that hd, its head
 // at rev, does not use: its state, and its history with what that keeps.
-// Its failure fails no call: the blobs stay until the next sweep.
-func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head) {
+// With x, the index of what the last sweep found the session uses, it
+// updates x to hd's roots, reading what they added, and removes what only
+// the old roots used and what fresh, the blobs written since, holds that
+// hd does not use (sweep.go): its cost is what changed. Without, it reads
+// everything hd uses into a new index, and has the store look at every
+// blob of the session (store.Store.Sweep). Its failure fails no call: the
+// blobs stay until the next sweep, which reads everything again.
+func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head, x *statetree.Index, fresh []string) {
 	defer m.wg.Done()
 	h := e.handle
-	kept, keptBytes := -1, int64(0) // what it kept, once it has
+	var done *statetree.Index // the index at rev, once the sweep is done
+	kept, keptBytes := -1, int64(0)
 	defer func() {
 		m.mu.Lock()
 		delete(m.sweeping, h)
+		e.index = done
 		if kept >= 0 {
 			e.kept, e.keptBytes = kept, keptBytes
 		}
 		m.mu.Unlock()
 	}()
-	live, err := statetree.Live(hd.Doc, func(hash string) ([]byte, error) { return m.store.Blob(m.ctx, h, hash) })
-	if err == nil {
-		err = m.liveHistory(m.ctx, h, hd, live)
-	}
 	var sw store.Swept
-	if err == nil {
-		sw, err = m.store.Sweep(m.ctx, h, rev, func(hash string) bool { return live[hash] })
+	roots, get, err := m.headRoots(m.ctx, h, hd)
+	switch {
+	case err != nil:
+	case x == nil:
+		x = statetree.NewIndex()
+		if _, err = x.Update(roots, get); err == nil {
+			sw, err = m.store.Sweep(m.ctx, h, rev, x.Has)
+		}
+	default:
+		var dead []string
+		if dead, err = x.Update(roots, get); err == nil {
+			dead = appendUnused(dead, fresh, x)
+			sw.Removed, err = m.store.Remove(m.ctx, h, rev, dead)
+		}
 	}
 	if err == nil {
-		kept, keptBytes = len(live), sw.KeptBytes
+		// The next sweep looks at what changed since: it is due after
+		// as many blobs as the first.
+		done, kept, keptBytes = x, 0, 0
 	}
 	switch {
 	case err == nil:
-		m.logger.Debug("swept a session's unused blobs", "session", session.LogHandle(h), "removed", sw.Removed, "rewritten", sw.Kept)
+		m.logger.Debug("swept a session's unused blobs", "session", session.LogHandle(h), "removed", sw.Removed, "rewritten", sw.Kept, "used", x.Len(), "read", x.Reads())
 	case errors.Is(err, store.ErrNotFound) || m.ctx.Err() != nil:
 		m.logger.Debug("sweeping a session's blobs stopped", "session", session.LogHandle(h), "err", err)
 	default:
