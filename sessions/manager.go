@@ -641,8 +641,11 @@ func (m *Manager) startSweep(e *entry, hd head) {
 		x = statetree.NewIndex()
 	}
 	e.index, e.fresh = nil, nil
+	// The history of hd, when read: its records are not changed in place
+	// (nextHistory), nor the root documents its blob held.
+	held := heldHistory{doc: e.hist, docs: e.histDocs}
 	m.wg.Add(1)
-	go m.sweepBlobs(e, e.rev, hd, x, fresh)
+	go m.sweepBlobs(e, e.rev, hd, held, x, fresh)
 }
 
 // sweepDue reports whether e's commits have written enough blobs since
@@ -662,7 +665,7 @@ func (e *entry) sweepDue() bool {
 // everything hd uses into a new index, and has the store look at every
 // blob of the session (store.Store.Sweep). Its failure fails no call: the
 // blobs stay until the next sweep, which reads everything again.
-func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head, x *statetree.Index, fresh []string) {
+func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head, held heldHistory, x *statetree.Index, fresh []string) {
 	defer m.wg.Done()
 	h := e.handle
 	var done *statetree.Index // the index at rev, once the sweep is done
@@ -677,7 +680,7 @@ func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head, x *statetree.Index, 
 		m.mu.Unlock()
 	}()
 	var sw store.Swept
-	roots, get, err := m.headRoots(m.ctx, h, hd)
+	roots, get, err := m.headRoots(m.ctx, h, hd, held)
 	switch {
 	case err != nil:
 	case x == nil:

@@ -2,17 +2,26 @@ package sessions
 
 import (
 	"context"
+	"maps"
 
 	"github.com/wink-mcp/wink-mcp/statetree"
 )
+
+// heldHistory is the history of a head as a session in memory holds it:
+// its records (nil when not read), and the root documents its blob holds.
+type heldHistory struct {
+	doc  *historyDoc
+	docs map[string][]byte
+}
 
 // headRoots returns the roots of what hd, a head of session h, keeps in
 // the store (statetree.Index): its state's root document, and with a
 // history, the history's blob, the root documents of the states its
 // records (the tail's too) and checkpoints name, and the content of the
 // files outside the state they changed; and the Getter that reads them,
-// root documents the head and the history hold first.
-func (m *Manager) headRoots(ctx context.Context, h string, hd head) ([]statetree.Root, statetree.Getter, error) {
+// root documents the head and the history hold first. The history is
+// held's, when it holds one, or read from the store.
+func (m *Manager) headRoots(ctx context.Context, h string, hd head, held heldHistory) ([]statetree.Root, statetree.Getter, error) {
 	docs := map[string][]byte{}
 	var roots []statetree.Root
 	if hd.Doc != nil {
@@ -23,12 +32,21 @@ func (m *Manager) headRoots(ctx context.Context, h string, hd head) ([]statetree
 	if hd.History == "" && len(hd.Tail) == 0 {
 		return roots, m.getter(ctx, h, docs), nil
 	}
-	d, held, err := m.headHistory(ctx, h, hd)
-	if err != nil {
-		return nil, nil, err
-	}
-	for k, v := range held {
-		docs[k] = v
+	d := held.doc
+	if d != nil {
+		tail, err := tailDocs(hd.Tail)
+		if err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(docs, held.docs)
+		maps.Copy(docs, tail)
+	} else {
+		var stored map[string][]byte
+		var err error
+		if d, stored, err = m.headHistory(ctx, h, hd); err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(docs, stored)
 	}
 	if hd.History != "" {
 		roots = append(roots, statetree.BlobRoot(hd.History))
