@@ -691,6 +691,10 @@ func Kids(b []byte) ([]string, bool, error) {
 	return out, ok, err
 }
 
+// IsNode reports whether b is, by its header, a blob of a node of a map
+// (not a leaf).
+func IsNode(b []byte) bool { return bytes.HasPrefix(b, nodeHeader) }
+
 // Node returns the height of b, a blob of a map, and the hashes it names,
 // when it is one of its nodes (not a leaf), and whether it is one: the
 // kids of a node of height 1 are leaves.

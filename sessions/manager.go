@@ -281,15 +281,18 @@ type entry struct {
 	tailN    int
 	histDocs map[string][]byte
 	// Also under the call lock: fresh are the hashes of the blobs its
-	// commits wrote (or tried to) since the last sweep started.
+	// commits wrote (or tried to) since the last sweep started, and
+	// freshNames those of them that name others (statetree.Names), which
+	// the next sweep reads from here rather than from the store.
 	// Under m.mu: index is what the last sweep found the session uses,
 	// with which the next sweep looks at what changed since (nil: it
 	// reads it all, and looks at every blob stored, unless tracked says
 	// that every blob the session stored was written here, and is in
 	// fresh, as for a session created here).
-	fresh   []string
-	index   *statetree.Index
-	tracked bool
+	fresh      []string
+	freshNames map[string][]byte
+	index      *statetree.Index
+	tracked    bool
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
@@ -606,8 +609,14 @@ func (m *Manager) put(ctx context.Context, e *entry, head []byte, blobs map[stri
 	m.flights[e.handle]++
 	m.mu.Unlock()
 	rev, err := m.store.Commit(ctx, e.handle, e.rev, head, blobs)
-	for h := range blobs {
+	for h, b := range blobs {
 		e.fresh = append(e.fresh, h) // stored, or may be
+		if statetree.Names(b) {
+			if e.freshNames == nil {
+				e.freshNames = map[string][]byte{}
+			}
+			e.freshNames[h] = b
+		}
 	}
 	m.mu.Lock()
 	switch {
@@ -640,10 +649,10 @@ func (m *Manager) startSweep(e *entry, hd head) {
 	if x == nil && e.tracked {
 		x = statetree.NewIndex()
 	}
-	e.index, e.fresh = nil, nil
 	// The history of hd, when read: its records are not changed in place
 	// (nextHistory), nor the root documents its blob held.
-	held := heldHistory{doc: e.hist, docs: e.histDocs}
+	held := heldHistory{doc: e.hist, docs: e.histDocs, written: e.freshNames}
+	e.index, e.fresh, e.freshNames = nil, nil, nil
 	m.wg.Add(1)
 	go m.sweepBlobs(e, e.rev, hd, held, x, fresh)
 }

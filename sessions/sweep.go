@@ -7,11 +7,13 @@ import (
 	"github.com/wink-mcp/wink-mcp/statetree"
 )
 
-// heldHistory is the history of a head as a session in memory holds it:
-// its records (nil when not read), and the root documents its blob holds.
+// heldHistory is what a session in memory holds of a head: its
+// history's records (nil when not read), the root documents the
+// history's blob holds, and blobs its commits wrote, by their hashes.
 type heldHistory struct {
-	doc  *historyDoc
-	docs map[string][]byte
+	doc     *historyDoc
+	docs    map[string][]byte
+	written map[string][]byte
 }
 
 // headRoots returns the roots of what hd, a head of session h, keeps in
@@ -19,10 +21,14 @@ type heldHistory struct {
 // history, the history's blob, the root documents of the states its
 // records (the tail's too) and checkpoints name, and the content of the
 // files outside the state they changed; and the Getter that reads them,
-// root documents the head and the history hold first. The history is
-// held's, when it holds one, or read from the store.
+// root documents the head and the history hold and the blobs held
+// written first. The history is held's, when it holds one, or read from
+// the store.
 func (m *Manager) headRoots(ctx context.Context, h string, hd head, held heldHistory) ([]statetree.Root, statetree.Getter, error) {
-	docs := map[string][]byte{}
+	docs := maps.Clone(held.written)
+	if docs == nil {
+		docs = map[string][]byte{}
+	}
 	var roots []statetree.Root
 	if hd.Doc != nil {
 		r := statetree.Hash(hd.Doc)
