@@ -43,12 +43,20 @@ func liveOf(t *testing.T, st *statetree.State, get statetree.Getter) map[string]
 // of several chunks, the policies' memory), an Index whose roots are the
 // last two states holds what Live finds they use, and Update names dead
 // exactly the blobs that only the state it let go of used.
-func TestIndexFollowsLive(t *testing.T) {
+func TestIndexFollowsLive(t *testing.T) { indexFollowsLive(t, 1, 2, 300) }
+
+// FuzzIndexFollowsLive is TestIndexFollowsLive from other seeds.
+func FuzzIndexFollowsLive(f *testing.F) {
+	f.Add(uint64(1), uint64(2), uint8(20))
+	f.Fuzz(func(t *testing.T, a, b uint64, steps uint8) { indexFollowsLive(t, a, b, int(steps)) })
+}
+
+func indexFollowsLive(t *testing.T, seed1, seed2 uint64, steps int) {
 	r := newRegistry(t, nil)
 	s := newSession(t, r)
 	w := workspace.From(s)
 	rbw := workspace.ReadBeforeWrite()
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(seed1, seed2))
 	big := strings.Repeat("0123456789abcdef", 2*statetree.ChunkSize/16+3)
 	contents := []string{"", "same", "other", big, big + "x"}
 	path := func() string {
@@ -66,7 +74,7 @@ func TestIndexFollowsLive(t *testing.T) {
 	bs := newBlobs()
 	x := statetree.NewIndex()
 	var prev, older *statetree.State
-	for step := range 300 {
+	for step := range steps {
 		for range 1 + rng.IntN(5) {
 			p := path()
 			switch rng.IntN(4) {
