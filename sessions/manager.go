@@ -304,7 +304,7 @@ type entry struct {
 	// that every blob the session stored was written here, and is in
 	// fresh, as for a session created here).
 	fresh      []string
-	freshNames map[string][]byte
+	freshNames []blob
 	index      *statetree.Index
 	tracked    bool
 	// Also under the call lock: the blobs (and bytes) written since the
@@ -634,10 +634,7 @@ func (m *Manager) put(ctx context.Context, e *entry, head []byte, blobs map[stri
 	for h, b := range blobs {
 		e.fresh = append(e.fresh, h) // stored, or may be
 		if statetree.Names(b) {
-			if e.freshNames == nil {
-				e.freshNames = map[string][]byte{}
-			}
-			e.freshNames[h] = b
+			e.freshNames = append(e.freshNames, blob{h, b})
 		}
 	}
 	m.mu.Lock()

@@ -9,11 +9,17 @@ import (
 
 // heldHistory is what a session in memory holds of a head: its
 // history's records (nil when not read), the root documents the
-// history's blob holds, and blobs its commits wrote, by their hashes.
+// history's blob holds, and blobs its commits wrote.
 type heldHistory struct {
 	doc     *historyDoc
 	docs    map[string][]byte
-	written map[string][]byte
+	written []blob
+}
+
+// blob is a blob and its hash.
+type blob struct {
+	hash string
+	data []byte
 }
 
 // headRoots returns the roots of what hd, a head of session h, keeps in
@@ -25,9 +31,9 @@ type heldHistory struct {
 // written first. The history is held's, when it holds one, or read from
 // the store.
 func (m *Manager) headRoots(ctx context.Context, h string, hd head, held heldHistory) ([]statetree.Root, statetree.Getter, error) {
-	docs := maps.Clone(held.written)
-	if docs == nil {
-		docs = map[string][]byte{}
+	docs := make(map[string][]byte, len(held.written)+1)
+	for _, b := range held.written {
+		docs[b.hash] = b.data
 	}
 	var roots []statetree.Root
 	if hd.Doc != nil {
