@@ -241,8 +241,10 @@ const (
 // this process have written twice as many blobs as its head uses, and at
 // least fullAfter, and twice the bytes that the last such sweep wrote
 // again: so its cost, a look at every blob, is a small share of each
-// blob written, whatever the session's size.
-const fullAfter = 1024
+// blob written, whatever the session's size. With 1,024, a small
+// session's calls wrote 1 KB more each (a sweep every 250 calls or so
+// wrote again the blobs its history keeps).
+const fullAfter = 16384
 
 // expirePeriod returns how often the store expires idle sessions under
 // ttl.
