@@ -302,13 +302,10 @@ type entry struct {
 	// the next sweep reads from here rather than from the store.
 	// Under m.mu: index is what the last sweep found the session uses,
 	// with which the next sweep looks at what changed since (nil: it
-	// reads it all, and looks at every blob stored, unless tracked says
-	// that every blob the session stored was written here, and is in
-	// fresh, as for a session created here).
+	// reads what the head uses whole).
 	fresh      []string
 	freshNames []blob
 	index      *statetree.Index
-	tracked    bool
 	// Also under the call lock: the blobs (and bytes) written since the
 	// last sweep that looked at every blob of the session, or since it
 	// was loaded; under m.mu, the bytes that sweep wrote again.
@@ -337,7 +334,7 @@ func (m *Manager) mint(ctx context.Context, name, owner string) (*entry, error) 
 		_ = e.sess.Close()
 		return nil, fmt.Errorf("creating session %s: %w", h, err)
 	}
-	e.mine, e.tracked = true, true
+	e.mine = true
 	m.hold(e)
 	return e, nil
 }
@@ -670,9 +667,6 @@ func (m *Manager) startSweep(e *entry, hd head) {
 	full := x != nil && e.fullDue()
 	if full {
 		e.sinceFull, e.sinceFullBytes = 0, 0
-	}
-	if x == nil && e.tracked {
-		x = statetree.NewIndex()
 	}
 	// The history of hd, when read: its records are not changed in place
 	// (nextHistory), nor the root documents its blob held.
