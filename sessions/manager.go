@@ -272,13 +272,10 @@ type entry struct {
 	empty string
 	// Also under the call lock: when the head was last committed, and
 	// the blobs (and bytes) written since the last sweep of the session's
-	// blobs started; kept is how many blobs that sweep kept, and
-	// keptBytes the bytes it wrote again (under m.mu).
+	// blobs started.
 	stored       time.Time
 	written      int
 	writtenBytes int64
-	kept         int
-	keptBytes    int64
 	// Also under the call lock, with a history (history.go): the hash of
 	// the blob of the history the head names ("" for none), the history
 	// (nil until read), and, until the first commit, the blobs of the
@@ -686,11 +683,10 @@ func (e *entry) fullDue() bool {
 }
 
 // sweepDue reports whether e's commits have written enough blobs since
-// the last sweep for another (see Manager): twice as many as it kept, or
-// twice the bytes it wrote again, and at least sweepAfter blobs or
+// the last sweep for another (see Manager): sweepAfter, or
 // sweepAfterBytes.
 func (e *entry) sweepDue() bool {
-	return e.written >= max(2*e.kept, sweepAfter) || e.writtenBytes >= max(2*e.keptBytes, sweepAfterBytes)
+	return e.written >= sweepAfter || e.writtenBytes >= sweepAfterBytes
 }
 
 // sweepBlobs removes the blobs of e written before rev that hd, its head
@@ -713,11 +709,6 @@ func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head, held heldHistory, x 
 		m.mu.Lock()
 		delete(m.sweeping, h)
 		e.index = done
-		if done != nil {
-			// The next sweep looks at what changed since: it is due
-			// after as many blobs as the first.
-			e.kept, e.keptBytes = 0, 0
-		}
 		if done != nil && full {
 			e.fullKeptBytes = sw.KeptBytes
 		}
