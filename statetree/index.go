@@ -2,6 +2,7 @@ package statetree
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 
@@ -268,7 +269,7 @@ func (x *Index) read(r ref, get Getter) ([]ref, error) {
 			out = append(out, ref{kind: refBlob, sum: [32]byte(rest[:32])})
 		}
 	case refMap, refDir:
-		height, kids, ok, err := merkle.Node(b)
+		height, sums, ok, err := merkle.NodeSums(b)
 		if err != nil {
 			return nil, err
 		}
@@ -279,32 +280,54 @@ func (x *Index) read(r ref, get Getter) ([]ref, error) {
 			if kind == refMap && height == 1 {
 				kind = refBlob
 			}
-			for _, k := range kids {
-				if !add(kind, k) {
-					return nil, bad("map node")
-				}
+			for _, sum := range sums {
+				out = append(out, ref{kind: kind, sum: sum})
 			}
 			break
 		}
 		if r.kind == refMap {
 			break // a leaf
 		}
-		entries, err := DecodeDir(b)
-		if err != nil {
+		if out, err = dirRefs(b, out); err != nil {
 			return nil, fmt.Errorf("statetree: index: directory %s: %w", h, err)
 		}
-		for _, e := range entries {
-			kind := refBlob
-			switch {
-			case e.Dir:
-				kind = refDir
-			case e.Size > ChunkSize:
-				kind = refChunks
-			}
-			if !add(kind, e.Hash) {
-				return nil, bad("directory")
-			}
+	}
+	return out, nil
+}
+
+// dirRefs returns out with what the directory blob b names appended (see
+// EncodeDir): a directory, a file's chunk list, or a file. It allocates
+// no name.
+func dirRefs(b []byte, out []ref) ([]ref, error) {
+	rest, ok := bytes.CutPrefix(b, dirHeader)
+	if !ok {
+		return nil, fmt.Errorf("not a directory: %w", errFormat)
+	}
+	for len(rest) > 0 {
+		kind := rest[0]
+		rest = rest[1:]
+		n, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return nil, errFormat
 		}
+		rest = rest[k:]
+		size, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(len(rest)) {
+			return nil, errFormat
+		}
+		rest = rest[k:]
+		if uint64(len(rest)) < n+32 || (kind != 'd' && kind != 'f') {
+			return nil, errFormat
+		}
+		r := ref{kind: refBlob, sum: [32]byte(rest[n : n+32])}
+		switch {
+		case kind == 'd':
+			r.kind = refDir
+		case size > ChunkSize:
+			r.kind = refChunks
+		}
+		out = append(out, r)
+		rest = rest[n+32:]
 	}
 	return out, nil
 }
