@@ -691,6 +691,42 @@ func Kids(b []byte) ([]string, bool, error) {
 	return out, ok, err
 }
 
+// IsNode reports whether b is, by its header, a blob of a node of a map
+// (not a leaf).
+func IsNode(b []byte) bool { return bytes.HasPrefix(b, nodeHeader) }
+
+// NodeSums returns the height of b, a blob of a map, and the SHA-256
+// sums of the blobs it names, when it is one of its nodes (not a leaf),
+// and whether it is one: the kids of a node of height 1 are leaves. It
+// reads no more of b than that, and allocates no key.
+func NodeSums(b []byte) (height uint8, sums [][32]byte, ok bool, err error) {
+	rest, ok := bytes.CutPrefix(b, nodeHeader)
+	if !ok {
+		return 0, nil, false, nil
+	}
+	if len(rest) < 1 || rest[0] == 0 {
+		return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
+	}
+	height, rest = rest[0], rest[1:]
+	for len(rest) > 0 {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(len(rest)-k) {
+			return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
+		}
+		rest = rest[k+int(n):]
+		cnt, k := binary.Uvarint(rest)
+		if k <= 0 || cnt == 0 || len(rest)-k < 32 {
+			return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
+		}
+		sums = append(sums, [32]byte(rest[k:k+32]))
+		rest = rest[k+32:]
+	}
+	if len(sums) == 0 {
+		return 0, nil, true, fmt.Errorf("merkle: map node: no kids: %w", errFormat)
+	}
+	return height, sums, true, nil
+}
+
 // errMapFormat reports a blob that is neither a map's node nor its leaf.
 var errMapFormat = errors.New("not a map's node nor leaf")
 

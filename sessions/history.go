@@ -283,57 +283,6 @@ func historyFiles(changes []session.FileChange, blobs map[string][]byte) []sessi
 	return out
 }
 
-// liveHistory adds to live every blob the history of hd, a head of session
-// h, uses: its blob, the states its records (the tail's too) and
-// checkpoints name, and the content of their files.
-func (m *Manager) liveHistory(ctx context.Context, h string, hd head, live map[string]bool) error {
-	if hd.History == "" && len(hd.Tail) == 0 {
-		return nil
-	}
-	d, docs, err := m.headHistory(ctx, h, hd)
-	if err != nil {
-		return err
-	}
-	if hd.History != "" {
-		live[hd.History] = true
-	}
-	get := m.getter(ctx, h, docs)
-	file := func(hash string, size int64) error {
-		if hash == "" {
-			return nil
-		}
-		hs, err := statetree.FileBlobs(hash, size, get)
-		for _, b := range hs {
-			live[b] = true
-		}
-		return err
-	}
-	roots := map[string]bool{}
-	for _, c := range d.Commits {
-		roots[c.Prev], roots[c.Root] = true, true
-		for _, f := range c.Files {
-			if f.Dir || !f.Outside {
-				continue
-			}
-			if err := errors.Join(file(f.Before, f.BeforeSize), file(f.After, f.AfterSize)); err != nil {
-				return err
-			}
-		}
-	}
-	for _, c := range d.Checkpoints {
-		roots[c.Root] = true
-	}
-	for r := range roots {
-		if live[r] {
-			continue
-		}
-		if err := statetree.LiveRoot(live, r, get); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Retention implements session.History.
 func (ch *callHistory) Retention() int { return ch.m.retention }
 

@@ -28,13 +28,19 @@
 //
 // What the store holds is reclaimed in the background, never on a call's
 // path. A session's blobs (files, large values) are swept once its commits
-// in this process have written twice as many as the last sweep kept, and
-// at least sweepAfter, or twice the bytes it wrote again, and at least
-// sweepAfterBytes (one sweep per session at a time): a sweep reads the
-// headers of every blob of the session and writes again those it keeps
-// (store.Store.Sweep), so waiting that long bounds its work to about the
-// blobs written since, and the bytes of garbage the store holds to about
-// what the session holds. Every quarter of the TTL (at least a minute apart),
+// in this process have written sweepAfter blobs, or sweepAfterBytes, since
+// the last sweep (one sweep per session at a time). A sweep costs what
+// changed since the last (sweep.go): the process keeps an index of the
+// blobs the session's head uses (statetree.Index), which the sweep updates
+// from the blobs the commits since wrote, and the store removes by name
+// the blobs that only the old head used and those written since that the
+// new one does not (store.Store.Remove). The first sweep of a session
+// loaded from the store reads what its head uses whole. Once the commits
+// have written twice as many blobs as the head uses (fullAfter), a sweep
+// also reads the headers of every blob of the session and writes again
+// those it keeps (store.Store.Sweep), which removes what no process will,
+// such as the blobs of a commit whose process died before its head was
+// stored. Every quarter of the TTL (at least a minute apart),
 // the store expires the sessions whose head was last committed longer than
 // the TTL ago: those left by processes gone, and those nobody loads again.
 // Only commits count as use in the store, so just before, each session
@@ -230,6 +236,16 @@ const (
 	sweepAfterBytes = 1 << 20
 )
 
+// A sweep looks at every blob of a session, which removes the blobs that
+// no process will (those a process that died left), once its commits in
+// this process have written twice as many blobs as its head uses, and at
+// least fullAfter, and twice the bytes that the last such sweep wrote
+// again: so its cost, a look at every blob, is a small share of each
+// blob written, whatever the session's size. With 1,024, a small
+// session's calls wrote 1 KB more each (a sweep every 250 calls or so
+// wrote again the blobs its history keeps).
+const fullAfter = 16384
+
 // expirePeriod returns how often the store expires idle sessions under
 // ttl.
 func expirePeriod(ttl time.Duration) time.Duration { return max(ttl/4, time.Minute) }
@@ -256,13 +272,10 @@ type entry struct {
 	empty string
 	// Also under the call lock: when the head was last committed, and
 	// the blobs (and bytes) written since the last sweep of the session's
-	// blobs started; kept is how many blobs that sweep kept, and
-	// keptBytes the bytes it wrote again (under m.mu).
+	// blobs started.
 	stored       time.Time
 	written      int
 	writtenBytes int64
-	kept         int
-	keptBytes    int64
 	// Also under the call lock, with a history (history.go): the hash of
 	// the blob of the history the head names ("" for none), the history
 	// (nil until read), and, until the first commit, the blobs of the
@@ -280,6 +293,22 @@ type entry struct {
 	tail     []byte
 	tailN    int
 	histDocs map[string][]byte
+	// Also under the call lock: fresh are the hashes of the blobs its
+	// commits wrote (or tried to) since the last sweep started, and
+	// freshNames those of them that name others (statetree.Names), which
+	// the next sweep reads from here rather than from the store.
+	// Under m.mu: index is what the last sweep found the session uses,
+	// with which the next sweep looks at what changed since (nil: it
+	// reads what the head uses whole).
+	fresh      []string
+	freshNames []blob
+	index      *statetree.Index
+	// Also under the call lock: the blobs (and bytes) written since the
+	// last sweep that looked at every blob of the session, or since it
+	// was loaded; under m.mu, the bytes that sweep wrote again.
+	sinceFull      int
+	sinceFullBytes int64
+	fullKeptBytes  int64
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
@@ -578,8 +607,10 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		e.tail, e.tailN, e.histDocs = hd.Tail, tailN, histDocs
 	}
 	e.written += len(blobs)
+	e.sinceFull += len(blobs)
 	for _, b := range blobs {
 		e.writtenBytes += int64(len(b))
+		e.sinceFullBytes += int64(len(b))
 	}
 	m.startSweep(e, hd)
 	return true, nil
@@ -596,6 +627,12 @@ func (m *Manager) put(ctx context.Context, e *entry, head []byte, blobs map[stri
 	m.flights[e.handle]++
 	m.mu.Unlock()
 	rev, err := m.store.Commit(ctx, e.handle, e.rev, head, blobs)
+	for h, b := range blobs {
+		e.fresh = append(e.fresh, h) // stored, or may be
+		if statetree.Names(b) {
+			e.freshNames = append(e.freshNames, blob{h, b})
+		}
+	}
 	m.mu.Lock()
 	switch {
 	case err == nil:
@@ -623,47 +660,82 @@ func (m *Manager) startSweep(e *entry, hd head) {
 	}
 	e.written, e.writtenBytes = 0, 0
 	m.sweeping[e.handle] = true
+	x, fresh := e.index, e.fresh
+	full := x != nil && e.fullDue()
+	if full {
+		e.sinceFull, e.sinceFullBytes = 0, 0
+	}
+	// The history of hd, when read: its records are not changed in place
+	// (nextHistory), nor the root documents its blob held.
+	held := heldHistory{doc: e.hist, docs: e.histDocs, written: e.freshNames}
+	e.index, e.fresh, e.freshNames = nil, nil, nil
 	m.wg.Add(1)
-	go m.sweepBlobs(e, e.rev, hd)
+	go m.sweepBlobs(e, e.rev, hd, held, x, fresh, full)
+}
+
+// fullDue reports whether e's commits have written enough blobs since
+// the last sweep that looked at every blob of the session (or since e
+// was loaded) for another: twice as many as the index holds and at least
+// fullAfter, and twice the bytes that sweep wrote again. The caller holds
+// m.mu, and e has an index.
+func (e *entry) fullDue() bool {
+	return e.sinceFull >= max(2*e.index.Len(), fullAfter) && e.sinceFullBytes >= 2*e.fullKeptBytes
 }
 
 // sweepDue reports whether e's commits have written enough blobs since
-// the last sweep for another (see Manager): twice as many as it kept, or
-// twice the bytes it wrote again, and at least sweepAfter blobs or
+// the last sweep for another (see Manager): sweepAfter, or
 // sweepAfterBytes.
 func (e *entry) sweepDue() bool {
-	return e.written >= max(2*e.kept, sweepAfter) || e.writtenBytes >= max(2*e.keptBytes, sweepAfterBytes)
+	return e.written >= sweepAfter || e.writtenBytes >= sweepAfterBytes
 }
 
 // sweepBlobs removes the blobs of e written before rev that hd, its head
 // at rev, does not use: its state, and its history with what that keeps.
-// Its failure fails no call: the blobs stay until the next sweep.
-func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head) {
+// It updates x, the index of what the last sweep found the session uses
+// (nil: none, so it reads everything hd uses), to hd's roots, reading
+// what they added, and removes what only the old roots used and what
+// fresh, the blobs written since, holds that hd does not use (sweep.go):
+// its cost is what changed. When full, it has the store look at every
+// blob of the session instead (store.Store.Sweep), which removes what
+// this process did not write, such as what a process that died left.
+// Its failure fails no call: the blobs stay until the next sweep, which
+// reads everything again.
+func (m *Manager) sweepBlobs(e *entry, rev uint64, hd head, held heldHistory, x *statetree.Index, fresh []string, full bool) {
 	defer m.wg.Done()
 	h := e.handle
-	kept, keptBytes := -1, int64(0) // what it kept, once it has
+	var done *statetree.Index // the index at rev, once the sweep is done
+	var sw store.Swept
 	defer func() {
 		m.mu.Lock()
 		delete(m.sweeping, h)
-		if kept >= 0 {
-			e.kept, e.keptBytes = kept, keptBytes
+		e.index = done
+		if done != nil && full {
+			e.fullKeptBytes = sw.KeptBytes
 		}
 		m.mu.Unlock()
 	}()
-	live, err := statetree.Live(hd.Doc, func(hash string) ([]byte, error) { return m.store.Blob(m.ctx, h, hash) })
-	if err == nil {
-		err = m.liveHistory(m.ctx, h, hd, live)
+	if x == nil {
+		x = statetree.NewIndex() // read whole by its first Update
 	}
-	var sw store.Swept
+	reads := x.Reads()
+	roots, get, err := m.headRoots(m.ctx, h, hd, held)
+	var dead []string
 	if err == nil {
-		sw, err = m.store.Sweep(m.ctx, h, rev, func(hash string) bool { return live[hash] })
+		dead, err = x.Update(roots, get)
+	}
+	switch {
+	case err != nil:
+	case full:
+		sw, err = m.store.Sweep(m.ctx, h, rev, x.Has)
+	default:
+		sw.Removed, err = m.store.Remove(m.ctx, h, rev, appendUnused(dead, fresh, x))
 	}
 	if err == nil {
-		kept, keptBytes = len(live), sw.KeptBytes
+		done = x
 	}
 	switch {
 	case err == nil:
-		m.logger.Debug("swept a session's unused blobs", "session", session.LogHandle(h), "removed", sw.Removed, "rewritten", sw.Kept)
+		m.logger.Debug("swept a session's unused blobs", "session", session.LogHandle(h), "removed", sw.Removed, "rewritten", sw.Kept, "used", x.Len(), "read", x.Reads()-reads, "whole", full)
 	case errors.Is(err, store.ErrNotFound) || m.ctx.Err() != nil:
 		m.logger.Debug("sweeping a session's blobs stopped", "session", session.LogHandle(h), "err", err)
 	default:

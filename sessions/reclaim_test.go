@@ -149,20 +149,17 @@ func TestExpireSparesSessionsInUse(t *testing.T) {
 
 func TestSweepDue(t *testing.T) {
 	for _, tt := range []struct {
-		name                    string
-		written, kept           int
-		writtenBytes, keptBytes int64
-		due                     bool
+		name         string
+		written      int
+		writtenBytes int64
+		due          bool
 	}{
-		{"nothing written", 0, 0, 0, 0, false},
-		{"a few small blobs", sweepAfter - 1, 10, sweepAfterBytes - 1, 10 << 10, false},
-		{"enough small blobs", sweepAfter, 10, sweepAfterBytes - 1, 10 << 10, true},
-		{"twice a large session's blobs", 2*5000 - 1, 5000, sweepAfterBytes - 1, 0, false},
-		{"twice a large session's blobs, and one", 2 * 5000, 5000, sweepAfterBytes - 1, 0, true},
-		{"a few large blobs", 40, 2, sweepAfterBytes, 100 << 10, true},
-		{"less than twice the bytes kept", 40, 2, 2*(8<<20) - 1, 8 << 20, false},
+		{"nothing written", 0, 0, false},
+		{"a few small blobs", sweepAfter - 1, sweepAfterBytes - 1, false},
+		{"enough small blobs", sweepAfter, sweepAfterBytes - 1, true},
+		{"a few large blobs", 40, sweepAfterBytes, true},
 	} {
-		e := &entry{written: tt.written, kept: tt.kept, writtenBytes: tt.writtenBytes, keptBytes: tt.keptBytes}
+		e := &entry{written: tt.written, writtenBytes: tt.writtenBytes}
 		if got := e.sweepDue(); got != tt.due {
 			t.Errorf("%s: due %v, want %v", tt.name, got, tt.due)
 		}

@@ -40,8 +40,9 @@
 // Getter, and returns the State the next Encode starts from; DecodeRoot
 // does so from the hash of a document stored as a blob. A tree or a
 // merkle.Map reads its root blob then, and the rest from the Getter when
-// first used. Live lists every blob a document uses, for
-// store.Store.Sweep.
+// first used. Live lists every blob a document uses; an Index keeps the
+// blobs a set of roots uses, and when the roots change, says which blobs
+// only the old ones used from what changed, for store.Store.Remove.
 package statetree
 
 import (

@@ -32,6 +32,7 @@ func contract(t *testing.T, open func(t *testing.T) Store) {
 		{"Delete", testDelete},
 		{"Heads", testHeads},
 		{"Sweep", testSweep},
+		{"Remove", testRemove},
 		{"Expire", testExpire},
 		{"LogRetention", testLogRetention},
 		{"Watch", testWatch},
@@ -407,6 +408,30 @@ func testSweep(t *testing.T, s Store) {
 	must[[]byte](t)(s.Blob(ctx, "s", Hash(b)))
 }
 
+// testRemove checks that Remove takes the blobs it names written before
+// its revision, and leaves the others and those written again since.
+func testRemove(t *testing.T, s Store) {
+	ctx := ctxT(t)
+	rev := must[uint64](t)(s.Create(ctx, "s", nil))
+	a, blobsA := blob("a")
+	b, _ := blob("b")
+	c, _ := blob("c")
+	rev = must[uint64](t)(s.Commit(ctx, "s", rev, []byte("a b c"), map[string][]byte{Hash(a): a, Hash(b): b, Hash(c): c}))
+	rev = must[uint64](t)(s.Commit(ctx, "s", rev, []byte("c"), nil))
+	atC := rev
+	// a is written again after the revision that names it dead.
+	must[uint64](t)(s.Commit(ctx, "s", rev, []byte("a c"), blobsA))
+	if n := must[int](t)(s.Remove(ctx, "s", atC, []string{Hash(a), Hash(b), Hash([]byte("never"))})); n != 3 {
+		t.Fatalf("Remove looked for %d blobs, want 3", n)
+	}
+	_, err := s.Blob(ctx, "s", Hash(b))
+	wantErr(t, err, ErrNotFound)
+	must[[]byte](t)(s.Blob(ctx, "s", Hash(a)))
+	must[[]byte](t)(s.Blob(ctx, "s", Hash(c)))
+	_, err = s.Remove(ctx, "s", atC, []string{"not a hash"})
+	wantErr(t, err, ErrInvalid)
+}
+
 func testExpire(t *testing.T, s Store) {
 	ctx := ctxT(t)
 	rev := must[uint64](t)(s.Create(ctx, "old", nil))
@@ -558,6 +583,7 @@ func testClosed(t *testing.T, s Store) {
 	_, calls["Commit"] = s.Commit(ctx, "s", 1, nil, nil)
 	_, calls["Blob"] = s.Blob(ctx, "s", Hash(nil))
 	_, calls["Sweep"] = s.Sweep(ctx, "s", 1, func(string) bool { return true })
+	_, calls["Remove"] = s.Remove(ctx, "s", 1, []string{Hash(nil)})
 	calls["Delete"] = s.Delete(ctx, "s")
 	_, calls["Expire"] = s.Expire(ctx, time.Now())
 	_, calls["Watch"] = s.Watch(ctx)

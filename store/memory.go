@@ -171,6 +171,28 @@ func (m *Memory) Blob(ctx context.Context, session, hash string) ([]byte, error)
 	return bytes.Clone(b.data), nil
 }
 
+// Remove implements Store.
+func (m *Memory) Remove(ctx context.Context, session string, rev uint64, hashes []string) (int, error) {
+	if err := checkSession(session); err != nil {
+		return 0, err
+	}
+	for _, h := range hashes {
+		if err := checkHash(h); err != nil {
+			return 0, err
+		}
+	}
+	if err := m.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	for _, h := range hashes {
+		if b, ok := m.blobs[session][h]; ok && b.rev < rev {
+			delete(m.blobs[session], h)
+		}
+	}
+	return len(hashes), nil
+}
+
 // Sweep implements Store. live is called without the store locked.
 func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (Swept, error) {
 	if err := checkSession(session); err != nil {

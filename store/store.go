@@ -29,6 +29,8 @@
 //     blob its new head refers to and the loaded head did not, even one
 //     that is still stored (it is written again rather than created
 //     if-absent), so those blobs carry a later revision and survive.
+//   - Remove(rev, hashes) is the same rule for blobs the caller names:
+//     only their copies written before rev go.
 //   - Delete marks the head deleted and purges the blobs written before the
 //     mark. Create stores a head that refers to no blob, so a session
 //     created again under the name writes all its blobs after the mark.
@@ -120,6 +122,14 @@ type Store interface {
 	// kept. live must report true for every blob the head at rev refers
 	// to. Blobs written after rev are kept whatever live says.
 	Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (Swept, error)
+
+	// Remove removes the session's blobs named by hashes that were
+	// written before revision rev, and returns how many of hashes it
+	// looked for. The head at rev must not use any of them: Remove is a
+	// Sweep whose caller knows which blobs are dead, and costs what it
+	// removes rather than a look at every blob. A blob written again at
+	// rev or later is kept.
+	Remove(ctx context.Context, session string, rev uint64, hashes []string) (int, error)
 
 	// Heads returns the head of every session, in no order: a scan of
 	// the store, for a view of its sessions (not for a call's path).

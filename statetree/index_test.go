@@ -1,0 +1,201 @@
+package statetree_test
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wink-mcp/wink-mcp/statetree"
+	"github.com/wink-mcp/wink-mcp/workspace"
+)
+
+// withDoc returns a Getter that serves the root document doc under its
+// hash, as a head holds it, and the rest from get.
+func withDoc(doc []byte, get statetree.Getter) statetree.Getter {
+	root := statetree.Hash(doc)
+	return func(h string) ([]byte, error) {
+		if h == root {
+			return doc, nil
+		}
+		return get(h)
+	}
+}
+
+// liveOf returns what statetree.Live finds a state uses, and its root
+// document.
+func liveOf(t *testing.T, st *statetree.State, get statetree.Getter) map[string]bool {
+	t.Helper()
+	live, err := statetree.Live(st.Doc, get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live[st.Root] = true
+	return live
+}
+
+// TestIndexFollowsLive: through random changes of a workspace (files
+// written, rewritten, removed, the same content at several paths, empty
+// directories, a directory of more than merkle.SmallMax entries, files
+// of several chunks, the policies' memory), an Index whose roots are the
+// last two states holds what Live finds they use, and Update names dead
+// exactly the blobs that only the state it let go of used.
+func TestIndexFollowsLive(t *testing.T) { indexFollowsLive(t, 1, 2, 300) }
+
+// FuzzIndexFollowsLive is TestIndexFollowsLive from other seeds.
+func FuzzIndexFollowsLive(f *testing.F) {
+	f.Add(uint64(1), uint64(2), uint8(20))
+	f.Fuzz(func(t *testing.T, a, b uint64, steps uint8) { indexFollowsLive(t, a, b, int(steps)) })
+}
+
+func indexFollowsLive(t *testing.T, seed1, seed2 uint64, steps int) {
+	r := newRegistry(t, nil)
+	s := newSession(t, r)
+	w := workspace.From(s)
+	rbw := workspace.ReadBeforeWrite()
+	rng := rand.New(rand.NewPCG(seed1, seed2))
+	big := strings.Repeat("0123456789abcdef", 2*statetree.ChunkSize/16+3)
+	contents := []string{"", "same", "other", big, big + "x"}
+	path := func() string {
+		switch rng.IntN(4) {
+		case 0:
+			return fmt.Sprintf("flat/f%03d", rng.IntN(150))
+		case 1:
+			return fmt.Sprintf("d%d/e%d/f%d", rng.IntN(3), rng.IntN(3), rng.IntN(3))
+		case 2:
+			return fmt.Sprintf("copy%d/f%d", rng.IntN(2), rng.IntN(2))
+		default:
+			return fmt.Sprintf("top%d", rng.IntN(5))
+		}
+	}
+	bs := newBlobs()
+	x := statetree.NewIndex()
+	var prev, older *statetree.State
+	for step := range steps {
+		for range 1 + rng.IntN(5) {
+			p := path()
+			switch rng.IntN(4) {
+			case 0:
+				_, _ = w.Remove(strings.SplitN(p, "/", 2)[0])
+			case 1:
+				_ = w.PutDir(p, true)
+			default:
+				if err := w.WriteFile(p, []byte(contents[rng.IntN(len(contents))])); err == nil {
+					if err := rbw.Remember(s, w, []string{p}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		st, nb := encode(t, s, prev)
+		bs.add(nb)
+		bs.add(map[string][]byte{st.Root: st.Doc})
+		get := bs.get
+		roots := []statetree.Root{statetree.DocRoot(st.Root)}
+		want := liveOf(t, st, get)
+		if prev != nil {
+			roots = append(roots, statetree.DocRoot(prev.Root))
+			maps.Copy(want, liveOf(t, prev, get))
+		}
+		dead, err := x.Update(roots, get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for h := range want {
+			if !x.Has(h) {
+				t.Fatalf("step %d: %s is used and not in the index", step, h)
+			}
+		}
+		for h := range bs.m {
+			if !want[h] && x.Has(h) {
+				t.Fatalf("step %d: %s is in the index, and not used", step, h)
+			}
+		}
+		var wantDead []string
+		if older != nil {
+			for h := range liveOf(t, older, get) {
+				if !want[h] {
+					wantDead = append(wantDead, h)
+				}
+			}
+		}
+		slices.Sort(dead)
+		slices.Sort(wantDead)
+		if !slices.Equal(dead, wantDead) {
+			t.Fatalf("step %d: %d dead, want %d", step, len(dead), len(wantDead))
+		}
+		older, prev = prev, st
+	}
+}
+
+// TestIndexReadsWhatChanged: an Index of a 10,000-file workspace in
+// directories of 100, with the policies' memory of every file, reads
+// after one 1 KB write the blobs the write stored that name others (the
+// root document, the parts of the directories on its path, the memory's
+// nodes), not the workspace, and lets go of as many.
+func TestIndexReadsWhatChanged(t *testing.T) {
+	files := bigWorkspace(100, 100, 100)
+	r := newRegistry(t, files)
+	s := newSession(t, r)
+	w := workspace.From(s)
+	rbw := workspace.ReadBeforeWrite()
+	if err := rbw.Remember(s, w, slices.Collect(maps.Keys(files))); err != nil {
+		t.Fatal(err)
+	}
+	st, all := encode(t, s, nil)
+	bs := newBlobs()
+	bs.add(all)
+	x := statetree.NewIndex()
+	if _, err := x.Update([]statetree.Root{statetree.DocRoot(st.Root)}, withDoc(st.Doc, bs.get)); err != nil {
+		t.Fatal(err)
+	}
+	if x.Len() < len(files) {
+		t.Fatalf("index of %d blobs, want at least the %d files", x.Len(), len(files))
+	}
+	for i := range 10 {
+		p := fmt.Sprintf("pkg050/new%d.go", i)
+		if err := w.WriteFile(p, bytes.Repeat([]byte("x"), 1024)); err != nil {
+			t.Fatal(err)
+		}
+		if err := rbw.Remember(s, w, []string{p}); err != nil {
+			t.Fatal(err)
+		}
+		next, nb := encode(t, s, st)
+		bs.add(nb)
+		reads := x.Reads()
+		dead, err := x.Update([]statetree.Root{statetree.DocRoot(next.Root)}, withDoc(next.Doc, bs.get))
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := x.Reads() - reads
+		t.Logf("write %d: %d new blobs, %d read, %d dead", i, len(nb), read, len(dead))
+		if read > len(nb)+1 || len(dead) > len(nb)+1 {
+			t.Fatalf("%d blobs read and %d dead after a write that stored %d, want at most %d", read, len(dead), len(nb), len(nb)+1)
+		}
+		st = next
+	}
+}
+
+// TestIndexRefusesWhatIsNotItsFormat: a root that is not a hash, or a
+// blob that is not what it is named as, fails Update.
+func TestIndexRefusesWhatIsNotItsFormat(t *testing.T) {
+	bs := newBlobs()
+	junk := []byte("not a document")
+	bs.add(map[string][]byte{statetree.Hash(junk): junk})
+	for _, tt := range []struct {
+		name string
+		root statetree.Root
+	}{
+		{"not a hash", statetree.DocRoot("x")},
+		{"not stored", statetree.DocRoot(statetree.Hash([]byte("absent")))},
+		{"not a document", statetree.DocRoot(statetree.Hash(junk))},
+		{"not a chunk list", statetree.FileRoot(statetree.Hash(junk), 3*statetree.ChunkSize)},
+	} {
+		if _, err := statetree.NewIndex().Update([]statetree.Root{tt.root}, bs.get); err == nil {
+			t.Errorf("%s: no error", tt.name)
+		}
+	}
+}
