@@ -45,6 +45,23 @@ import (
 // pause finds the host still dormant and waits again.
 const dormantWait = 24 * time.Hour
 
+// backgroundGrace is how long a host woken by calls in the background
+// (Background) stays awake after the last of them, for the next of the
+// same batch.
+const backgroundGrace = time.Second
+
+// Background returns ctx marked as the context of work in the background,
+// such as the periodic expiry of idle sessions: a call made with it wakes
+// a dormant state dir's holder as any call does, but does not keep it
+// awake, so that the holder goes dormant again a second after such calls,
+// rather than after Options.Dormancy, unless another call came meanwhile.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+// backgroundKey is the key of the mark of Background.
+type backgroundKey struct{}
+
 // begin starts a call of the store: it wakes a dormant state dir's server
 // (enter), and returns ctx bounded by the store's timeout when it has no
 // deadline, and a cancel that ends the call.
@@ -54,9 +71,10 @@ func (s *JetStream) begin(ctx context.Context) (context.Context, context.CancelF
 		return ctx, cancel
 	}
 	s.host.enter(ctx)
+	background := ctx.Value(backgroundKey{}) != nil
 	return ctx, func() {
 		cancel()
-		s.host.leave()
+		s.host.leave(background)
 	}
 }
 
@@ -74,9 +92,16 @@ func (h *host) enter(ctx context.Context) {
 	}
 }
 
-// leave ends a call that entered, and notes when it ended.
-func (h *host) leave() {
-	h.last.Store(time.Now().UnixNano())
+// leave ends a call that entered, and notes when it ended; a call in the
+// background instead has the host look whether it may go dormant soon, if
+// no other call has ended within idle.
+func (h *host) leave(background bool) {
+	switch {
+	case !background:
+		h.last.Store(time.Now().UnixNano())
+	case time.Since(time.Unix(0, h.last.Load())) >= h.idle:
+		h.arm(backgroundGrace)
+	}
 	h.calls.Add(-1)
 }
 

@@ -183,3 +183,33 @@ func TestEmbeddedDormantClose(t *testing.T) {
 		t.Fatal("a closed store alone says it is shared")
 	}
 }
+
+// TestEmbeddedDormantBackground checks that a call in the background
+// wakes a dormant holder, which goes dormant again soon after, while a
+// call not in the background keeps it awake for its dormancy.
+func TestEmbeddedDormantBackground(t *testing.T) {
+	ctx := ctxT(t)
+	a := must[*JetStream](t)(OpenEmbedded(ctx, t.TempDir(), Options{Dormancy: time.Hour}))
+	defer a.Close()
+	must[uint64](t)(a.Create(ctx, "s", []byte("h")))
+	a.host.last.Store(0) // idle for long enough
+	a.host.sleep()
+	if !a.host.dormant.Load() {
+		t.Fatal("the holder did not go dormant")
+	}
+	if _, err := a.Expire(Background(ctx), time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if a.host.srv.Load() == nil {
+		t.Fatal("a call in the background did not wake the holder")
+	}
+	waitDormant(t, ctx, a)
+
+	if h := must[Head](t)(a.Load(ctx, "s")); string(h.Data) != "h" {
+		t.Fatalf("after waking: head %q", h.Data)
+	}
+	a.host.sleep()
+	if a.host.dormant.Load() {
+		t.Fatal("the holder went dormant right after a call")
+	}
+}

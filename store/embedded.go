@@ -66,7 +66,7 @@ func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, er
 	h.mu.Lock()
 	h.nc = nc
 	h.mu.Unlock()
-	h.leave() // the opening, which newHost counted as a call
+	h.leave(false) // the opening, which newHost counted as a call
 	return s, nil
 }
 
@@ -330,7 +330,6 @@ func (h *host) hold() error {
 		return fmt.Errorf("store: state dir %s is not writable: %w", h.dir, err)
 	}
 	h.srv.Store(srv)
-	h.last.Store(time.Now().UnixNano())
 	h.arm(h.idle)
 	h.logger.Debug("holding the session store", "root", h.root(), "addr", addr)
 	return nil
@@ -426,7 +425,7 @@ func (h *host) shared() bool {
 	if h.dormant.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.Timeout)
 		h.enter(ctx)
-		h.leave()
+		h.leave(false)
 		cancel()
 	}
 	return h.seenOther()
