@@ -29,7 +29,8 @@ import (
 // each tries the lock as it reconnects: the one that takes it starts the
 // server on dir's files, and the others reconnect to it. Calls made
 // meanwhile are tried again until their deadline, then fail with
-// ErrUnavailable.
+// ErrUnavailable. A holder whose store has been idle for Options.Dormancy
+// stops its server and releases dir until its next call (dormant.go).
 //
 // Of opts it does not use Replicas, CredsFile and TLS.
 func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, error) {
@@ -86,12 +87,14 @@ const helloSubject = "_WINK.store.hello"
 // directory's lock, or a connection over loopback to the process that
 // does. It is the connections' provider (nats.InProcessServer), called at
 // every connect and reconnect, which is where a process takes the server
-// over when the holder has gone.
+// over when the holder has gone, and where a dormant holder takes it
+// again (dormant.go).
 //
 // The directory holds three files of the host's: "lock", locked by the
-// holder, which writes there its process id and the address it listens
-// on; "credential" (0600), the token every connection presents; and the
-// server's own "jetstream" directory.
+// holder, which writes there its process id, the address it listens on
+// and a nonce of its hold, one a line (a dormant holder leaves the
+// address out); "credential" (0600), the token every connection
+// presents; and the server's own "jetstream" directory.
 type host struct {
 	dir    string
 	opts   Options
