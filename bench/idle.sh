@@ -144,7 +144,9 @@ stop() {
 }
 
 echo
-echo "=== idle: settle ${settle}s (${dormant_settle}s with an embedded store, store_dormancy ${dormancy}s), window ${window}s; CPU of all threads, wake-ups = voluntary context switches"
+with="store_dormancy ${dormancy}s"
+[[ "$dormancy" == - ]] && with="no configuration file"
+echo "=== idle: settle ${settle}s (${dormant_settle}s with an embedded store, $with), window ${window}s; CPU of all threads, wake-ups = voluntary context switches"
 printf '%-34s %14s %16s %12s\n' configuration "CPU ms/min" "(schedstat)" "wake-ups/s"
 for c in ${CONFIGS:-bare stdio session awake http sibling}; do
 	wait=""
