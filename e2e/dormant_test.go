@@ -86,9 +86,9 @@ func TestDormantHolder(t *testing.T) {
 	t.Logf("the first call after dormancy answered in %v", time.Since(start))
 	awaitLog(t, a.p, wakingLine, 1)
 
-	// e comes and goes while a is dormant: a, which has met no other
-	// process, takes the directory again when it wakes, and reads what e
-	// committed.
+	// e comes while a is dormant, takes the directory, commits and goes:
+	// a, which wakes when e takes the directory, then takes it over, and
+	// reads what e committed.
 	awaitLog(t, a.p, dormantLine, 2)
 	e := run()
 	callAgain(t, e, "planning_add_step", map[string]any{"steps": []string{"from e"}})
@@ -101,7 +101,7 @@ func TestDormantHolder(t *testing.T) {
 		t.Fatalf("the store is held by process %d, want %d", pid, a.p.cmd.Process.Pid)
 	}
 
-	// b arrives while a is dormant, and takes the directory.
+	// b arrives while a is dormant, and takes the directory; a wakes.
 	awaitLog(t, a.p, dormantLine, 3)
 	b := run()
 	if pid := holderPid(t, dir); pid != b.p.cmd.Process.Pid {

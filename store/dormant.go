@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // Dormancy of a state dir's holder.
@@ -28,6 +30,14 @@ import (
 // meanwhile. So a process that arrives while the holder is dormant simply
 // takes the dir, as it would had the holder gone, and there is no state
 // beyond "holding", "reaching the holder" and "dormant".
+//
+// A process that takes the dir while its holder is dormant writes its
+// address in the lock file, which the dormant holder watches (an inotify
+// watch, or the platform's, which wakes nothing until the file changes):
+// it wakes then, and reaches the newcomer as any other process would, so
+// that its watch of the store tells its clients of the newcomer's
+// commits as before. Where the file cannot be watched it wakes at its
+// next call.
 //
 // Another process may have held the dir, and written to the store, while
 // this one was dormant. The holder writes a nonce of its own in the lock
@@ -116,6 +126,10 @@ func (h *host) wake() {
 	}
 	h.dormant.Store(false)
 	nc := h.nc
+	if h.arrival != nil {
+		h.arrival.Close()
+		h.arrival = nil
+	}
 	h.mu.Unlock()
 	h.logger.Debug("waking the session store", "root", h.root())
 	// Not under h.mu: a reconnect holds the connection's lock while it
@@ -193,5 +207,47 @@ func (h *host) sleep() {
 	}
 	unlock(h.lock)
 	h.released = true
+	h.watchArrival()
 	h.logger.Debug("the session store is dormant", "root", h.root(), "idle", h.idle)
+}
+
+// watchArrival wakes the dormant host when another process writes the
+// lock file, which it does once it has taken the dir. The caller holds
+// h.mu; wake and close end the watch.
+func (h *host) watchArrival() {
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		err = w.Add(h.lock.Name())
+	}
+	if err != nil {
+		h.logger.Debug("the lock file of the session store cannot be watched: a process that takes it is reached at the next call", "err", err)
+		if w != nil {
+			w.Close()
+		}
+		return
+	}
+	h.arrival = w
+	go func() {
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if ev.Op&(fsnotify.Write|fsnotify.Create) == 0 {
+					continue
+				}
+				h.logger.Debug("another process took the session store", "root", h.root())
+				ctx, cancel := context.WithTimeout(context.Background(), h.opts.Timeout)
+				h.enter(ctx)
+				h.leave(true)
+				cancel()
+				return
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
 }

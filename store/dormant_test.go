@@ -62,8 +62,9 @@ func TestEmbeddedDormantAlone(t *testing.T) {
 }
 
 // TestEmbeddedDormantArrival checks that a process that opens the state
-// dir while its holder is dormant takes the dir, and that the woken holder
-// then reaches it, says it is shared, and both read each other's commits.
+// dir while its holder is dormant takes the dir, that the dormant holder
+// wakes then, before any call, and reaches it, says it is shared, and
+// both read each other's commits.
 func TestEmbeddedDormantArrival(t *testing.T) {
 	ctx := ctxT(t)
 	dir := t.TempDir()
@@ -74,8 +75,16 @@ func TestEmbeddedDormantArrival(t *testing.T) {
 
 	b := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
 	defer b.Close()
-	if b.host.srv.Load() == nil {
+	srv := b.host.srv.Load()
+	if srv == nil {
 		t.Fatal("the process that arrived does not hold the dir")
+	}
+	for srv.NumClients() < 2 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the dormant holder did not wake and reach the process that arrived")
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 	if h := must[Head](t)(b.Load(ctx, "s")); string(h.Data) != "from a" || h.Rev != rev {
 		t.Fatalf("b reads %q at %d", h.Data, h.Rev)
@@ -106,7 +115,8 @@ func TestEmbeddedDormantArrival(t *testing.T) {
 // another process held its state dir meanwhile, and left, says it is
 // shared (its sessions held in memory may be stale), and reads what the
 // other committed; and that its watch, which the dormancy paused, reports
-// that commit.
+// that commit. The holder does not watch the lock file here, as where it
+// cannot, or as when the other came and went before it woke.
 func TestEmbeddedDormantForeign(t *testing.T) {
 	ctx := ctxT(t)
 	dir := t.TempDir()
@@ -115,6 +125,13 @@ func TestEmbeddedDormantForeign(t *testing.T) {
 	rev := must[uint64](t)(a.Create(ctx, "s", []byte("from a")))
 	changes := must[<-chan Change](t)(a.Watch(ctx))
 	waitDormant(t, ctx, a)
+	a.host.mu.Lock()
+	if a.host.arrival == nil {
+		t.Fatal("the dormant holder does not watch its lock file")
+	}
+	a.host.arrival.Close()
+	a.host.arrival = nil
+	a.host.mu.Unlock()
 
 	b := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
 	rev = must[uint64](t)(b.Commit(ctx, "s", rev, []byte("from b"), nil))

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -124,6 +125,7 @@ type host struct {
 	up       atomic.Pointer[chan struct{}]
 	nonce    string
 	released bool
+	arrival  *fsnotify.Watcher // of the lock file, while dormant
 
 	// seen is set once another process has been seen on the directory:
 	// this process reached the server over loopback, or its server had
@@ -464,6 +466,10 @@ func (h *host) close() {
 	}
 	h.closed = true
 	h.timer.Stop()
+	if h.arrival != nil {
+		h.arrival.Close()
+		h.arrival = nil
+	}
 	if srv := h.srv.Load(); srv != nil {
 		stopServer(srv)
 	}
