@@ -314,10 +314,11 @@ func (h *host) hold() error {
 		return nil
 	}
 	if h.released {
+		// Until this hold has written its own nonce, the next one
+		// looks again.
 		if b, err := os.ReadFile(h.lock.Name()); err != nil || lockNonce(b) != h.nonce {
 			h.share()
 		}
-		h.released = false
 	}
 	srv, err := h.start()
 	if err != nil {
@@ -335,6 +336,7 @@ func (h *host) hold() error {
 		return fmt.Errorf("store: state dir %s is not writable: %w", h.dir, err)
 	}
 	h.srv.Store(srv)
+	h.released = false
 	h.arm(h.idle)
 	h.logger.Debug("holding the session store", "root", h.root(), "addr", addr)
 	return nil
