@@ -145,3 +145,36 @@ func TestDormantHolder(t *testing.T) {
 	}
 	checkStderr(t, d.p.stderr.String())
 }
+
+// TestDormantHTTPServer: an HTTP server, with a short store_dormancy, goes
+// dormant once idle; a request on a handle it minted before answers with
+// the session's state, and a second server started while the first is
+// dormant takes the directory, continues the handle, and the first reads
+// what the second committed.
+func TestDormantHTTPServer(t *testing.T) {
+	state := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("store_dormancy: 100ms\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--config", cfg, "--log-level", "debug", "--state-dir", state}
+	a := serveHTTP(t, args...)
+	h := (&httpClient{url: a.url}).call(t, "planning_setup_plan", map[string]any{"objective": "Asleep", "initial_steps": []string{"draft"}}).session(t)
+	awaitLog(t, a.p, dormantLine, 1)
+	if r := (&httpClient{url: a.url}).call(t, "planning_read_plan", with(h, map[string]any{})); r.IsError || !strings.Contains(r.text(), "Objective: Asleep") {
+		t.Fatalf("the woken server reads %+v", r)
+	}
+
+	awaitLog(t, a.p, dormantLine, 2)
+	b := serveHTTP(t, args...)
+	if pid := holderPid(t, filepath.Join(state, "store", "http")); pid != b.p.cmd.Process.Pid {
+		t.Fatalf("the store is held by process %d, want the server that arrived, %d", pid, b.p.cmd.Process.Pid)
+	}
+	if r := (&httpClient{url: b.url}).call(t, "planning_add_step", with(h, map[string]any{"steps": []string{"from b"}})); r.IsError {
+		t.Fatalf("b adds a step: %+v", r)
+	}
+	if r := (&httpClient{url: a.url}).call(t, "planning_read_plan", with(h, map[string]any{})); r.IsError || !strings.Contains(r.text(), "from b") {
+		t.Fatalf("a reads %+v", r)
+	}
+	stopServers(t, b, a)
+}

@@ -230,3 +230,26 @@ func TestEmbeddedDormantBackground(t *testing.T) {
 		t.Fatal("the holder went dormant right after a call")
 	}
 }
+
+// TestEmbeddedDormantComeAndGo checks that a holder alone, dormant while
+// another process comes, commits and goes, says it is shared when asked
+// right after, whether the other's arrival has woken it yet, is waking it,
+// or not: until it has taken the dir again, or reached the other, it
+// cannot tell, and waits.
+func TestEmbeddedDormantComeAndGo(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	a := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{Dormancy: dormancy}))
+	defer a.Close()
+	rev := must[uint64](t)(a.Create(ctx, "s", []byte("from a")))
+	waitDormant(t, ctx, a)
+	b := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{}))
+	rev = must[uint64](t)(b.Commit(ctx, "s", rev, []byte("from b"), nil))
+	b.Close()
+	if !a.Shared() {
+		t.Fatal("a holder that another process replaced while it was dormant does not say it is shared")
+	}
+	if h := must[Head](t)(a.Load(ctx, "s")); string(h.Data) != "from b" || h.Rev != rev {
+		t.Fatalf("a reads %q at %d after waking", h.Data, h.Rev)
+	}
+}

@@ -426,10 +426,11 @@ func (h *host) greet(nc *nats.Conn) {
 // this process reaches the server over loopback (InProcessConn), or its
 // server has another client than this process's connection, or had one,
 // or another process held the directory while this one was dormant. A
-// dormant host is woken first, as it cannot tell until it has taken the
-// directory again.
+// dormant host is woken first, and one waking waited for, as it cannot
+// tell until it has taken the directory again or reached the process
+// that took it.
 func (h *host) shared() bool {
-	if h.dormant.Load() {
+	if h.dormant.Load() || !isClosed(*h.up.Load()) {
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.Timeout)
 		h.enter(ctx)
 		h.leave(false)
