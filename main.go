@@ -486,7 +486,7 @@ func readStateKey(cfg *config.Config) ([]byte, error) {
 // --session has a fresh session nothing can resume, so its store is
 // memory.
 func openStore(cfg *config.Config, session string, logger *slog.Logger) (store.Store, error) {
-	opts := store.Options{Logger: logger, SyncAlways: cfg.StoreSync == "always", Migrations: formats.Steps()}
+	opts := store.Options{Logger: logger, SyncAlways: cfg.StoreSync == "always", Dormancy: cfg.StoreDormancy, Migrations: formats.Steps()}
 	external := strings.HasPrefix(cfg.Store, "nats://") || strings.HasPrefix(cfg.Store, "tls://")
 	switch {
 	case cfg.Store != "" && cfg.Store != "embedded" && cfg.Store != "memory" && !external:

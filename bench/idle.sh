@@ -6,11 +6,17 @@
 # a minute (utime+stime of /proc/PID/stat, in clock ticks, and the sum of
 # the threads' run time in /proc/PID/task/*/schedstat, in nanoseconds) and
 # its wake-ups a second (the voluntary context switches of its threads,
-# from /proc/PID/task/*/status). The configurations:
+# from /proc/PID/task/*/status). A process that holds an embedded store
+# stops its server once the store has been idle for its store_dormancy
+# (DORMANCY), so those configurations are left alone for at least that
+# long, and 5 seconds more, before the window: the figures are those of a
+# dormant holder. The configurations:
 #   bare       bench/bare over stdio: mcp-go alone, the floor
 #   stdio      wink-mcp over stdio, sessions in memory
 #   session    wink-mcp --session idle --workspace DIR (a desktop client's
 #              configuration: its session in the embedded store)
+#   awake      the session configuration with store_dormancy 0: the
+#              holder as it was before it could go dormant
 #   http       wink-mcp --http 127.0.0.1:0, no client
 #   sibling    two processes of the session configuration on the same
 #              --state-dir and --session, watched together: the holder of
@@ -18,7 +24,12 @@
 #
 # Environment:
 #   WINK_BIN   the wink-mcp binary (default: built from the repository)
-#   SETTLE     seconds between the answer to initialize and the window (5)
+#   SETTLE     seconds between the answer to initialize and the window (5;
+#              for the configurations with an embedded store, at least
+#              DORMANCY + 5)
+#   DORMANCY   the store_dormancy of the embedded store, in seconds (30,
+#              the default); - passes no configuration file, for a build
+#              that has no store_dormancy (awake is then session again)
 #   WINDOW     seconds watched (30)
 #   CONFIGS    the configurations to run, separated by spaces (all)
 set -euo pipefail
@@ -30,6 +41,17 @@ scratch
 build "$tmp" bare
 wink="$tmp/wink"
 settle="${SETTLE:-5}"
+dormancy="${DORMANCY:-30}"
+# The settle of a configuration with an embedded store, which goes dormant,
+# and the configuration files: dormant, and awake (store_dormancy 0).
+if [[ "$dormancy" == - ]]; then
+	dormant_settle="$settle" dormant=() awake=()
+else
+	dormant_settle=$((settle > dormancy + 5 ? settle : dormancy + 5))
+	printf 'store_dormancy: %ss\n' "$dormancy" >"$tmp/dormant.yaml"
+	printf 'store_dormancy: 0s\n' >"$tmp/awake.yaml"
+	dormant=(--config "$tmp/dormant.yaml") awake=(--config "$tmp/awake.yaml")
+fi
 window="${WINDOW:-30}"
 hz="$(getconf CLK_TCK)"
 mkdir -p "$tmp/workspace"
@@ -88,11 +110,11 @@ counters() {
 	echo "$((f[11] + f[12])) $ns $vcs"
 }
 
-# watch LABEL=PID... samples every PID over the window, after the settle,
-# and prints a line per label.
+# watch LABEL=PID... samples every PID over the window, after the settle
+# (wait, when set, instead), and prints a line per label.
 watch() {
 	local pair label p before=() after=() i=0
-	sleep "$settle"
+	sleep "${wait:-$settle}"
 	for pair in "$@"; do
 		before+=("$(counters "${pair#*=}")")
 	done
@@ -122,9 +144,15 @@ stop() {
 }
 
 echo
-echo "=== idle: settle ${settle}s, window ${window}s; CPU of all threads, wake-ups = voluntary context switches"
+with="store_dormancy ${dormancy}s"
+[[ "$dormancy" == - ]] && with="no configuration file"
+echo "=== idle: settle ${settle}s (${dormant_settle}s with an embedded store, $with), window ${window}s; CPU of all threads, wake-ups = voluntary context switches"
 printf '%-34s %14s %16s %12s\n' configuration "CPU ms/min" "(schedstat)" "wake-ups/s"
-for c in ${CONFIGS:-bare stdio session http sibling}; do
+for c in ${CONFIGS:-bare stdio session awake http sibling}; do
+	wait=""
+	case "$c" in
+	session | http | sibling) wait="$dormant_settle" ;;
+	esac
 	case "$c" in
 	bare)
 		start bare "$tmp/bare"
@@ -135,21 +163,25 @@ for c in ${CONFIGS:-bare stdio session http sibling}; do
 		watch "wink-mcp stdio, memory=$pid"
 		;;
 	session)
-		start session "$wink" --state-dir "$tmp/state-session" --session idle --workspace "$tmp/workspace"
+		start session "$wink" "${dormant[@]}" --state-dir "$tmp/state-session" --session idle --workspace "$tmp/workspace"
 		watch "wink-mcp --session --workspace=$pid"
 		;;
+	awake)
+		start awake "$wink" "${awake[@]}" --state-dir "$tmp/state-awake" --session idle --workspace "$tmp/workspace"
+		watch "--session, store_dormancy 0=$pid"
+		;;
 	http)
-		serve http "$wink" --state-dir "$tmp/state-http" --http 127.0.0.1:0
+		serve http "$wink" "${dormant[@]}" --state-dir "$tmp/state-http" --http 127.0.0.1:0
 		watch "wink-mcp --http, no client=$pid"
 		;;
 	sibling)
-		start holder "$wink" --state-dir "$tmp/state-pair" --session idle --workspace "$tmp/workspace"
+		start holder "$wink" "${dormant[@]}" --state-dir "$tmp/state-pair" --session idle --workspace "$tmp/workspace"
 		holder="$pid"
-		start sibling "$wink" --state-dir "$tmp/state-pair" --session idle --workspace "$tmp/workspace"
+		start sibling "$wink" "${dormant[@]}" --state-dir "$tmp/state-pair" --session idle --workspace "$tmp/workspace"
 		watch "--session: holder with a sibling=$holder" "--session: the sibling=$pid"
 		;;
 	*)
-		echo "unknown configuration $c (bare, stdio, session, http, sibling)" >&2
+		echo "unknown configuration $c (bare, stdio, session, awake, http, sibling)" >&2
 		exit 2
 		;;
 	esac

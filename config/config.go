@@ -40,6 +40,9 @@ type Config struct {
 	HTTP       HTTP           `json:"http" jsonschema:"Serving remote clients over Streamable HTTP (/mcp) and the legacy SSE transport (/sse and /message). Command-line flags override these keys."`
 	Consent    consent.Config `json:"consent" jsonschema:"Asking the user, through the client, before the calls of some tools run (elicitation). Off by default."`
 
+	// StoreDormancy is 0 to keep the embedded store's server running.
+	StoreDormancy time.Duration `json:"store_dormancy" jsonschema:"How long the embedded store's server runs in its process once nothing has used the store (no call, no other process connected); then it stops, and the process sleeps, until the next call starts it again, which that call waits for (about 10 ms; 0.1 s for a store of 400 MB). 0 keeps it running. Only for the embedded store."`
+
 	name  string         // the file name given to Parse
 	lines map[string]int // key path -> line
 }
@@ -189,6 +192,11 @@ func Default() *Config {
 			MaxSessionsPerPrincipal: 1000,
 			SSERetry:                time.Second,
 		},
+
+		// The calls of one turn of a model come seconds apart and share
+		// one start; a turn waits seconds for the model, beside which
+		// the start of a dormant store is small.
+		StoreDormancy: 30 * time.Second,
 	}
 }
 

@@ -119,6 +119,8 @@ func TestDefault(t *testing.T) {
 			SSERetry:                time.Second,
 		},
 		Consent: consent.Config{Fallback: consent.Deny},
+
+		StoreDormancy: 30 * time.Second,
 	}
 	if got := exported(Default()); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -139,7 +141,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "sections: [planning]\ndeadlne: 30s\n",
-			want: "config.yaml:2: deadlne: unknown key (known keys: consent, deadline, evaluation, history, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+			want: "config.yaml:2: deadlne: unknown key (known keys: consent, deadline, evaluation, history, hooks, http, nats, planning, policies, sections, state_dir, store, store_dormancy, store_sync, workspace)",
 			key:  "deadlne", line: 2,
 		},
 		{
@@ -331,7 +333,7 @@ func TestParseErrors(t *testing.T) {
 				"config.yaml:5: planning.strategy: must be one of: react, plan_act_reflect, goal_decompose_route_synthesise\n" +
 				`config.yaml:6: deadline: invalid duration "soon" (use a Go duration such as "30s" or "1m30s")` + "\n" +
 				`config.yaml:7: sections[1]: duplicate entry "a" (same as [0])` + "\n" +
-				"config.yaml:8: extra: unknown key (known keys: consent, deadline, evaluation, history, hooks, http, nats, planning, policies, sections, state_dir, store, store_sync, workspace)",
+				"config.yaml:8: extra: unknown key (known keys: consent, deadline, evaluation, history, hooks, http, nats, planning, policies, sections, state_dir, store, store_dormancy, store_sync, workspace)",
 			key: "workspace", line: 1,
 		},
 		{
@@ -533,6 +535,8 @@ func TestExampleFile(t *testing.T) {
 		Evaluation: Evaluation{Isolate: true, MaxSteps: 5_000_000, MaxOutputBytes: 32 << 10, MaxMemoryBytes: 128 << 20, RunCommand: RunCommand{CPUSeconds: 30, MemoryBytes: 512 << 20, Processes: 32}},
 		Hooks:      exampleHooks,
 		Consent:    consent.Config{Enabled: true, Tools: []string{"planning_setup_plan", "planning_update_*"}, Fallback: consent.Deny, Remember: true},
+
+		StoreDormancy: 30 * time.Second,
 		HTTP: HTTP{
 			Addr:                    "127.0.0.1:8080",
 			AllowedOrigins:          []string{"https://app.example.com"},

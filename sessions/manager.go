@@ -756,7 +756,9 @@ func (m *Manager) expireEvery(period time.Duration) {
 			case <-m.ctx.Done():
 				return
 			case <-t.C:
-				m.expire(m.ctx)
+				// Work in the background, which does not keep a
+				// dormant store awake.
+				m.expire(store.Background(m.ctx))
 			}
 		}
 	}()

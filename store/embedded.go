@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -29,7 +30,8 @@ import (
 // each tries the lock as it reconnects: the one that takes it starts the
 // server on dir's files, and the others reconnect to it. Calls made
 // meanwhile are tried again until their deadline, then fail with
-// ErrUnavailable.
+// ErrUnavailable. A holder whose store has been idle for Options.Dormancy
+// stops its server and releases dir until its next call (dormant.go).
 //
 // Of opts it does not use Replicas, CredsFile and TLS.
 func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, error) {
@@ -63,6 +65,10 @@ func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, er
 		s.Close()
 		return nil, fmt.Errorf("store: state dir %s: %w: %w", dir, ErrUnavailable, err)
 	}
+	h.mu.Lock()
+	h.nc = nc
+	h.mu.Unlock()
+	h.leave(false) // the opening, which newHost counted as a call
 	return s, nil
 }
 
@@ -82,12 +88,14 @@ const helloSubject = "_WINK.store.hello"
 // directory's lock, or a connection over loopback to the process that
 // does. It is the connections' provider (nats.InProcessServer), called at
 // every connect and reconnect, which is where a process takes the server
-// over when the holder has gone.
+// over when the holder has gone, and where a dormant holder takes it
+// again (dormant.go).
 //
 // The directory holds three files of the host's: "lock", locked by the
-// holder, which writes there its process id and the address it listens
-// on; "credential" (0600), the token every connection presents; and the
-// server's own "jetstream" directory.
+// holder, which writes there its process id, the address it listens on
+// and a nonce of its hold, one a line (a dormant holder leaves the
+// address out); "credential" (0600), the token every connection
+// presents; and the server's own "jetstream" directory.
 type host struct {
 	dir    string
 	opts   Options
@@ -99,6 +107,25 @@ type host struct {
 	closed bool
 	failed string                        // the last error of taking the server over, if it failed
 	srv    atomic.Pointer[server.Server] // the server, while this process holds dir
+	nc     *nats.Conn                    // the connection of this process, once open
+
+	// Dormancy (dormant.go): the host stops the server after idle
+	// without a call (0: never), and is dormant until the next. calls
+	// counts the calls in flight (and the opening), last is when the
+	// last ended (Unix ns); timer looks whether the host may go dormant.
+	// up is closed while the connection is up, and replaced by an open
+	// channel when the host goes dormant. nonce is written in the lock
+	// file by this process each time it takes the dir, and released
+	// says that it released the dir since it last held it.
+	idle     time.Duration
+	calls    atomic.Int64
+	last     atomic.Int64
+	dormant  atomic.Bool
+	timer    *time.Timer
+	up       atomic.Pointer[chan struct{}]
+	nonce    string
+	released bool
+	arrival  *fsnotify.Watcher // of the lock file, while dormant
 
 	// seen is set once another process has been seen on the directory:
 	// this process reached the server over loopback, or its server had
@@ -126,10 +153,15 @@ func newHost(dir string, opts Options) (*host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: state dir %s is not writable: %w", dir, err)
 	}
-	return &host{
+	h := &host{
 		dir: dir, opts: opts, token: token, lock: lock, logger: opts.Logger,
-		sharing: make(chan struct{}),
-	}, nil
+		sharing: make(chan struct{}), idle: opts.Dormancy,
+	}
+	h.calls.Store(1) // the opening, until OpenEmbedded returns
+	h.up.Store(&closed)
+	h.timer = time.AfterFunc(time.Hour, h.sleep)
+	h.timer.Stop()
+	return h, nil
 }
 
 // credential returns the token in the file path, which it first creates
@@ -172,7 +204,7 @@ func credential(path string) (string, error) {
 func (h *host) connect(ctx context.Context) (*nats.Conn, error) {
 	for {
 		nc, err := nats.Connect("", append(connOptions(h.logger),
-			nats.InProcessServer(h), nats.Token(h.token), nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(0, 0),
+			nats.InProcessServer(h), nats.Token(h.token), nats.CustomReconnectDelay(h.reconnectDelay),
 			nats.ReconnectHandler(h.greet))...)
 		if err == nil {
 			return nc, nil
@@ -187,6 +219,16 @@ func (h *host) connect(ctx context.Context) (*nats.Conn, error) {
 		case <-time.After(reconnectWait):
 		}
 	}
+}
+
+// reconnectDelay is the pause before an attempt to reconnect, after every
+// attempt has failed: reconnectWait, or dormantWait while the host is
+// dormant, when a call wakes the connection (wake).
+func (h *host) reconnectDelay(int) time.Duration {
+	if h.dormant.Load() {
+		return dormantWait
+	}
+	return reconnectWait
 }
 
 // lockFile is tryLock, which a test replaces to see a filesystem without
@@ -212,6 +254,9 @@ func (h *host) InProcessConn() (net.Conn, error) {
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, net.ErrClosed
+	}
+	if h.dormant.Load() {
+		return nil, errDormant
 	}
 	if srv := h.srv.Load(); srv != nil && !srv.Running() {
 		// The server of this process stopped by itself: start it again,
@@ -246,10 +291,18 @@ func (h *host) InProcessConn() (net.Conn, error) {
 	return conn, nil
 }
 
+// errDormant is the error of a connection's attempt to reconnect while
+// the host is dormant.
+var errDormant = errors.New("store: the state dir's server is dormant")
+
 // hold takes the directory's lock if no other process holds it (or keeps
 // it, if this process holds it), then starts the server on the
-// directory's files and writes its address in the lock file. It returns
-// nil, and holds nothing, when another process holds the lock.
+// directory's files and writes its address in the lock file, with a nonce
+// of this hold. It returns nil, and holds nothing, when another process
+// holds the lock. When this process takes the dir again after it released
+// it (dormant.go) and another process has held it meanwhile (the lock
+// file holds another nonce than this process left), it records that it
+// shares the dir.
 func (h *host) hold() error {
 	ok, err := lockFile(h.lock)
 	switch {
@@ -260,14 +313,22 @@ func (h *host) hold() error {
 	case !ok:
 		return nil
 	}
+	if h.released {
+		// Until this hold has written its own nonce, the next one
+		// looks again.
+		if b, err := os.ReadFile(h.lock.Name()); err != nil || lockNonce(b) != h.nonce {
+			h.share()
+		}
+	}
 	srv, err := h.start()
 	if err != nil {
 		unlock(h.lock)
 		return err
 	}
 	addr := srv.Addr().String()
+	h.nonce = rand.Text()
 	if err = h.lock.Truncate(0); err == nil {
-		_, err = h.lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+addr+"\n"), 0)
+		_, err = h.lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+addr+"\n"+h.nonce+"\n"), 0)
 	}
 	if err != nil {
 		stopServer(srv)
@@ -275,9 +336,25 @@ func (h *host) hold() error {
 		return fmt.Errorf("store: state dir %s is not writable: %w", h.dir, err)
 	}
 	h.srv.Store(srv)
-	h.logger.Debug("holding the session store", "root", filepath.Dir(h.dir), "addr", addr)
+	h.released = false
+	h.arm(h.idle)
+	h.logger.Debug("holding the session store", "root", h.root(), "addr", addr)
 	return nil
 }
+
+// lockNonce returns the nonce in the lock file's content b: its third
+// line, empty if it has none (written by an older version).
+func lockNonce(b []byte) string {
+	lines := bytes.Split(b, []byte("\n"))
+	if len(lines) < 4 {
+		return ""
+	}
+	return string(lines[2])
+}
+
+// root is the directory the state dir is in, named in the logs: a stdio
+// process's state dir is named after its session.
+func (h *host) root() string { return filepath.Dir(h.dir) }
 
 // start starts the server on the directory's files, listening on a free
 // port of the loopback interface for connections that present the token.
@@ -333,6 +410,7 @@ func (h *host) listen(nc *nats.Conn) error {
 // counts the server's clients instead, once the server has its
 // subscription, for the processes that connected before it had.
 func (h *host) greet(nc *nats.Conn) {
+	defer h.connected()
 	if h.srv.Load() == nil {
 		if err := nc.Publish(helloSubject, nil); err != nil {
 			h.logger.Debug("saying hello to the holder of the session store", "err", err)
@@ -340,18 +418,33 @@ func (h *host) greet(nc *nats.Conn) {
 		return
 	}
 	if err := nc.Flush(); err == nil {
-		h.shared()
+		h.seenOther()
 	}
 }
 
 // shared reports whether another process has been seen on the directory:
-// this process reaches the server over loopback, or its server has
-// another client than this process's connection, or had one.
+// this process reaches the server over loopback (InProcessConn), or its
+// server has another client than this process's connection, or had one,
+// or another process held the directory while this one was dormant. A
+// dormant host is woken first, and one waking waited for, as it cannot
+// tell until it has taken the directory again or reached the process
+// that took it.
 func (h *host) shared() bool {
+	if h.dormant.Load() || !isClosed(*h.up.Load()) {
+		ctx, cancel := context.WithTimeout(context.Background(), h.opts.Timeout)
+		h.enter(ctx)
+		h.leave(false)
+		cancel()
+	}
+	return h.seenOther()
+}
+
+// seenOther is shared without waking a dormant host.
+func (h *host) seenOther() bool {
 	if h.seen.Load() {
 		return true
 	}
-	if srv := h.srv.Load(); srv == nil || srv.NumClients() > 1 {
+	if srv := h.srv.Load(); srv != nil && srv.NumClients() > 1 {
 		h.share()
 		return true
 	}
@@ -375,10 +468,18 @@ func (h *host) close() {
 		return
 	}
 	h.closed = true
+	h.timer.Stop()
+	if h.arrival != nil {
+		h.arrival.Close()
+		h.arrival = nil
+	}
 	if srv := h.srv.Load(); srv != nil {
 		stopServer(srv)
 	}
 	h.lock.Close()
+	if up := *h.up.Load(); !isClosed(up) {
+		close(up)
+	}
 }
 
 // stopServer shuts srv down and waits until it has.

@@ -320,7 +320,7 @@ func (s *JetStream) Create(ctx context.Context, session string, head []byte) (ui
 	if err := checkCommit(session, head, nil); err != nil {
 		return 0, err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	for {
 		var after uint64 // the revision of a deletion marker the head replaces
@@ -354,7 +354,7 @@ func (s *JetStream) Load(ctx context.Context, session string) (Head, error) {
 	if err := checkSession(session); err != nil {
 		return Head{}, err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	m, err := s.read(ctx, s.headSubject(session))
 	if err == nil && isDeleted(m.Header) {
@@ -375,7 +375,7 @@ func (s *JetStream) Commit(ctx context.Context, session string, rev uint64, head
 	if err := checkCommit(session, head, blobs); err != nil {
 		return 0, err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	var written uint64
 	if len(blobs) > 0 {
@@ -564,7 +564,7 @@ func (s *JetStream) Blob(ctx context.Context, session, hash string) ([]byte, err
 	if err := checkHash(hash); err != nil {
 		return nil, err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	m, err := s.read(ctx, s.blobSubject(session, hash))
 	if err != nil {
@@ -591,7 +591,7 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 	if err := checkSession(session); err != nil {
 		return Swept{}, err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	prefix := s.blobSubject(session, "")
 	// The scan may run on a replica that lags: it goes on until it has
@@ -717,7 +717,7 @@ func (s *JetStream) Delete(ctx context.Context, session string) error {
 	if err := checkSession(session); err != nil {
 		return err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	for {
 		h, err := s.Load(ctx, session)
@@ -769,7 +769,7 @@ func (s *JetStream) finishDelete(ctx context.Context, session string, mark uint6
 // finished deletions made before the cutoff or deletedTTL ago, whichever
 // is later.
 func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	type head struct {
 		session string
@@ -820,7 +820,7 @@ func (s *JetStream) Expire(ctx context.Context, before time.Time) (int, error) {
 // Heads implements Store with one scan of the last message of every head
 // subject; deletion markers are left out.
 func (s *JetStream) Heads(ctx context.Context) ([]SessionHead, error) {
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	var out []SessionHead
 	prefix := s.headSubject("")
@@ -906,7 +906,7 @@ func (s *JetStream) AppendLog(ctx context.Context, session string, entries ...[]
 	if err := checkLog(session, entries); err != nil {
 		return err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	for _, msg := range logFrames(entries) {
 		id := nuid.Next()
@@ -960,7 +960,7 @@ func (s *JetStream) ReadLog(ctx context.Context, session string, n int) ([][]byt
 	if err := checkSession(session); err != nil {
 		return nil, err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	subject := s.logSubject(session)
 	var end *jetstream.RawStreamMsg
@@ -1000,7 +1000,7 @@ func (s *JetStream) ReadLog(ctx context.Context, session string, n int) ([][]byt
 // ordered consumer told to deliver new messages would take "new" afresh
 // each time it starts over.
 func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
-	start, cancel := deadline(ctx, s.timeout)
+	start, cancel := s.begin(ctx)
 	defer cancel()
 	prefix := s.headSubject("")
 	var c jetstream.Consumer

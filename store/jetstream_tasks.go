@@ -21,7 +21,7 @@ func (s *JetStream) PutTask(ctx context.Context, owner, id string, rev uint64, r
 	if err := checkValue("task record", record); err != nil {
 		return 0, err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	subject := s.taskSubject(owner, id)
 	msgID := nuid.Next()
@@ -66,7 +66,7 @@ func (s *JetStream) Task(ctx context.Context, owner, id string) ([]byte, uint64,
 	if err := checkTask(owner, id); err != nil {
 		return nil, 0, err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	var m *jetstream.RawStreamMsg
 	err := s.do(ctx, func(ctx context.Context) (err error) {
@@ -85,7 +85,7 @@ func (s *JetStream) Tasks(ctx context.Context, owner string) ([][]byte, error) {
 	if err := checkTask(owner, "_"); err != nil {
 		return nil, err
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	var out [][]byte
 	err := s.scan(ctx, s.tasks, jetstream.OrderedConsumerConfig{

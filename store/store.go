@@ -253,6 +253,13 @@ type Options struct {
 	// power loss can lose up to that much. A process kill loses nothing
 	// either way. External servers have their own setting.
 	SyncAlways bool
+	// Dormancy is how long the holder of a state dir (OpenEmbedded) keeps
+	// its server running once no call has used the store and no other
+	// process is connected to it; then it stops the server, whose own
+	// clocks wake the process many times a second, and releases the dir,
+	// until the next call starts it again (or another process arriving
+	// takes the dir). 0 keeps the server running. Other stores ignore it.
+	Dormancy time.Duration
 	// Replicas is the number of servers each stream is kept on in an
 	// external cluster, for instance 3; 0 means 1. The embedded store
 	// always keeps one.

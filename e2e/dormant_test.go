@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A process that holds the embedded store stops its server once the store
+// has been idle for store_dormancy, releasing the state directory, and
+// starts it again on its next call.
+
+// Its debug log lines when it goes dormant and when it wakes.
+const (
+	dormantLine = `msg="the session store is dormant"`
+	wakingLine  = `msg="waking the session store"`
+)
+
+// awaitLog waits until the process's stderr holds line n times, for up to
+// 10 seconds.
+func awaitLog(t *testing.T, p *proc, line string, n int) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); strings.Count(p.stderr.String(), line) < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("no %s (%d) in stderr:\n%s", line, n, p.stderr)
+		}
+	}
+}
+
+// callAgain calls tool through c until its session is not changed
+// elsewhere meanwhile, and fails the test on any other error.
+func callAgain(t *testing.T, c *stdioClient, tool string, args map[string]any) result {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		r := c.call(t, tool, args)
+		if !r.IsError {
+			return r
+		}
+		if r.text() != changedElsewhere || attempt == maxAttempts {
+			t.Fatalf("%s, attempt %d: %+v", tool, attempt, r)
+		}
+	}
+}
+
+// TestDormantHolder: a stdio process on its own state directory, with a
+// short store_dormancy, goes dormant once idle and answers its next call
+// with the state from before. A second process started while the first
+// is dormant takes the directory; then each reads what the other
+// commits, the first one included, which had the session in memory from
+// before; and so does the first after a third came and went while it was
+// dormant. Killed with SIGKILL while dormant, and while waking, the
+// process loses nothing: a process started afterwards reads every step
+// acknowledged.
+func TestDormantHolder(t *testing.T) {
+	state := t.TempDir()
+	dir := filepath.Join(state, "store", "stdio-project")
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("store_dormancy: 100ms\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func() *stdioClient {
+		c := &stdioClient{p: start(t, "", "--config", cfg, "--log-level", "debug", "--state-dir", state, "--session", "project")}
+		c.p.initialize()
+		return c
+	}
+	planHas := func(who string, c *stdioClient, want ...string) {
+		t.Helper()
+		r := c.call(t, "planning_read_plan", map[string]any{})
+		for _, w := range want {
+			if r.IsError || !strings.Contains(r.text(), w) {
+				t.Fatalf("%s reads the plan without %q: %+v", who, w, r)
+			}
+		}
+	}
+
+	a := run()
+	if r := a.call(t, "planning_setup_plan", map[string]any{"objective": "Ship it", "initial_steps": []string{"draft"}}); r.IsError {
+		t.Fatalf("setup: %+v", r)
+	}
+	awaitLog(t, a.p, dormantLine, 1)
+	start := time.Now()
+	planHas("the woken process", a, "Objective: Ship it", "draft")
+	t.Logf("the first call after dormancy answered in %v", time.Since(start))
+	awaitLog(t, a.p, wakingLine, 1)
+
+	// e comes while a is dormant, takes the directory, commits and goes:
+	// a, which wakes when e takes the directory, then takes it over, and
+	// reads what e committed.
+	awaitLog(t, a.p, dormantLine, 2)
+	e := run()
+	callAgain(t, e, "planning_add_step", map[string]any{"steps": []string{"from e"}})
+	e.p.closeStdin()
+	if code := e.p.wait(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, e.p.stderr)
+	}
+	planHas("the process woken after another came and went", a, "draft", "from e")
+	if pid := holderPid(t, dir); pid != a.p.cmd.Process.Pid {
+		t.Fatalf("the store is held by process %d, want %d", pid, a.p.cmd.Process.Pid)
+	}
+
+	// b arrives while a is dormant, and takes the directory; a wakes.
+	awaitLog(t, a.p, dormantLine, 3)
+	b := run()
+	if pid := holderPid(t, dir); pid != b.p.cmd.Process.Pid {
+		t.Fatalf("the store is held by process %d, want the one that arrived, %d", pid, b.p.cmd.Process.Pid)
+	}
+	planHas("the process that arrived", b, "Objective: Ship it", "draft")
+	callAgain(t, b, "planning_add_step", map[string]any{"steps": []string{"from b"}})
+	planHas("the woken process", a, "draft", "from b")
+	callAgain(t, a, "planning_add_step", map[string]any{"steps": []string{"from a"}})
+	planHas("the process that arrived", b, "from b", "from a")
+	if pid := holderPid(t, dir); pid != b.p.cmd.Process.Pid {
+		t.Fatalf("the store is held by process %d, want %d", pid, b.p.cmd.Process.Pid)
+	}
+
+	// b goes; a takes the directory over, goes dormant, and is killed.
+	b.p.closeStdin()
+	if code := b.p.wait(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, b.p.stderr)
+	}
+	checkStderr(t, b.p.stderr.String())
+	callAgain(t, a, "planning_add_step", map[string]any{"steps": []string{"after b"}})
+	n := strings.Count(a.p.stderr.String(), dormantLine)
+	awaitLog(t, a.p, dormantLine, n+1)
+	checkStderr(t, a.p.stderr.String())
+	a.p.kill()
+
+	// c finds everything; killed as a call wakes it, it loses nothing.
+	c := run()
+	planHas("a process started after the kill", c, "draft", "from b", "from a", "after b", "from e")
+	awaitLog(t, c.p, dormantLine, 1)
+	c.id++
+	c.p.mustSend(`{"jsonrpc":"2.0","id":` + strconv.Itoa(c.id) + `,"method":"tools/call","params":{"name":"planning_add_step","arguments":{"steps":["unanswered"]}}}`)
+	awaitLog(t, c.p, wakingLine, 1)
+	c.p.kill()
+
+	d := run()
+	planHas("a process started after the kill while waking", d, "draft", "from b", "from a", "after b", "from e")
+	d.p.closeStdin()
+	if code := d.p.wait(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, d.p.stderr)
+	}
+	checkStderr(t, d.p.stderr.String())
+}
+
+// TestDormantHTTPServer: an HTTP server, with a short store_dormancy, goes
+// dormant once idle; a request on a handle it minted before answers with
+// the session's state, and a second server started while the first is
+// dormant takes the directory, continues the handle, and the first reads
+// what the second committed.
+func TestDormantHTTPServer(t *testing.T) {
+	state := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("store_dormancy: 100ms\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--config", cfg, "--log-level", "debug", "--state-dir", state}
+	a := serveHTTP(t, args...)
+	h := (&httpClient{url: a.url}).call(t, "planning_setup_plan", map[string]any{"objective": "Asleep", "initial_steps": []string{"draft"}}).session(t)
+	awaitLog(t, a.p, dormantLine, 1)
+	if r := (&httpClient{url: a.url}).call(t, "planning_read_plan", with(h, map[string]any{})); r.IsError || !strings.Contains(r.text(), "Objective: Asleep") {
+		t.Fatalf("the woken server reads %+v", r)
+	}
+
+	awaitLog(t, a.p, dormantLine, 2)
+	b := serveHTTP(t, args...)
+	if pid := holderPid(t, filepath.Join(state, "store", "http")); pid != b.p.cmd.Process.Pid {
+		t.Fatalf("the store is held by process %d, want the server that arrived, %d", pid, b.p.cmd.Process.Pid)
+	}
+	if r := (&httpClient{url: b.url}).call(t, "planning_add_step", with(h, map[string]any{"steps": []string{"from b"}})); r.IsError {
+		t.Fatalf("b adds a step: %+v", r)
+	}
+	if r := (&httpClient{url: a.url}).call(t, "planning_read_plan", with(h, map[string]any{})); r.IsError || !strings.Contains(r.text(), "from b") {
+		t.Fatalf("a reads %+v", r)
+	}
+	stopServers(t, b, a)
+}
