@@ -653,7 +653,7 @@ func (s *JetStream) Remove(ctx context.Context, session string, rev uint64, hash
 			return 0, err
 		}
 	}
-	ctx, cancel := deadline(ctx, s.timeout)
+	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(removeWindow)
