@@ -48,9 +48,10 @@ type HistoryCommit struct {
 	Tool   string    `json:"tool"`
 	Time   time.Time `json:"time"`
 	// Prev and Root are the roots of the state before and after
-	// (statetree.State.Root).
-	Prev string `json:"prev"`
-	Root string `json:"root"`
+	// (statetree.State.Root). A record in the history's tail leaves them
+	// out where the tail's documents name them.
+	Prev string `json:"prev,omitempty"`
+	Root string `json:"root,omitempty"`
 	// State names the STATE slices the commit changed.
 	State []string      `json:"state,omitempty"`
 	Files []HistoryFile `json:"files,omitempty"`

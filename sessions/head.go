@@ -25,12 +25,16 @@ type head struct {
 // headMagic starts a head record; a flag byte follows, then the owner's
 // length (a uvarint) and the owner, the history's 32 bytes when the flag
 // says so, and the document, to the end. A head with a tail starts with
-// headMagicTail instead, so that a build that knows no tail refuses it
-// rather than reading the tail as the document; the tail's length (a
-// uvarint) and the tail come before the document.
+// headMagicTail instead, so that a build that knows no tail, or an older
+// form of it, refuses it rather than reading the tail as the document;
+// the tail's length (a uvarint) and the tail come before the document.
+// A head of format 3 with a tail starts with headMagicPlainTail: its
+// tail's entries hold their documents whole (plainTail), and it is read
+// as the tail it would be today.
 var (
-	headMagic     = []byte("whd1")
-	headMagicTail = []byte("whd2")
+	headMagic          = []byte("whd1")
+	headMagicPlainTail = []byte("whd2")
+	headMagicTail      = []byte("whd3")
 )
 
 const (
@@ -72,9 +76,13 @@ func (h head) marshal() []byte {
 func parseHead(b []byte) (head, error) {
 	var h head
 	rest, ok := bytes.CutPrefix(b, headMagic)
-	tail := false
+	tail, plain := false, false
 	if !ok {
 		rest, tail = bytes.CutPrefix(b, headMagicTail)
+	}
+	if !ok && !tail {
+		rest, plain = bytes.CutPrefix(b, headMagicPlainTail)
+		tail = plain
 	}
 	if !ok && !tail || len(rest) == 0 {
 		return h, errBadHead
@@ -101,6 +109,12 @@ func parseHead(b []byte) (head, error) {
 			return h, errBadHead
 		}
 		h.Tail, rest = rest[k:k+int(n):k+int(n)], rest[k+int(n):] // capped: a tail appended to is copied
+		if plain {
+			var err error
+			if h.Tail, err = plainTail(h.Tail); err != nil {
+				return h, fmt.Errorf("%w: %w", errBadHead, err)
+			}
+		}
 	}
 	if len(rest) > 0 {
 		h.Doc = rest

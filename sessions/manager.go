@@ -275,10 +275,12 @@ type entry struct {
 	// the states they name.
 	docStored bool
 	// tail is the history's tail (tail.go) as the head holds it, with
-	// tailN records; histDocs are the root documents the history's blob
-	// holds (read with hist).
+	// tailN records, and tailDoc the root document of its last entry,
+	// which the next is written against; histDocs are the root documents
+	// the history's blob holds (read with hist).
 	tail     []byte
 	tailN    int
+	tailDoc  []byte
 	histDocs map[string][]byte
 }
 
@@ -375,7 +377,7 @@ func (m *Manager) decode(ctx context.Context, h, owner string) (*entry, error) {
 			_ = e.sess.Close()
 			return nil, fmt.Errorf("session %s: %w", h, err)
 		}
-		e.tail, e.tailN = hd.Tail, len(t.records)
+		e.tail, e.tailN, e.tailDoc = hd.Tail, len(t.records), t.last
 	}
 	if hd.Doc != nil {
 		e.emptyBlobs = nil
@@ -507,7 +509,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	}
 	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash, Tail: e.tail}
 	var hist *historyDoc
-	tailN, histDocs := e.tailN, e.histDocs
+	tailN, tailDoc, histDocs := e.tailN, e.tailDoc, e.histDocs
 	if recorded {
 		if blobs == nil {
 			blobs = map[string][]byte{}
@@ -553,14 +555,14 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 			}
 			hd.History, hd.Tail = statetree.Hash(hb), nil
 			blobs[hd.History] = hb
-			tailN, histDocs = 0, held
+			tailN, tailDoc, histDocs = 0, nil, held
 		} else {
 			tail := e.tail // appended past its end: e.tail holds what it did until the commit lands
 			if keep != nil {
-				tail = appendTail(tail, nil, keep)
+				tail, tailDoc = appendTail(tail, tailDoc, nil, keep), keep
 			}
-			hd.Tail = appendTail(tail, recJSON, st.Doc)
-			tailN++
+			hd.Tail = appendTail(tail, tailDoc, recJSON, st.Doc)
+			tailN, tailDoc = tailN+1, st.Doc
 		}
 	}
 	switch err := m.put(ctx, e, hd.marshal(), blobs); {
@@ -575,7 +577,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	e.emptyBlobs = nil
 	if hist != nil {
 		e.hist, e.histHash = hist, hd.History
-		e.tail, e.tailN, e.histDocs = hd.Tail, tailN, histDocs
+		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
 	}
 	e.written += len(blobs)
 	for _, b := range blobs {

@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/statetree"
 	"github.com/wink-mcp/wink-mcp/store"
 )
 
@@ -20,7 +22,7 @@ import (
 // without a history and a tail; one that is cut short, or whose magic and
 // flags disagree about the tail, does not parse.
 func TestHeadRecord(t *testing.T) {
-	tail := appendTail(appendTail(nil, nil, []byte("doc 0")), []byte(`{"seq":1}`), []byte("doc 1"))
+	tail := appendTail(appendTail(nil, nil, nil, []byte("doc 0")), []byte("doc 0"), []byte(`{"seq":1}`), []byte("doc 1"))
 	hash := fmt.Sprintf("%064x", 7)
 	for _, h := range []head{
 		{Owner: "alice"},
@@ -39,7 +41,7 @@ func TestHeadRecord(t *testing.T) {
 		}
 		// A commit appends to the tail it read: that must not write over
 		// the document after it.
-		_ = appendTail(got.Tail, []byte(`{"seq":9}`), []byte("later"))
+		_ = appendTail(got.Tail, []byte("doc 1"), []byte(`{"seq":9}`), []byte("later"))
 		if !bytes.Equal(got.Doc, h.Doc) {
 			t.Errorf("appending to the tail read from %+v changed the document to %q", h, got.Doc)
 		}
@@ -184,5 +186,98 @@ func TestHistoryTail(t *testing.T) {
 	tx.Commit()
 	if hd := stored(); len(hd.Tail) != 0 {
 		t.Errorf("an undo's commit leaves a tail of %d bytes: it writes the history's blob", len(hd.Tail))
+	}
+}
+
+// TestTailDocuments: a tail's documents read back whole, each written as
+// what it changed of the one before, whatever they share; one that
+// claims more of the document before than there is does not parse; and
+// a head of format 3, whose tail holds its documents whole, reads as the
+// tail of today.
+func TestTailDocuments(t *testing.T) {
+	docs := [][]byte{
+		[]byte("wdoc1 plan: bench 1; files: abc"),
+		[]byte("wdoc1 plan: bench 2; files: abc"),
+		[]byte("wdoc1 plan: bench 2; files: abc"),    // the same
+		[]byte("wdoc1 plan: bench 2; files: abcdef"), // longer
+		[]byte("wdoc1"),       // a prefix of the one before
+		[]byte("wdoc1 wdoc1"), // the one before twice
+		nil,                   // empty
+		[]byte("something else entirely, not a doc at all"), // nothing shared
+	}
+	for _, name := range []string{"records", "a document alone first"} {
+		t.Run(name, func(t *testing.T) {
+			var tail, plain, base []byte
+			for i, doc := range docs {
+				var rec []byte
+				if i > 0 || name == "records" {
+					rec = fmt.Appendf(nil, `{"seq":%d,"call_id":"c%d","tool":"t"}`, i+1, i)
+				}
+				tail, base = appendTail(tail, base, rec, doc), doc
+				plain = binary.AppendUvarint(plain, uint64(len(rec)))
+				plain = append(plain, rec...)
+				plain = binary.AppendUvarint(plain, uint64(len(doc)))
+				plain = append(plain, doc...)
+			}
+			check := func(what string, b []byte) {
+				t.Helper()
+				tl, err := readTail(b, false)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				for _, doc := range docs {
+					if got, ok := tl.docs[statetree.Hash(doc)]; !ok || !bytes.Equal(got, doc) {
+						t.Errorf("%s: document %q reads back as %q (%v)", what, doc, got, ok)
+					}
+				}
+				if !bytes.Equal(tl.last, docs[len(docs)-1]) {
+					t.Errorf("%s: the last document is %q, want %q", what, tl.last, docs[len(docs)-1])
+				}
+			}
+			check("tail", tail)
+			if len(tail) >= len(plain) {
+				t.Errorf("the tail takes %d bytes, no fewer than the %d of its documents whole", len(tail), len(plain))
+			}
+			// The head of format 3 reads as the tail of today.
+			old := head{Owner: "bob", History: fmt.Sprintf("%064x", 7), Doc: []byte("doc")}
+			b := old.marshal()
+			b = append(slices.Clone(headMagicPlainTail), b[len(headMagic):]...)
+			b[len(headMagicPlainTail)] |= headHasTail
+			at := len(headMagicPlainTail) + 1 + 1 + len(old.Owner) + 32
+			b = slices.Concat(b[:at], binary.AppendUvarint(nil, uint64(len(plain))), plain, b[at:])
+			hd, err := parseHead(b)
+			if err != nil || hd.Owner != old.Owner || hd.History != old.History || !bytes.Equal(hd.Doc, old.Doc) {
+				t.Fatalf("parseHead(format 3) = %+v, %v", hd, err)
+			}
+			if !bytes.Equal(hd.Tail, tail) {
+				t.Errorf("the tail of a head of format 3 reads as %q, want %q", hd.Tail, tail)
+			}
+			// Each record goes back to the state of the entry before it;
+			// the first, with no entry before it, must name its own.
+			tl, err := parseTail(tail)
+			if name == "records" {
+				if !errors.Is(err, errBadTail) {
+					t.Errorf("a tail whose first record names no state before it: parseTail = %v, want errBadTail", err)
+				}
+				return
+			}
+			if err != nil || len(tl.records) != len(docs)-1 {
+				t.Fatalf("parseTail = %d records, %v", len(tl.records), err)
+			}
+			for i, c := range tl.records {
+				if c.Prev != statetree.Hash(docs[i]) || c.Root != statetree.Hash(docs[i+1]) || c.CallID != fmt.Sprint("c", i+1) {
+					t.Errorf("record %d: %+v", i, c)
+				}
+			}
+		})
+	}
+	// A document that takes more of the one before than it has.
+	bad := appendTail(nil, nil, nil, []byte("ab"))
+	bad = binary.AppendUvarint(bad, 0)
+	bad = binary.AppendUvarint(bad, 2) // shares 2 bytes at its start
+	bad = binary.AppendUvarint(bad, 1) // and 1 at its end: 3 of 2
+	bad = binary.AppendUvarint(bad, 0)
+	if _, err := readTail(bad, false); !errors.Is(err, errBadTail) {
+		t.Errorf("a document sharing more than there is: readTail = %v, want errBadTail", err)
 	}
 }
