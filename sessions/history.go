@@ -2,11 +2,13 @@ package sessions
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wink-mcp/wink-mcp/session"
@@ -125,8 +127,10 @@ func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc,
 // historyBlob returns the blob of the history d, with the root documents
 // of the states it names that docs (by their hashes) holds, up to docMax
 // bytes each; it adds to blobs those larger, and returns the documents
-// the blob holds.
-func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte) ([]byte, map[string][]byte, error) {
+// the blob holds. It reads each record's JSON, but for its prev and root,
+// from known (see recordJSON), which is how a commit writes the blob
+// without encoding the records it encoded before.
+func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte, known map[uint64]knownRecord) ([]byte, map[string][]byte, error) {
 	held := map[string][]byte{}
 	keep := func(root string) {
 		doc, ok := docs[root]
@@ -147,8 +151,93 @@ func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte)
 	for _, c := range d.Checkpoints {
 		keep(c.Root)
 	}
-	b, err := json.Marshal(storedHistoryDoc{HistoryLog: *d, Docs: held})
+	b, err := encodeHistory(d, held, known)
 	return b, held, err
+}
+
+// knownRecord is a record's JSON without its prev and root (recordJSON),
+// as it was when its Undone was undone.
+type knownRecord struct {
+	json   []byte
+	undone bool
+}
+
+// recordJSON returns the JSON of c without its prev and root.
+func recordJSON(c session.HistoryCommit) ([]byte, error) {
+	c.Prev, c.Root = "", ""
+	return json.Marshal(&c)
+}
+
+// encodeHistory returns the JSON of storedHistoryDoc{d, docs}, as
+// json.Marshal gives it but for the order of its records' fields: each
+// record's JSON is that which known holds for it, when its Undone has not
+// changed since, with its prev and root put first.
+func encodeHistory(d *historyDoc, docs map[string][]byte, known map[uint64]knownRecord) ([]byte, error) {
+	b := append(make([]byte, 0, 256*len(d.Commits)+400*len(docs)), `{"next":`...)
+	b = strconv.AppendUint(b, d.Next, 10)
+	if len(d.Commits) > 0 {
+		b = append(b, `,"commits":[`...)
+		for i, c := range d.Commits {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			k, ok := known[c.Seq]
+			if !ok || k.undone != c.Undone || !hexHash(c.Prev) || !hexHash(c.Root) {
+				rec, err := json.Marshal(&c)
+				if err != nil {
+					return nil, err
+				}
+				b = append(b, rec...)
+				continue
+			}
+			b = append(b, `{"prev":"`...)
+			b = append(b, c.Prev...)
+			b = append(b, `","root":"`...)
+			b = append(b, c.Root...)
+			b = append(b, `",`...)
+			b = append(b, k.json[1:]...) // after its {
+		}
+		b = append(b, ']')
+	}
+	if len(d.Checkpoints) > 0 {
+		cps, err := json.Marshal(d.Checkpoints)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"checkpoints":`...), cps...)
+	}
+	if d.Lost > 0 {
+		b = strconv.AppendUint(append(b, `,"lost":`...), d.Lost, 10)
+	}
+	if len(docs) > 0 {
+		b = append(b, `,"docs":{`...)
+		for i, root := range slices.Sorted(maps.Keys(docs)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, root...) // a hash: nothing to escape
+			b = append(b, `":"`...)
+			b = base64.StdEncoding.AppendEncode(b, docs[root])
+			b = append(b, '"')
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+// hexHash reports whether s is a hash as statetree.Hash gives it: JSON
+// without escaping.
+func hexHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // storedHistory reads the history of session h as the store holds it.

@@ -2,10 +2,12 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
@@ -118,6 +120,66 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 			d, err := m.storedHistory(context.Background(), u.Handle)
 			if err != nil || len(d.Commits) != min(retention, n) {
 				t.Fatalf("history: %+v, %v", d, err)
+			}
+		})
+	}
+}
+
+// TestEncodeHistory: the history's blob, written from the records' JSON
+// encoded before where it still holds, reads back as json.Marshal's of
+// the same history: every field of every record, the checkpoints, the
+// lost commit and the documents; a record whose Undone changed since it
+// was encoded, or that none encoded, is encoded anew.
+func TestEncodeHistory(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
+	hash := func(i int) string { return statetree.Hash([]byte{byte(i)}) }
+	commits := []session.HistoryCommit{
+		{Seq: 4, CallID: "c4", Tool: "planning_setup_plan", Time: at, Prev: hash(0), Root: hash(1), State: []string{"planning.plan"}},
+		{Seq: 5, CallID: `quote " and <tag> & \ back`, Tool: "write_file", Time: at, Prev: hash(1), Root: hash(2), Files: []session.HistoryFile{{Path: "a/é.txt", Outside: true, Before: hash(7), BeforeSize: 3, After: hash(8), AfterSize: 9}, {Path: "d", Dir: true}}, Undone: true},
+		{Seq: 6, CallID: "c6", Tool: "session_undo", Time: at, Prev: hash(2), Root: hash(1), Restores: true},
+		{Seq: 7, CallID: "c7", Tool: "x", Time: at, Prev: "not a hash", Root: hash(3)},
+	}
+	encoded := func(i int) knownRecord {
+		b, err := recordJSON(commits[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return knownRecord{json: b, undone: commits[i].Undone}
+	}
+	stale := encoded(1)
+	stale.undone = false
+	stale.json = []byte(`{"seq":5,"call_id":"stale"}`)
+	for _, c := range []struct {
+		name  string
+		d     historyDoc
+		docs  map[string][]byte
+		known map[uint64]knownRecord
+	}{
+		{"empty", historyDoc{Next: 1}, nil, nil},
+		{"none known", historyDoc{Next: 8, Commits: commits, Lost: 3}, nil, nil},
+		{"all known", historyDoc{Next: 8, Commits: commits}, nil, map[uint64]knownRecord{4: encoded(0), 5: encoded(1), 6: encoded(2), 7: encoded(3)}},
+		{"undone since", historyDoc{Next: 8, Commits: commits}, nil, map[uint64]knownRecord{5: stale}},
+		{"checkpoints and documents", historyDoc{Next: 8, Commits: commits[:1], Checkpoints: []session.Checkpoint{{Name: "first \"one\"", Seq: 4, Root: hash(1), Time: at}}},
+			map[string][]byte{hash(1): []byte("wdoc1\x00\xff binary"), hash(0): {}}, map[uint64]knownRecord{4: encoded(0)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := encodeHistory(&c.d, c.docs, c.known)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(storedHistoryDoc{HistoryLog: c.d, Docs: c.docs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g, w storedHistoryDoc
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("%v:\n%s", err, got)
+			}
+			if err := json.Unmarshal(want, &w); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("encodeHistory reads back as\n%+v\njson.Marshal's as\n%+v\n(%s)", g, w, got)
 			}
 		})
 	}

@@ -282,6 +282,9 @@ type entry struct {
 	tailN    int
 	tailDoc  []byte
 	histDocs map[string][]byte
+	// known holds the JSON of the history's records that this process
+	// encoded (historyBlob), by their numbers.
+	known map[uint64]knownRecord
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
@@ -526,14 +529,28 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		if rec != nil {
 			// In the tail, a record's root is the hash of the document
 			// beside it, and what it goes back to that of the entry
-			// before it, if any: neither is written (parseTail).
-			r := *rec
-			r.Root = ""
-			if keep != nil || tailN > 0 {
-				r.Prev = ""
-			}
-			if recJSON, err = json.Marshal(&r); err != nil {
+			// before it, if any: neither is written (parseTail). The
+			// record is encoded once, for the tail and for the history's
+			// blob (historyBlob), which puts its prev and root before it.
+			if recJSON, err = recordJSON(*rec); err != nil {
 				return false, err
+			}
+			if e.known == nil {
+				e.known = map[uint64]knownRecord{}
+			}
+			seq := rec.Seq
+			e.known[seq] = knownRecord{json: recJSON}
+			defer func() {
+				if err != nil {
+					delete(e.known, seq) // the next record has its number
+				}
+			}()
+			if keep == nil && tailN == 0 {
+				r := *rec
+				r.Root = ""
+				if recJSON, err = json.Marshal(&r); err != nil {
+					return false, err
+				}
 			}
 		}
 		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recJSON)+len(st.Doc)+len(keep) > tailBytes {
@@ -549,7 +566,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 				docs[e.state.Root] = keep
 			}
 			docs[st.Root] = st.Doc
-			hb, held, err := historyBlob(hist, docs, blobs)
+			hb, held, err := historyBlob(hist, docs, blobs, e.known)
 			if err != nil {
 				return false, err
 			}
@@ -578,6 +595,14 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	if hist != nil {
 		e.hist, e.histHash = hist, hd.History
 		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
+		if hd.Tail == nil {
+			// The records dropped from the history are encoded no more.
+			for seq := range e.known {
+				if len(hist.Commits) == 0 || seq < hist.Commits[0].Seq {
+					delete(e.known, seq)
+				}
+			}
+		}
 	}
 	e.written += len(blobs)
 	for _, b := range blobs {
