@@ -52,7 +52,9 @@ type HistoryCommit struct {
 	// out where the tail's documents name them.
 	Prev string `json:"prev,omitempty"`
 	Root string `json:"root,omitempty"`
-	// State names the STATE slices the commit changed.
+	// State names the STATE slices the commit changed. A commit does
+	// not store them: Log finds them from Prev and Root (records stored
+	// by builds of format 3 and before hold them, and keep them).
 	State []string      `json:"state,omitempty"`
 	Files []HistoryFile `json:"files,omitempty"`
 	// Restores marks an undo or a restore, which undo skips; Undone a

@@ -242,19 +242,25 @@ func hexHash(s string) bool {
 
 // storedHistory reads the history of session h as the store holds it.
 func (m *Manager) storedHistory(ctx context.Context, h string) (*historyDoc, error) {
+	d, _, err := m.storedHistoryDocs(ctx, h)
+	return d, err
+}
+
+// storedHistoryDocs is storedHistory, with the root documents that the
+// history holds, by their hashes.
+func (m *Manager) storedHistoryDocs(ctx context.Context, h string) (*historyDoc, map[string][]byte, error) {
 	sh, err := m.store.Load(ctx, h)
 	if errors.Is(err, store.ErrNotFound) {
-		return &historyDoc{Next: 1}, nil // a session that never committed
+		return &historyDoc{Next: 1}, nil, nil // a session that never committed
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hd, err := readHead(h, sh.Data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	d, _, err := m.headHistory(ctx, h, hd)
-	return d, err
+	return m.headHistory(ctx, h, hd)
 }
 
 // callHistory is what one call does to its session's history: the
@@ -305,11 +311,10 @@ func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *c
 	}
 	restores := ch != nil && ch.restores
 	if changed || restores {
+		// The record names the STATE slices the call changed only when
+		// read (withChanged): a commit pays for no reader.
 		rec = &session.HistoryCommit{Seq: d.Next, CallID: call.CallID, Tool: call.Tool, Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
 		d.Next++
-		if rec.State, err = changedSlices(call); err != nil {
-			return nil, nil, nil, err
-		}
 		rec.Files = historyFiles(files, blobs)
 		d.Commits = append(d.Commits, *rec)
 		d.Commits, d.Lost = trimHistory(d.Commits, d.Lost, m.retention)
@@ -332,20 +337,6 @@ func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *c
 		}
 	}
 	return d, rec, keep, nil
-}
-
-// changedSlices names the STATE slices whose value the call changed.
-func changedSlices(call *Commit) ([]string, error) {
-	if call.Tx == nil {
-		return nil, nil
-	}
-	sess := call.Tx.Session()
-	changes, err := sess.ChangedSlices(call.Tx.Before(), sess.Slices())
-	var out []string
-	for _, c := range changes {
-		out = append(out, c.Name)
-	}
-	return out, err
 }
 
 // historyFiles records the files a call changed, and adds to blobs the
@@ -426,10 +417,36 @@ func (m *Manager) liveHistory(ctx context.Context, h string, hd head, live map[s
 // Retention implements session.History.
 func (ch *callHistory) Retention() int { return ch.m.retention }
 
-// Log implements session.History. The caller holds the session's call
+// Log implements session.History: the history, with the STATE slices
+// each record changed (withChanged). The caller holds the session's call
 // lock.
 func (ch *callHistory) Log(ctx context.Context) (*session.HistoryLog, error) {
-	return ch.m.history(ctx, ch.e)
+	d, err := ch.m.history(ctx, ch.e)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := ch.e.docs()
+	if err != nil {
+		return nil, err
+	}
+	return ch.m.withChanged(ctx, ch.e.handle, d, docs)
+}
+
+// docs returns the root documents that the history of e holds, in its
+// tail and its blob, by their hashes. The caller holds the session's call
+// lock, and has read the history (Manager.history).
+func (e *entry) docs() (map[string][]byte, error) {
+	docs, err := tailDocs(e.tail)
+	if err != nil {
+		return nil, err
+	}
+	for root, doc := range e.histDocs {
+		if docs == nil {
+			docs = map[string][]byte{}
+		}
+		docs[root] = doc
+	}
+	return docs, nil
 }
 
 // Checkpoint implements session.History.
@@ -445,7 +462,7 @@ func (ch *callHistory) Checkpoint(name string) {
 // and files written in path order, then files and directories removed,
 // deepest first. The caller holds the session's call lock.
 func (ch *callHistory) RestoreTo(ctx context.Context, s *session.Session, seq uint64, root string) ([]string, string, error) {
-	d, err := ch.Log(ctx)
+	d, err := ch.m.history(ctx, ch.e)
 	if err != nil {
 		return nil, "", err
 	}
@@ -491,15 +508,9 @@ func (ch *callHistory) RestoreTo(ctx context.Context, s *session.Session, seq ui
 	if len(changedOutside) > 0 {
 		return nil, fmt.Sprintf("Cannot go back: these files were changed outside the server since the server last wrote them: %s. Nothing was changed; put them back as the server left them, or keep working from here.", strings.Join(changedOutside, ", ")), nil
 	}
-	docs, err := tailDocs(ch.e.tail)
+	docs, err := ch.e.docs()
 	if err != nil {
 		return nil, "", err
-	}
-	for root, doc := range ch.e.histDocs {
-		if docs == nil {
-			docs = map[string][]byte{}
-		}
-		docs[root] = doc
 	}
 	get := ch.m.getter(context.Background(), ch.e.handle, docs)
 	s.ReplaceSlices(nil)
@@ -576,7 +587,11 @@ type storedHistory struct {
 
 func (s storedHistory) Retention() int { return s.m.retention }
 func (s storedHistory) Log(ctx context.Context) (*session.HistoryLog, error) {
-	return s.m.storedHistory(ctx, s.h)
+	d, docs, err := s.m.storedHistoryDocs(ctx, s.h)
+	if err != nil {
+		return nil, err
+	}
+	return s.m.withChanged(ctx, s.h, d, docs)
 }
 func (s storedHistory) Checkpoint(string) {}
 func (s storedHistory) RestoreTo(context.Context, *session.Session, uint64, string) ([]string, string, error) {

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -182,5 +184,78 @@ func TestEncodeHistory(t *testing.T) {
 				t.Errorf("encodeHistory reads back as\n%+v\njson.Marshal's as\n%+v\n(%s)", g, w, got)
 			}
 		})
+	}
+}
+
+// TestHistoryNamesChangedSlices: a commit's record names no STATE slice
+// as stored; its readers (the call's and the stored history) find the
+// slices it changed from the states before and after, as a person reads
+// them (a bookkeeping slice, whose text is always empty, is not named),
+// once for each pair of states; a record that names some, as builds
+// before wrote them, keeps them.
+func TestHistoryNamesChangedSlices(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	r := session.NewRegistry()
+	shown := session.NewKey[string]("shown")
+	session.Persist(r, shown, session.JSON[string]())
+	kept := session.NewKey[string]("kept")
+	session.Persist(r, kept, session.Codec[string]{
+		Marshal:   func(v string) ([]byte, error) { return []byte(v), nil },
+		Unmarshal: func(b []byte) (string, error) { return string(b), nil },
+		Text:      func(string) string { return "" }, // bookkeeping
+	})
+	m := newManager(Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: 20})
+	defer m.Close()
+	ctx := context.Background()
+	u, err := m.Use(ctx, Request{Need: NeedNew, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Release()
+	for i, set := range []func(){
+		func() { session.Set(u.Session, shown, "a") },
+		func() { session.Set(u.Session, kept, "x") },
+		func() { session.Set(u.Session, shown, "b"); session.Set(u.Session, kept, "y") },
+	} {
+		tx, err := u.Session.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		set()
+		if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
+			t.Fatal(err)
+		}
+		tx.Commit()
+	}
+	sh, err := st.Load(ctx, u.Handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sh.Data, []byte(`"state"`)) {
+		t.Errorf("the head's records name the slices they changed: %q", sh.Data)
+	}
+	want := [][]string{{"shown"}, nil, {"shown"}}
+	for name, h := range map[string]session.History{"the call's": u.History(), "the stored": m.History(u.Handle)} {
+		d, err := h.Log(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]string
+		for _, c := range d.Commits {
+			got = append(got, c.State)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s history names %q, want %q", name, got, want)
+		}
+	}
+	if n := len(m.changedSlices.names); n != 3 {
+		t.Errorf("the slices changed are kept for %d pairs of states, want 3", n)
+	}
+
+	// A record that names slices keeps them, whatever its states.
+	d := &historyDoc{Next: 2, Commits: []session.HistoryCommit{{Seq: 1, Prev: "unreadable", Root: "unreadable", State: []string{"named before"}}}}
+	got, err := m.withChanged(ctx, u.Handle, d, nil)
+	if err != nil || !slices.Equal(got.Commits[0].State, []string{"named before"}) {
+		t.Errorf("withChanged of a record naming its slices: %+v, %v", got, err)
 	}
 }

@@ -155,6 +155,10 @@ type Manager struct {
 	ctx  context.Context // of the background work, cancelled by Close
 	stop context.CancelFunc
 	wg   sync.WaitGroup // the background work
+
+	// changedSlices holds the STATE slices that the history's records changed,
+	// as a reader first asked (diff.go), by the roots before and after.
+	changedSlices changedCache
 }
 
 // sharedStore is a store that says whether other processes write to it:
