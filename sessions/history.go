@@ -96,12 +96,16 @@ func (m *Manager) headHistory(ctx context.Context, h string, hd head) (*historyD
 }
 
 // storedHistoryDoc is a history as its blob holds it: the history, and
-// the root documents of the states its records and checkpoints name, by
-// their hashes, those of up to docMax bytes (a larger one is a blob of its
-// own, as every one was in histories written before tails).
+// the root documents of the states its records and checkpoints name,
+// those of up to docMax bytes (a larger one is a blob of its own, as every
+// one was in histories written before tails): in Chain, each written as
+// what it changed of the one before, as a tail writes them (appendTail,
+// without records), in the order the history names them; or, as format 3
+// wrote them, whole in Docs, by their hashes.
 type storedHistoryDoc struct {
 	session.HistoryLog
-	Docs map[string][]byte `json:"docs,omitempty"`
+	Docs  map[string][]byte `json:"docs,omitempty"`
+	Chain []byte            `json:"doc_chain,omitempty"`
 }
 
 // docMax is the largest root document a history's blob holds.
@@ -117,9 +121,30 @@ func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc,
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
 	}
+	d, docs, err := parseHistoryBlob(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
+	}
+	return d, docs, nil
+}
+
+// parseHistoryBlob returns the history the blob b holds, and its root
+// documents by their hashes.
+func parseHistoryBlob(b []byte) (*historyDoc, map[string][]byte, error) {
 	d := storedHistoryDoc{HistoryLog: historyDoc{Next: 1}}
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
+		return nil, nil, err
+	}
+	if len(d.Chain) > 0 {
+		chained, err := tailDocs(d.Chain)
+		if err != nil {
+			return nil, nil, err
+		}
+		if d.Docs == nil {
+			d.Docs = chained
+		} else {
+			maps.Copy(d.Docs, chained)
+		}
 	}
 	return &d.HistoryLog, d.Docs, nil
 }
@@ -132,6 +157,7 @@ func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc,
 // without encoding the records it encoded before.
 func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte, known map[uint64]knownRecord) ([]byte, map[string][]byte, error) {
 	held := map[string][]byte{}
+	var order []string // held, in the order the history names them
 	keep := func(root string) {
 		doc, ok := docs[root]
 		switch {
@@ -141,7 +167,10 @@ func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte,
 		case len(doc) > docMax:
 			blobs[root] = doc
 		default:
-			held[root] = doc
+			if _, ok := held[root]; !ok {
+				held[root] = doc
+				order = append(order, root)
+			}
 		}
 	}
 	for _, c := range d.Commits {
@@ -151,7 +180,7 @@ func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte,
 	for _, c := range d.Checkpoints {
 		keep(c.Root)
 	}
-	b, err := encodeHistory(d, held, known)
+	b, err := encodeHistory(d, held, order, known)
 	return b, held, err
 }
 
@@ -168,12 +197,13 @@ func recordJSON(c session.HistoryCommit) ([]byte, error) {
 	return json.Marshal(&c)
 }
 
-// encodeHistory returns the JSON of storedHistoryDoc{d, docs}, as
-// json.Marshal gives it but for the order of its records' fields: each
+// encodeHistory returns the JSON of the history d with the documents
+// docs, chained in the order of their hashes in order (storedHistoryDoc),
+// as json.Marshal gives it but for the order of its records' fields: each
 // record's JSON is that which known holds for it, when its Undone has not
 // changed since, with its prev and root put first.
-func encodeHistory(d *historyDoc, docs map[string][]byte, known map[uint64]knownRecord) ([]byte, error) {
-	b := append(make([]byte, 0, 256*len(d.Commits)+400*len(docs)), `{"next":`...)
+func encodeHistory(d *historyDoc, docs map[string][]byte, order []string, known map[uint64]knownRecord) ([]byte, error) {
+	b := append(make([]byte, 0, 256*len(d.Commits)+64*len(order)+512), `{"next":`...)
 	b = strconv.AppendUint(b, d.Next, 10)
 	if len(d.Commits) > 0 {
 		b = append(b, `,"commits":[`...)
@@ -209,19 +239,14 @@ func encodeHistory(d *historyDoc, docs map[string][]byte, known map[uint64]known
 	if d.Lost > 0 {
 		b = strconv.AppendUint(append(b, `,"lost":`...), d.Lost, 10)
 	}
-	if len(docs) > 0 {
-		b = append(b, `,"docs":{`...)
-		for i, root := range slices.Sorted(maps.Keys(docs)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '"')
-			b = append(b, root...) // a hash: nothing to escape
-			b = append(b, `":"`...)
-			b = base64.StdEncoding.AppendEncode(b, docs[root])
-			b = append(b, '"')
+	if len(order) > 0 {
+		var chain, base []byte
+		for _, root := range order {
+			chain, base = appendTail(chain, base, nil, docs[root]), docs[root]
 		}
-		b = append(b, '}')
+		b = append(b, `,"doc_chain":"`...)
+		b = base64.StdEncoding.AppendEncode(b, chain)
+		b = append(b, '"')
 	}
 	return append(b, '}'), nil
 }

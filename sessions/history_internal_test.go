@@ -128,19 +128,32 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 }
 
 // TestEncodeHistory: the history's blob, written from the records' JSON
-// encoded before where it still holds, reads back as json.Marshal's of
-// the same history: every field of every record, the checkpoints, the
-// lost commit and the documents; a record whose Undone changed since it
-// was encoded, or that none encoded, is encoded anew.
+// encoded before where it still holds, and with its root documents
+// chained, reads back as the history and documents it was written from:
+// every field of every record, the checkpoints, the lost commit and the
+// documents the history names (up to docMax bytes; a larger one becomes
+// a blob of its own); a record whose Undone changed since it was encoded,
+// or that none encoded, is encoded anew. A blob of format 3, its
+// documents whole by their hashes, reads as it did.
 func TestEncodeHistory(t *testing.T) {
 	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
-	hash := func(i int) string { return statetree.Hash([]byte{byte(i)}) }
+	docs := map[string][]byte{}
+	hash := func(i int) string {
+		doc := fmt.Appendf(nil, "wdoc1\x00\xff state %d, the same elsewhere", i)
+		if i == 9 {
+			doc = bytes.Repeat([]byte("x"), docMax+1)
+		}
+		h := statetree.Hash(doc)
+		docs[h] = doc
+		return h
+	}
 	commits := []session.HistoryCommit{
 		{Seq: 4, CallID: "c4", Tool: "planning_setup_plan", Time: at, Prev: hash(0), Root: hash(1), State: []string{"planning.plan"}},
 		{Seq: 5, CallID: `quote " and <tag> & \ back`, Tool: "write_file", Time: at, Prev: hash(1), Root: hash(2), Files: []session.HistoryFile{{Path: "a/é.txt", Outside: true, Before: hash(7), BeforeSize: 3, After: hash(8), AfterSize: 9}, {Path: "d", Dir: true}}, Undone: true},
 		{Seq: 6, CallID: "c6", Tool: "session_undo", Time: at, Prev: hash(2), Root: hash(1), Restores: true},
-		{Seq: 7, CallID: "c7", Tool: "x", Time: at, Prev: "not a hash", Root: hash(3)},
+		{Seq: 7, CallID: "c7", Tool: "x", Time: at, Prev: "not a hash", Root: hash(9)},
 	}
+	unknown := statetree.Hash([]byte("a blob of its own"))
 	encoded := func(i int) knownRecord {
 		b, err := recordJSON(commits[i])
 		if err != nil {
@@ -154,34 +167,65 @@ func TestEncodeHistory(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		d     historyDoc
-		docs  map[string][]byte
 		known map[uint64]knownRecord
 	}{
-		{"empty", historyDoc{Next: 1}, nil, nil},
-		{"none known", historyDoc{Next: 8, Commits: commits, Lost: 3}, nil, nil},
-		{"all known", historyDoc{Next: 8, Commits: commits}, nil, map[uint64]knownRecord{4: encoded(0), 5: encoded(1), 6: encoded(2), 7: encoded(3)}},
-		{"undone since", historyDoc{Next: 8, Commits: commits}, nil, map[uint64]knownRecord{5: stale}},
-		{"checkpoints and documents", historyDoc{Next: 8, Commits: commits[:1], Checkpoints: []session.Checkpoint{{Name: "first \"one\"", Seq: 4, Root: hash(1), Time: at}}},
-			map[string][]byte{hash(1): []byte("wdoc1\x00\xff binary"), hash(0): {}}, map[uint64]knownRecord{4: encoded(0)}},
+		{"empty", historyDoc{Next: 1}, nil},
+		{"none known", historyDoc{Next: 8, Commits: commits, Lost: 3}, nil},
+		{"all known", historyDoc{Next: 8, Commits: commits}, map[uint64]knownRecord{4: encoded(0), 5: encoded(1), 6: encoded(2), 7: encoded(3)}},
+		{"undone since", historyDoc{Next: 8, Commits: commits}, map[uint64]knownRecord{5: stale}},
+		{"checkpoints", historyDoc{Next: 8, Commits: commits[:1], Checkpoints: []session.Checkpoint{{Name: "first \"one\"", Seq: 4, Root: hash(3), Time: at}, {Name: "older", Root: unknown, Time: at}}}, map[uint64]knownRecord{4: encoded(0)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := encodeHistory(&c.d, c.docs, c.known)
+			blobs := map[string][]byte{}
+			b, held, err := historyBlob(&c.d, docs, blobs, c.known)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := json.Marshal(storedHistoryDoc{HistoryLog: c.d, Docs: c.docs})
+			got, gotDocs, err := parseHistoryBlob(b)
+			if err != nil {
+				t.Fatalf("%v:\n%s", err, b)
+			}
+			// The history as JSON reads it back (times in UTC, say).
+			j, _ := json.Marshal(&c.d)
+			var want historyDoc
+			if err := json.Unmarshal(j, &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, want) {
+				t.Errorf("the blob reads back as\n%+v\nwant\n%+v\n(%s)", *got, want, b)
+			}
+			wantDocs := map[string][]byte{}
+			for _, cm := range c.d.Commits {
+				for _, r := range []string{cm.Prev, cm.Root} {
+					if doc, ok := docs[r]; ok && len(doc) <= docMax {
+						wantDocs[r] = doc
+					}
+				}
+			}
+			for _, cp := range c.d.Checkpoints {
+				if doc, ok := docs[cp.Root]; ok {
+					wantDocs[cp.Root] = doc
+				}
+			}
+			if len(gotDocs) != len(wantDocs) || len(held) != len(wantDocs) {
+				t.Errorf("the blob holds %d documents (%d held), want %d", len(gotDocs), len(held), len(wantDocs))
+			}
+			for r, doc := range wantDocs {
+				if !bytes.Equal(gotDocs[r], doc) || !bytes.Equal(held[r], doc) {
+					t.Errorf("document %s reads back as %q (held %q), want %q", r, gotDocs[r], held[r], doc)
+				}
+			}
+			if big := hash(9); slices.ContainsFunc(c.d.Commits, func(cm session.HistoryCommit) bool { return cm.Root == big }) != (blobs[big] != nil) || len(blobs) > 1 {
+				t.Errorf("the blobs of their own: %d", len(blobs))
+			}
+			// As format 3 wrote it: json.Marshal, the documents whole.
+			old, err := json.Marshal(storedHistoryDoc{HistoryLog: c.d, Docs: wantDocs})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var g, w storedHistoryDoc
-			if err := json.Unmarshal(got, &g); err != nil {
-				t.Fatalf("%v:\n%s", err, got)
-			}
-			if err := json.Unmarshal(want, &w); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(g, w) {
-				t.Errorf("encodeHistory reads back as\n%+v\njson.Marshal's as\n%+v\n(%s)", g, w, got)
+			got, gotDocs, err = parseHistoryBlob(old)
+			if err != nil || !reflect.DeepEqual(*got, want) || len(gotDocs) != len(wantDocs) {
+				t.Errorf("a blob of format 3 reads back as %+v, %d documents, %v", got, len(gotDocs), err)
 			}
 		})
 	}
