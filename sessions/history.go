@@ -150,16 +150,16 @@ func parseHistoryBlob(b []byte) (*historyDoc, map[string][]byte, error) {
 }
 
 // historyBlob returns the blob of the history d, with the root documents
-// of the states it names that docs (by their hashes) holds, up to docMax
+// of the states it names that docs finds (by their hashes), up to docMax
 // bytes each; it adds to blobs those larger, and returns the documents
 // the blob holds. It reads each record's JSON, but for its prev and root,
 // from known (see recordJSON), which is how a commit writes the blob
 // without encoding the records it encoded before.
-func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte, known map[uint64]knownRecord) ([]byte, map[string][]byte, error) {
+func historyBlob(d *historyDoc, docs func(root string) ([]byte, bool), blobs map[string][]byte, known map[uint64]knownRecord) ([]byte, map[string][]byte, error) {
 	held := map[string][]byte{}
 	var order []string // held, in the order the history names them
 	keep := func(root string) {
-		doc, ok := docs[root]
+		doc, ok := docs(root)
 		switch {
 		case !ok:
 			// A blob of its own already (written before tails, or the
@@ -257,8 +257,8 @@ func hexHash(s string) bool {
 	if len(s) != 64 {
 		return false
 	}
-	for _, c := range []byte(s) {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+	for i := range len(s) {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
 			return false
 		}
 	}
@@ -450,28 +450,21 @@ func (ch *callHistory) Log(ctx context.Context) (*session.HistoryLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs, err := ch.e.docs()
-	if err != nil {
-		return nil, err
-	}
-	return ch.m.withChanged(ctx, ch.e.handle, d, docs)
+	return ch.m.withChanged(ctx, ch.e.handle, d, ch.e.docs())
 }
 
 // docs returns the root documents that the history of e holds, in its
 // tail and its blob, by their hashes. The caller holds the session's call
 // lock, and has read the history (Manager.history).
-func (e *entry) docs() (map[string][]byte, error) {
-	docs, err := tailDocs(e.tail)
-	if err != nil {
-		return nil, err
-	}
+func (e *entry) docs() map[string][]byte {
+	docs := maps.Clone(e.tailDocs)
 	for root, doc := range e.histDocs {
 		if docs == nil {
 			docs = map[string][]byte{}
 		}
 		docs[root] = doc
 	}
-	return docs, nil
+	return docs
 }
 
 // Checkpoint implements session.History.
@@ -533,11 +526,7 @@ func (ch *callHistory) RestoreTo(ctx context.Context, s *session.Session, seq ui
 	if len(changedOutside) > 0 {
 		return nil, fmt.Sprintf("Cannot go back: these files were changed outside the server since the server last wrote them: %s. Nothing was changed; put them back as the server left them, or keep working from here.", strings.Join(changedOutside, ", ")), nil
 	}
-	docs, err := ch.e.docs()
-	if err != nil {
-		return nil, "", err
-	}
-	get := ch.m.getter(context.Background(), ch.e.handle, docs)
+	get := ch.m.getter(context.Background(), ch.e.handle, ch.e.docs())
 	s.ReplaceSlices(nil)
 	if _, err := statetree.DecodeRoot(s, root, get); err != nil {
 		return nil, "", err

@@ -177,7 +177,7 @@ func TestEncodeHistory(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			blobs := map[string][]byte{}
-			b, held, err := historyBlob(&c.d, docs, blobs, c.known)
+			b, held, err := historyBlob(&c.d, func(r string) ([]byte, bool) { doc, ok := docs[r]; return doc, ok }, blobs, c.known)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -68,7 +68,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -279,12 +278,15 @@ type entry struct {
 	// the states they name.
 	docStored bool
 	// tail is the history's tail (tail.go) as the head holds it, with
-	// tailN records, and tailDoc the root document of its last entry,
-	// which the next is written against; histDocs are the root documents
-	// the history's blob holds (read with hist).
+	// tailN records, tailDoc the root document of its last entry, which
+	// the next is written against, and tailDocs its root documents by
+	// their hashes (and maybe those of commits that did not land);
+	// histDocs are the root documents the history's blob holds (read
+	// with hist).
 	tail     []byte
 	tailN    int
 	tailDoc  []byte
+	tailDocs map[string][]byte
 	histDocs map[string][]byte
 	// known holds the JSON of the history's records that this process
 	// encoded (historyBlob), by their numbers.
@@ -384,7 +386,7 @@ func (m *Manager) decode(ctx context.Context, h, owner string) (*entry, error) {
 			_ = e.sess.Close()
 			return nil, fmt.Errorf("session %s: %w", h, err)
 		}
-		e.tail, e.tailN, e.tailDoc = hd.Tail, len(t.records), t.last
+		e.tail, e.tailN, e.tailDoc, e.tailDocs = hd.Tail, len(t.records), t.last, t.docs
 	}
 	if hd.Doc != nil {
 		e.emptyBlobs = nil
@@ -558,18 +560,19 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 			}
 		}
 		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recJSON)+len(st.Doc)+len(keep) > tailBytes {
-			docs, err := tailDocs(e.tail)
-			if err != nil {
-				return false, err
+			docs := func(root string) ([]byte, bool) {
+				switch {
+				case root == st.Root:
+					return st.Doc, true
+				case keep != nil && root == e.state.Root:
+					return keep, true
+				}
+				if doc, ok := e.tailDocs[root]; ok {
+					return doc, true
+				}
+				doc, ok := e.histDocs[root]
+				return doc, ok
 			}
-			if docs == nil {
-				docs = map[string][]byte{}
-			}
-			maps.Copy(docs, e.histDocs)
-			if keep != nil {
-				docs[e.state.Root] = keep
-			}
-			docs[st.Root] = st.Doc
 			hb, held, err := historyBlob(hist, docs, blobs, e.known)
 			if err != nil {
 				return false, err
@@ -579,11 +582,16 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 			tailN, tailDoc, histDocs = 0, nil, held
 		} else {
 			tail := e.tail // appended past its end: e.tail holds what it did until the commit lands
+			if e.tailDocs == nil {
+				e.tailDocs = map[string][]byte{}
+			}
 			if keep != nil {
 				tail, tailDoc = appendTail(tail, tailDoc, nil, keep), keep
+				e.tailDocs[e.state.Root] = keep
 			}
 			hd.Tail = appendTail(tail, tailDoc, recJSON, st.Doc)
 			tailN, tailDoc = tailN+1, st.Doc
+			e.tailDocs[st.Root] = st.Doc
 		}
 	}
 	switch err := m.put(ctx, e, hd.marshal(), blobs); {
@@ -600,6 +608,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		e.hist, e.histHash = hist, hd.History
 		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
 		if hd.Tail == nil {
+			e.tailDocs = nil
 			// The records dropped from the history are encoded no more.
 			for seq := range e.known {
 				if len(hist.Commits) == 0 || seq < hist.Commits[0].Seq {
