@@ -152,9 +152,9 @@ func parseHistoryBlob(b []byte) (*historyDoc, map[string][]byte, error) {
 // historyBlob returns the blob of the history d, with the root documents
 // of the states it names that docs finds (by their hashes), up to docMax
 // bytes each; it adds to blobs those larger, and returns the documents
-// the blob holds. It reads each record's JSON, but for its prev and root,
-// from known (see recordJSON), which is how a commit writes the blob
-// without encoding the records it encoded before.
+// the blob holds. It reads each record's JSON from known, and adds those
+// it encodes, so that a commit writes the blob without encoding the
+// records it encoded before.
 func historyBlob(d *historyDoc, docs func(root string) ([]byte, bool), blobs map[string][]byte, known map[uint64]knownRecord) ([]byte, map[string][]byte, error) {
 	held := map[string][]byte{}
 	var order []string // held, in the order the history names them
@@ -184,24 +184,18 @@ func historyBlob(d *historyDoc, docs func(root string) ([]byte, bool), blobs map
 	return b, held, err
 }
 
-// knownRecord is a record's JSON without its prev and root (recordJSON),
-// as it was when its Undone was undone.
+// knownRecord is a record's JSON, as it was when its Undone was undone
+// (the rest of a record never changes).
 type knownRecord struct {
 	json   []byte
 	undone bool
 }
 
-// recordJSON returns the JSON of c without its prev and root.
-func recordJSON(c session.HistoryCommit) ([]byte, error) {
-	c.Prev, c.Root = "", ""
-	return json.Marshal(&c)
-}
-
 // encodeHistory returns the JSON of the history d with the documents
 // docs, chained in the order of their hashes in order (storedHistoryDoc),
-// as json.Marshal gives it but for the order of its records' fields: each
-// record's JSON is that which known holds for it, when its Undone has not
-// changed since, with its prev and root put first.
+// as json.Marshal gives it: each record's JSON is that which known holds
+// for it, when its Undone has not changed since; encodeHistory adds to
+// known (unless nil) those it encodes, for the next time.
 func encodeHistory(d *historyDoc, docs map[string][]byte, order []string, known map[uint64]knownRecord) ([]byte, error) {
 	b := append(make([]byte, 0, 256*len(d.Commits)+64*len(order)+512), `{"next":`...)
 	b = strconv.AppendUint(b, d.Next, 10)
@@ -212,20 +206,17 @@ func encodeHistory(d *historyDoc, docs map[string][]byte, order []string, known 
 				b = append(b, ',')
 			}
 			k, ok := known[c.Seq]
-			if !ok || k.undone != c.Undone || !hexHash(c.Prev) || !hexHash(c.Root) {
+			if !ok || k.undone != c.Undone {
 				rec, err := json.Marshal(&c)
 				if err != nil {
 					return nil, err
 				}
-				b = append(b, rec...)
-				continue
+				k = knownRecord{json: rec, undone: c.Undone}
+				if known != nil {
+					known[c.Seq] = k
+				}
 			}
-			b = append(b, `{"prev":"`...)
-			b = append(b, c.Prev...)
-			b = append(b, `","root":"`...)
-			b = append(b, c.Root...)
-			b = append(b, `",`...)
-			b = append(b, k.json[1:]...) // after its {
+			b = append(b, k.json...)
 		}
 		b = append(b, ']')
 	}
@@ -249,20 +240,6 @@ func encodeHistory(d *historyDoc, docs map[string][]byte, order []string, known 
 		b = append(b, '"')
 	}
 	return append(b, '}'), nil
-}
-
-// hexHash reports whether s is a hash as statetree.Hash gives it: JSON
-// without escaping.
-func hexHash(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := range len(s) {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // storedHistory reads the history of session h as the store holds it.

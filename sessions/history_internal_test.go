@@ -155,7 +155,7 @@ func TestEncodeHistory(t *testing.T) {
 	}
 	unknown := statetree.Hash([]byte("a blob of its own"))
 	encoded := func(i int) knownRecord {
-		b, err := recordJSON(commits[i])
+		b, err := json.Marshal(&commits[i])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,6 @@ package sessions
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -531,35 +530,31 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		// The history names states by their root documents' hashes, and
 		// goes back to one by reading its document: from the tail, or
 		// from its blob once the history's blob is written again.
-		var recJSON []byte
+		var recBin []byte
 		if rec != nil {
 			// In the tail, a record's root is the hash of the document
 			// beside it, and what it goes back to that of the entry
-			// before it, if any: neither is written (parseTail). The
-			// record is encoded once, for the tail and for the history's
-			// blob (historyBlob), which puts its prev and root before it.
-			if recJSON, err = recordJSON(*rec); err != nil {
+			// before it, if any: neither is written (parseTail). Its
+			// JSON is written once, by the first commit that writes the
+			// history's blob with it (historyBlob).
+			var before *session.HistoryCommit
+			if tailN > 0 && len(hist.Commits) >= 2 {
+				before = &hist.Commits[len(hist.Commits)-2]
+			}
+			if recBin, err = appendRecord(nil, rec, before, keep == nil && tailN == 0); err != nil {
 				return false, err
 			}
 			if e.known == nil {
 				e.known = map[uint64]knownRecord{}
 			}
 			seq := rec.Seq
-			e.known[seq] = knownRecord{json: recJSON}
 			defer func() {
 				if err != nil {
 					delete(e.known, seq) // the next record has its number
 				}
 			}()
-			if keep == nil && tailN == 0 {
-				r := *rec
-				r.Root = ""
-				if recJSON, err = json.Marshal(&r); err != nil {
-					return false, err
-				}
-			}
 		}
-		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recJSON)+len(st.Doc)+len(keep) > tailBytes {
+		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recBin)+len(st.Doc)+len(keep) > tailBytes {
 			docs := func(root string) ([]byte, bool) {
 				switch {
 				case root == st.Root:
@@ -589,7 +584,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 				tail, tailDoc = appendTail(tail, tailDoc, nil, keep), keep
 				e.tailDocs[e.state.Root] = keep
 			}
-			hd.Tail = appendTail(tail, tailDoc, recJSON, st.Doc)
+			hd.Tail = appendTail(tail, tailDoc, recBin, st.Doc)
 			tailN, tailDoc = tailN+1, st.Doc
 			e.tailDocs[st.Root] = st.Doc
 		}

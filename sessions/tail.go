@@ -34,8 +34,9 @@ const (
 	tailBytes = 64 << 10
 )
 
-// appendTail returns tail with one more entry: rec, a record's JSON (nil
-// for a document alone, the state a record to come goes back to), and
+// appendTail returns tail with one more entry: rec, a record as a tail
+// holds it (appendRecord; nil for a document alone, the state a record
+// to come goes back to), and
 // doc, the root document of the state it reached, written as what it
 // changed of base, the document of the entry before (nil for the first).
 // The record's root is left out (it is the hash of doc), and so is the
@@ -157,6 +158,7 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 	var t parsedTail
 	r := tailReader(b)
 	last := "" // the root of the entry before
+	var before *session.HistoryCommit
 	for len(r) > 0 {
 		rec, err := r.bytes()
 		if err != nil {
@@ -168,13 +170,11 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 		}
 		root := statetree.Hash(doc)
 		if len(rec) > 0 && records {
-			var c session.HistoryCommit
-			if err := json.Unmarshal(rec, &c); err != nil {
-				return t, fmt.Errorf("%w: %v", errBadTail, err)
+			c, err := readRecord(rec, before)
+			if err != nil {
+				return t, err
 			}
-			if c.Root == "" {
-				c.Root = root
-			}
+			c.Root = root
 			if c.Prev == "" {
 				if last == "" {
 					return t, errBadTail
@@ -182,6 +182,7 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 				c.Prev = last
 			}
 			t.records = append(t.records, c)
+			before = &t.records[len(t.records)-1]
 		}
 		if t.docs == nil {
 			t.docs = map[string][]byte{}
@@ -192,10 +193,12 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 }
 
 // plainTail returns the tail b of a head as format 3 wrote it (magic
-// whd2), whose entries hold their documents whole, as a tail of today.
+// whd2), whose entries hold their records as JSON and their documents
+// whole, as a tail of today.
 func plainTail(b []byte) ([]byte, error) {
 	r := tailReader(b)
 	var tail, base []byte
+	var before *session.HistoryCommit
 	for len(r) > 0 {
 		rec, err := r.bytes()
 		if err != nil {
@@ -204,6 +207,17 @@ func plainTail(b []byte) ([]byte, error) {
 		doc, err := r.bytes()
 		if err != nil {
 			return nil, err
+		}
+		if len(rec) > 0 {
+			var c session.HistoryCommit
+			if err := json.Unmarshal(rec, &c); err != nil {
+				return nil, fmt.Errorf("%w: %v", errBadTail, err)
+			}
+			// A record that names the state it goes back to keeps it.
+			if rec, err = appendRecord(nil, &c, before, c.Prev != ""); err != nil {
+				return nil, fmt.Errorf("%w: %v", errBadTail, err)
+			}
+			before = &c
 		}
 		tail, base = appendTail(tail, base, rec, doc), doc
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -189,6 +190,60 @@ func TestHistoryTail(t *testing.T) {
 	}
 }
 
+// TestTailRecord: a record reads back from a tail as it was, each of its
+// fields, written against the record before it or not; a record cut
+// short, or naming the tool of a record before it that it has none of,
+// does not parse.
+func TestTailRecord(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
+	prev := statetree.Hash([]byte("before"))
+	before := &session.HistoryCommit{Seq: 6, CallID: "c6", Tool: "write_file", Time: at}
+	for _, c := range []struct {
+		name     string
+		rec      session.HistoryCommit
+		before   *session.HistoryCommit
+		withPrev bool
+	}{
+		{"first", session.HistoryCommit{Seq: 1, CallID: "c1", Tool: "planning_setup_plan", Time: at}, nil, true},
+		{"the same tool", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "write_file", Time: at.Add(time.Millisecond)}, before, false},
+		{"another tool, earlier", session.HistoryCommit{Seq: 7, CallID: "", Tool: "edit_file", Time: at.Add(-time.Hour)}, before, true},
+		{"files and slices", session.HistoryCommit{Seq: 9, CallID: "c9 \"é\"", Tool: "session_undo", Time: at, Restores: true, Undone: true, State: []string{"planning.plan"},
+			Files: []session.HistoryFile{{Path: "a.txt", Outside: true, Before: prev, BeforeSize: 5}, {Path: "d", Dir: true}}}, before, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.withPrev {
+				c.rec.Prev = prev
+			}
+			b, err := appendRecord(nil, &c.rec, c.before, c.withPrev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readRecord(b, c.before)
+			want := c.rec
+			want.Time = time.Unix(0, want.Time.UnixNano())
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("readRecord = %+v, %v\nwant %+v", got, err, want)
+			}
+			if c.before != nil && c.before.Tool == c.rec.Tool {
+				if _, err := readRecord(b, nil); !errors.Is(err, errBadTail) {
+					t.Errorf("the tool of no record before: %v, want errBadTail", err)
+				}
+			}
+			for n := range len(b) {
+				if c.rec.State != nil && n > 20 {
+					break // cut in its JSON: checked once
+				}
+				if _, err := readRecord(b[:n], c.before); !errors.Is(err, errBadTail) {
+					t.Errorf("cut to %d of %d bytes: %v, want errBadTail", n, len(b), err)
+				}
+			}
+		})
+	}
+	if _, err := appendRecord(nil, &session.HistoryCommit{Prev: "not a hash"}, nil, true); err == nil {
+		t.Error("a record going back to a state named by no hash was written")
+	}
+}
+
 // TestTailDocuments: a tail's documents read back whole, each written as
 // what it changed of the one before, whatever they share; one that
 // claims more of the document before than there is does not parse; and
@@ -208,14 +263,23 @@ func TestTailDocuments(t *testing.T) {
 	for _, name := range []string{"records", "a document alone first"} {
 		t.Run(name, func(t *testing.T) {
 			var tail, plain, base []byte
+			var before *session.HistoryCommit
 			for i, doc := range docs {
-				var rec []byte
+				var rec, recJSON []byte
 				if i > 0 || name == "records" {
-					rec = fmt.Appendf(nil, `{"seq":%d,"call_id":"c%d","tool":"t"}`, i+1, i)
+					c := session.HistoryCommit{Seq: uint64(i + 1), CallID: fmt.Sprint("c", i), Tool: fmt.Sprint("t", i/3), Time: time.Unix(1764331200, int64(i)*1e6)}
+					var err error
+					if rec, err = appendRecord(nil, &c, before, false); err != nil {
+						t.Fatal(err)
+					}
+					if recJSON, err = json.Marshal(c); err != nil {
+						t.Fatal(err)
+					}
+					before = &c
 				}
 				tail, base = appendTail(tail, base, rec, doc), doc
-				plain = binary.AppendUvarint(plain, uint64(len(rec)))
-				plain = append(plain, rec...)
+				plain = binary.AppendUvarint(plain, uint64(len(recJSON)))
+				plain = append(plain, recJSON...)
 				plain = binary.AppendUvarint(plain, uint64(len(doc)))
 				plain = append(plain, doc...)
 			}
@@ -265,7 +329,7 @@ func TestTailDocuments(t *testing.T) {
 				t.Fatalf("parseTail = %d records, %v", len(tl.records), err)
 			}
 			for i, c := range tl.records {
-				if c.Prev != statetree.Hash(docs[i]) || c.Root != statetree.Hash(docs[i+1]) || c.CallID != fmt.Sprint("c", i+1) {
+				if c.Prev != statetree.Hash(docs[i]) || c.Root != statetree.Hash(docs[i+1]) || c.CallID != fmt.Sprint("c", i+1) || c.Tool != fmt.Sprint("t", (i+1)/3) || c.Time.UnixNano() != time.Unix(1764331200, int64(i+1)*1e6).UnixNano() {
 					t.Errorf("record %d: %+v", i, c)
 				}
 			}
