@@ -97,9 +97,17 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, docs, err := m.headHistory(ctx, u.Handle, hd)
+			hist, docs, err := m.headHistory(ctx, u.Handle, hd)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The history's blob may hold the documents of states that
+			// its records no longer name, dropped from the tail's end
+			// since it was written, until it is written again; they are
+			// not blobs of their own, and the sweep keeps nothing of them.
+			named := map[string]bool{}
+			for _, c := range hist.Commits {
+				named[c.Prev], named[c.Root] = true, true
 			}
 			for i := range n {
 				want := i >= n-kept
@@ -111,6 +119,7 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 					// A state is kept as a blob, or in the history's blob
 					// or the head's tail.
 					_, held := docs[blob]
+					held = held && named[blob]
 					if stored := err == nil || held; stored != want {
 						t.Errorf("%s %d of %d: stored %v (%v), want %v", what, i, n, stored, err, want)
 					}
