@@ -45,9 +45,18 @@ const (
 // errBadHead is the error of a head record that does not parse.
 var errBadHead = errors.New("malformed head record")
 
-// marshal returns the head record h.
+// marshal returns the head record h. The document of the tail's first
+// entry, which the tail holds whole, is written as what it changed of the
+// head's document: the state a commit reached differs little from the
+// state the commits since the history's blob started from.
 func (h head) marshal() []byte {
-	b := make([]byte, 0, len(headMagic)+1+binary.MaxVarintLen16+len(h.Owner)+32+binary.MaxVarintLen32+len(h.Tail)+len(h.Doc))
+	tail := h.Tail
+	if len(tail) > 0 {
+		if t, err := rebaseTail(tail, nil, h.Doc); err == nil {
+			tail = t
+		} // else a tail this process did not write: as it is, for the reader to refuse
+	}
+	b := make([]byte, 0, len(headMagic)+1+binary.MaxVarintLen16+len(h.Owner)+32+binary.MaxVarintLen32+len(tail)+len(h.Doc))
 	var flags byte
 	if len(h.Tail) > 0 {
 		b = append(b, headMagicTail...)
@@ -65,9 +74,9 @@ func (h head) marshal() []byte {
 		sum, _ := hex.DecodeString(h.History) // a hash
 		b = append(b, sum...)
 	}
-	if len(h.Tail) > 0 {
-		b = binary.AppendUvarint(b, uint64(len(h.Tail)))
-		b = append(b, h.Tail...)
+	if len(tail) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(tail)))
+		b = append(b, tail...)
 	}
 	return append(b, h.Doc...)
 }
@@ -108,7 +117,7 @@ func parseHead(b []byte) (head, error) {
 		if k <= 0 || n == 0 || n > uint64(len(rest)-k) {
 			return h, errBadHead
 		}
-		h.Tail, rest = rest[k:k+int(n):k+int(n)], rest[k+int(n):] // capped: a tail appended to is copied
+		h.Tail, rest = rest[k:k+int(n):k+int(n)], rest[k+int(n):]
 		if plain {
 			var err error
 			if h.Tail, err = plainTail(h.Tail); err != nil {
@@ -118,6 +127,12 @@ func parseHead(b []byte) (head, error) {
 	}
 	if len(rest) > 0 {
 		h.Doc = rest
+	}
+	if tail && !plain {
+		var err error
+		if h.Tail, err = rebaseTail(h.Tail, h.Doc, nil); err != nil {
+			return h, fmt.Errorf("%w: %w", errBadHead, err)
+		}
 	}
 	return h, nil
 }

@@ -52,13 +52,19 @@ const (
 func appendTail(tail, base, rec, doc []byte) []byte {
 	tail = binary.AppendUvarint(tail, uint64(len(rec)))
 	tail = append(tail, rec...)
+	return appendDoc(tail, base, doc)
+}
+
+// appendDoc returns b with doc written as what it changed of base (see
+// appendTail).
+func appendDoc(b, base, doc []byte) []byte {
 	pre := commonPrefix(base, doc)
 	suf := commonSuffix(base[pre:], doc[pre:])
-	tail = binary.AppendUvarint(tail, uint64(pre))
-	tail = binary.AppendUvarint(tail, uint64(suf))
+	b = binary.AppendUvarint(b, uint64(pre))
+	b = binary.AppendUvarint(b, uint64(suf))
 	mid := doc[pre : len(doc)-suf]
-	tail = binary.AppendUvarint(tail, uint64(len(mid)))
-	return append(tail, mid...)
+	b = binary.AppendUvarint(b, uint64(len(mid)))
+	return append(b, mid...)
 }
 
 // commonPrefix returns the length of the longest prefix a and b share.
@@ -190,6 +196,26 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 		t.docs[root], last, t.last = doc, root, doc
 	}
 	return t, nil
+}
+
+// rebaseTail returns tail with the document of its first entry written
+// against to rather than from (see appendTail; nil for nothing), the rest
+// as it is.
+func rebaseTail(tail, from, to []byte) ([]byte, error) {
+	r := tailReader(tail)
+	rec, err := r.bytes()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := r.doc(from)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(tail)+binary.MaxVarintLen32)
+	out = binary.AppendUvarint(out, uint64(len(rec)))
+	out = append(out, rec...)
+	out = appendDoc(out, to, doc)
+	return append(out, r...), nil
 }
 
 // plainTail returns the tail b of a head as format 3 wrote it (magic

@@ -345,3 +345,28 @@ func TestTailDocuments(t *testing.T) {
 		t.Errorf("a document sharing more than there is: readTail = %v, want errBadTail", err)
 	}
 }
+
+// TestHeadTailFirstDocument: a head writes the document of its tail's
+// first entry as what it changed of the head's own document, and reads it
+// back whole; one that takes more of the head's document than there is
+// does not parse.
+func TestHeadTailFirstDocument(t *testing.T) {
+	first := []byte("wdoc1 plan: objective bench 1, steps a b c; workspace: 0123456789abcdef")
+	doc := []byte("wdoc1 plan: objective bench 2, steps a b c; workspace: 0123456789abcdef")
+	tail := appendTail(nil, nil, []byte("record"), first)
+	h := head{Owner: "bob", Tail: tail, Doc: doc}
+	b := h.marshal()
+	if whole := len(headMagicTail) + 2 + len(h.Owner) + 1 + len(tail) + len(doc); len(b) >= whole-len(first)+8 {
+		t.Errorf("the head takes %d bytes, %d with the first document whole", len(b), whole)
+	}
+	got, err := parseHead(b)
+	if err != nil || !bytes.Equal(got.Tail, tail) || !bytes.Equal(got.Doc, doc) {
+		t.Fatalf("parseHead = %+v, %v; want the tail %q", got, err, tail)
+	}
+	// The same tail under a document shorter than the part it shares.
+	bad := slices.Clone(b)
+	bad = bad[:len(bad)-len(doc)+5]
+	if _, err := parseHead(bad); !errors.Is(err, errBadHead) {
+		t.Errorf("a first document taking more of the head's than there is: parseHead = %v, want errBadHead", err)
+	}
+}
