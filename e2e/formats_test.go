@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -268,8 +269,13 @@ func TestFormatDowngrade(t *testing.T) {
 	if prev.format == 1 || !strings.Contains(string(version), "store format") {
 		t.Logf("the build of format %d predates the format marker; it answered (%v):\n%s", prev.format, err, out)
 	} else {
-		for _, want := range []string{fmt.Sprintf("format %d", store.Format), fmt.Sprintf("format %d", prev.format)} {
-			if err == nil || !strings.Contains(string(out), want) {
+		// The older build names the formats it reads as "format N" or
+		// "formats 1 to N".
+		for _, want := range []*regexp.Regexp{
+			regexp.MustCompile(fmt.Sprintf(`\bformat %d\b`, store.Format)),
+			regexp.MustCompile(fmt.Sprintf(`\b(format|formats 1 to) %d\b`, prev.format)),
+		} {
+			if err == nil || !want.Match(out) {
 				t.Errorf("the build of format %d on a store of format %d: %v, want an exit naming %q:\n%s", prev.format, store.Format, err, want, out)
 			}
 		}

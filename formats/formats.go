@@ -30,5 +30,10 @@ func Steps() []store.Step {
 		// them instead of failing on heads with a history's tail, large
 		// directories and policy memories they cannot read.
 		{From: 2},
+		// Format 4 reads a head of format 3 as it is, its tail's whole
+		// root documents included (docs/state.md): its step, as the one
+		// before, only marks the streams, so that builds of format 3
+		// refuse them instead of failing on tails they cannot read.
+		{From: 3},
 	}
 }

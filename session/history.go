@@ -48,10 +48,13 @@ type HistoryCommit struct {
 	Tool   string    `json:"tool"`
 	Time   time.Time `json:"time"`
 	// Prev and Root are the roots of the state before and after
-	// (statetree.State.Root).
-	Prev string `json:"prev"`
-	Root string `json:"root"`
-	// State names the STATE slices the commit changed.
+	// (statetree.State.Root). A record in the history's tail leaves them
+	// out where the tail's documents name them.
+	Prev string `json:"prev,omitempty"`
+	Root string `json:"root,omitempty"`
+	// State names the STATE slices the commit changed. A commit does
+	// not store them: Log finds them from Prev and Root (records stored
+	// by builds of format 3 and before hold them, and keep them).
 	State []string      `json:"state,omitempty"`
 	Files []HistoryFile `json:"files,omitempty"`
 	// Restores marks an undo or a restore, which undo skips; Undone a

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/wink-mcp/wink-mcp/diffs"
 	"github.com/wink-mcp/wink-mcp/session"
@@ -114,4 +115,99 @@ func historyContent(tok string, size int64, get func(string) ([]byte, error)) ([
 	}
 	data, err := statetree.GetFile(tok, size, get)
 	return data, err == nil, err
+}
+
+// withChanged returns d with the STATE slices that each of its records
+// changed (session.HistoryCommit.State), as a person reads them
+// (session.Session.ChangedSlices), found from the states before and
+// after it: a commit does not name them, so that only a reader of the
+// history (its resource, the console, an undo) pays for them, once for
+// each record. A record that names some already (written by a build
+// that named them at its commit) keeps them. docs are the root documents
+// that the history of session h holds; d is not changed.
+func (m *Manager) withChanged(ctx context.Context, h string, d *historyDoc, docs map[string][]byte) (*historyDoc, error) {
+	get := m.getter(ctx, h, docs)
+	decoded := map[string]*session.Session{}
+	defer func() {
+		for _, s := range decoded {
+			s.Close()
+		}
+	}()
+	state := func(root string) (*session.Session, error) {
+		if s, ok := decoded[root]; ok {
+			return s, nil
+		}
+		s, err := m.stateAt(root, get)
+		if err != nil {
+			return nil, err
+		}
+		decoded[root] = s
+		return s, nil
+	}
+	out := d
+	for i, c := range d.Commits {
+		if c.State != nil {
+			continue
+		}
+		names, ok := m.changedSlices.get(c.Prev, c.Root)
+		if !ok {
+			before, err := state(c.Prev)
+			if err != nil {
+				return nil, fmt.Errorf("reading the state before commit %d: %w", c.Seq, err)
+			}
+			after, err := state(c.Root)
+			if err != nil {
+				return nil, fmt.Errorf("reading the state after commit %d: %w", c.Seq, err)
+			}
+			changes, err := after.ChangedSlices(before.Slices(), after.Slices())
+			if err != nil {
+				return nil, err
+			}
+			names = nil
+			for _, ch := range changes {
+				names = append(names, ch.Name)
+			}
+			m.changedSlices.put(c.Prev, c.Root, names)
+		}
+		if names == nil {
+			continue
+		}
+		if out == d {
+			out = cloneHistory(d)
+		}
+		out.Commits[i].State = names
+	}
+	return out, nil
+}
+
+// changedCache holds the STATE slices that went from one state to
+// another changed, by the two states' roots: what withChanged found,
+// for the next reader. A root names its state's content, so that what
+// it holds is never stale; it holds up to changedKept pairs, and is
+// emptied when full.
+type changedCache struct {
+	mu    sync.Mutex
+	names map[[2]string][]string
+}
+
+// changedKept is how many pairs of states a changedCache holds at most.
+const changedKept = 4096
+
+// get returns the STATE slices that went from prev to root changed, if
+// the cache holds them.
+func (c *changedCache) get(prev, root string) ([]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names, ok := c.names[[2]string{prev, root}]
+	return names, ok
+}
+
+// put keeps the STATE slices that went from prev to root changed.
+func (c *changedCache) put(prev, root string, names []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.names == nil || len(c.names) >= changedKept {
+		c.names = map[[2]string][]string{}
+	}
+	c.names[[2]string{prev, root}] = names
 }

@@ -25,12 +25,16 @@ type head struct {
 // headMagic starts a head record; a flag byte follows, then the owner's
 // length (a uvarint) and the owner, the history's 32 bytes when the flag
 // says so, and the document, to the end. A head with a tail starts with
-// headMagicTail instead, so that a build that knows no tail refuses it
-// rather than reading the tail as the document; the tail's length (a
-// uvarint) and the tail come before the document.
+// headMagicTail instead, so that a build that knows no tail, or an older
+// form of it, refuses it rather than reading the tail as the document;
+// the tail's length (a uvarint) and the tail come before the document.
+// A head of format 3 with a tail starts with headMagicPlainTail: its
+// tail's entries hold their documents whole (plainTail), and it is read
+// as the tail it would be today.
 var (
-	headMagic     = []byte("whd1")
-	headMagicTail = []byte("whd2")
+	headMagic          = []byte("whd1")
+	headMagicPlainTail = []byte("whd2")
+	headMagicTail      = []byte("whd3")
 )
 
 const (
@@ -41,9 +45,18 @@ const (
 // errBadHead is the error of a head record that does not parse.
 var errBadHead = errors.New("malformed head record")
 
-// marshal returns the head record h.
+// marshal returns the head record h. The document of the tail's first
+// entry, which the tail holds whole, is written as what it changed of the
+// head's document: the state a commit reached differs little from the
+// state the commits since the history's blob started from.
 func (h head) marshal() []byte {
-	b := make([]byte, 0, len(headMagic)+1+binary.MaxVarintLen16+len(h.Owner)+32+binary.MaxVarintLen32+len(h.Tail)+len(h.Doc))
+	tail := h.Tail
+	if len(tail) > 0 {
+		if t, err := rebaseTail(tail, nil, h.Doc); err == nil {
+			tail = t
+		} // else a tail this process did not write: as it is, for the reader to refuse
+	}
+	b := make([]byte, 0, len(headMagic)+1+binary.MaxVarintLen16+len(h.Owner)+32+binary.MaxVarintLen32+len(tail)+len(h.Doc))
 	var flags byte
 	if len(h.Tail) > 0 {
 		b = append(b, headMagicTail...)
@@ -61,9 +74,9 @@ func (h head) marshal() []byte {
 		sum, _ := hex.DecodeString(h.History) // a hash
 		b = append(b, sum...)
 	}
-	if len(h.Tail) > 0 {
-		b = binary.AppendUvarint(b, uint64(len(h.Tail)))
-		b = append(b, h.Tail...)
+	if len(tail) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(tail)))
+		b = append(b, tail...)
 	}
 	return append(b, h.Doc...)
 }
@@ -72,9 +85,13 @@ func (h head) marshal() []byte {
 func parseHead(b []byte) (head, error) {
 	var h head
 	rest, ok := bytes.CutPrefix(b, headMagic)
-	tail := false
+	tail, plain := false, false
 	if !ok {
 		rest, tail = bytes.CutPrefix(b, headMagicTail)
+	}
+	if !ok && !tail {
+		rest, plain = bytes.CutPrefix(b, headMagicPlainTail)
+		tail = plain
 	}
 	if !ok && !tail || len(rest) == 0 {
 		return h, errBadHead
@@ -100,10 +117,22 @@ func parseHead(b []byte) (head, error) {
 		if k <= 0 || n == 0 || n > uint64(len(rest)-k) {
 			return h, errBadHead
 		}
-		h.Tail, rest = rest[k:k+int(n):k+int(n)], rest[k+int(n):] // capped: a tail appended to is copied
+		h.Tail, rest = rest[k:k+int(n):k+int(n)], rest[k+int(n):]
+		if plain {
+			var err error
+			if h.Tail, err = plainTail(h.Tail); err != nil {
+				return h, fmt.Errorf("%w: %w", errBadHead, err)
+			}
+		}
 	}
 	if len(rest) > 0 {
 		h.Doc = rest
+	}
+	if tail && !plain {
+		var err error
+		if h.Tail, err = rebaseTail(h.Tail, h.Doc, nil); err != nil {
+			return h, fmt.Errorf("%w: %w", errBadHead, err)
+		}
 	}
 	return h, nil
 }

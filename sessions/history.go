@@ -2,11 +2,13 @@ package sessions
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wink-mcp/wink-mcp/session"
@@ -94,12 +96,16 @@ func (m *Manager) headHistory(ctx context.Context, h string, hd head) (*historyD
 }
 
 // storedHistoryDoc is a history as its blob holds it: the history, and
-// the root documents of the states its records and checkpoints name, by
-// their hashes, those of up to docMax bytes (a larger one is a blob of its
-// own, as every one was in histories written before tails).
+// the root documents of the states its records and checkpoints name,
+// those of up to docMax bytes (a larger one is a blob of its own, as every
+// one was in histories written before tails): in Chain, each written as
+// what it changed of the one before, as a tail writes them (appendTail,
+// without records), in the order the history names them; or, as format 3
+// wrote them, whole in Docs, by their hashes.
 type storedHistoryDoc struct {
 	session.HistoryLog
-	Docs map[string][]byte `json:"docs,omitempty"`
+	Docs  map[string][]byte `json:"docs,omitempty"`
+	Chain []byte            `json:"doc_chain,omitempty"`
 }
 
 // docMax is the largest root document a history's blob holds.
@@ -115,21 +121,45 @@ func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc,
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
 	}
+	d, docs, err := parseHistoryBlob(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
+	}
+	return d, docs, nil
+}
+
+// parseHistoryBlob returns the history the blob b holds, and its root
+// documents by their hashes.
+func parseHistoryBlob(b []byte) (*historyDoc, map[string][]byte, error) {
 	d := storedHistoryDoc{HistoryLog: historyDoc{Next: 1}}
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, nil, fmt.Errorf("reading the session's history: %w", err)
+		return nil, nil, err
+	}
+	if len(d.Chain) > 0 {
+		chained, err := tailDocs(d.Chain)
+		if err != nil {
+			return nil, nil, err
+		}
+		if d.Docs == nil {
+			d.Docs = chained
+		} else {
+			maps.Copy(d.Docs, chained)
+		}
 	}
 	return &d.HistoryLog, d.Docs, nil
 }
 
 // historyBlob returns the blob of the history d, with the root documents
-// of the states it names that docs (by their hashes) holds, up to docMax
+// of the states it names that docs finds (by their hashes), up to docMax
 // bytes each; it adds to blobs those larger, and returns the documents
-// the blob holds.
-func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte) ([]byte, map[string][]byte, error) {
+// the blob holds. It reads each record's JSON from known, and adds those
+// it encodes, so that a commit writes the blob without encoding the
+// records it encoded before.
+func historyBlob(d *historyDoc, docs func(root string) ([]byte, bool), blobs map[string][]byte, known map[uint64]knownRecord) ([]byte, map[string][]byte, error) {
 	held := map[string][]byte{}
+	var order []string // held, in the order the history names them
 	keep := func(root string) {
-		doc, ok := docs[root]
+		doc, ok := docs(root)
 		switch {
 		case !ok:
 			// A blob of its own already (written before tails, or the
@@ -137,7 +167,10 @@ func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte)
 		case len(doc) > docMax:
 			blobs[root] = doc
 		default:
-			held[root] = doc
+			if _, ok := held[root]; !ok {
+				held[root] = doc
+				order = append(order, root)
+			}
 		}
 	}
 	for _, c := range d.Commits {
@@ -147,25 +180,89 @@ func historyBlob(d *historyDoc, docs map[string][]byte, blobs map[string][]byte)
 	for _, c := range d.Checkpoints {
 		keep(c.Root)
 	}
-	b, err := json.Marshal(storedHistoryDoc{HistoryLog: *d, Docs: held})
+	b, err := encodeHistory(d, held, order, known)
 	return b, held, err
+}
+
+// knownRecord is a record's JSON, as it was when its Undone was undone
+// (the rest of a record never changes).
+type knownRecord struct {
+	json   []byte
+	undone bool
+}
+
+// encodeHistory returns the JSON of the history d with the documents
+// docs, chained in the order of their hashes in order (storedHistoryDoc),
+// as json.Marshal gives it: each record's JSON is that which known holds
+// for it, when its Undone has not changed since; encodeHistory adds to
+// known (unless nil) those it encodes, for the next time.
+func encodeHistory(d *historyDoc, docs map[string][]byte, order []string, known map[uint64]knownRecord) ([]byte, error) {
+	b := append(make([]byte, 0, 256*len(d.Commits)+64*len(order)+512), `{"next":`...)
+	b = strconv.AppendUint(b, d.Next, 10)
+	if len(d.Commits) > 0 {
+		b = append(b, `,"commits":[`...)
+		for i, c := range d.Commits {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			k, ok := known[c.Seq]
+			if !ok || k.undone != c.Undone {
+				rec, err := json.Marshal(&c)
+				if err != nil {
+					return nil, err
+				}
+				k = knownRecord{json: rec, undone: c.Undone}
+				if known != nil {
+					known[c.Seq] = k
+				}
+			}
+			b = append(b, k.json...)
+		}
+		b = append(b, ']')
+	}
+	if len(d.Checkpoints) > 0 {
+		cps, err := json.Marshal(d.Checkpoints)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"checkpoints":`...), cps...)
+	}
+	if d.Lost > 0 {
+		b = strconv.AppendUint(append(b, `,"lost":`...), d.Lost, 10)
+	}
+	if len(order) > 0 {
+		var chain, base []byte
+		for _, root := range order {
+			chain, base = appendTail(chain, base, nil, docs[root]), docs[root]
+		}
+		b = append(b, `,"doc_chain":"`...)
+		b = base64.StdEncoding.AppendEncode(b, chain)
+		b = append(b, '"')
+	}
+	return append(b, '}'), nil
 }
 
 // storedHistory reads the history of session h as the store holds it.
 func (m *Manager) storedHistory(ctx context.Context, h string) (*historyDoc, error) {
+	d, _, err := m.storedHistoryDocs(ctx, h)
+	return d, err
+}
+
+// storedHistoryDocs is storedHistory, with the root documents that the
+// history holds, by their hashes.
+func (m *Manager) storedHistoryDocs(ctx context.Context, h string) (*historyDoc, map[string][]byte, error) {
 	sh, err := m.store.Load(ctx, h)
 	if errors.Is(err, store.ErrNotFound) {
-		return &historyDoc{Next: 1}, nil // a session that never committed
+		return &historyDoc{Next: 1}, nil, nil // a session that never committed
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hd, err := readHead(h, sh.Data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	d, _, err := m.headHistory(ctx, h, hd)
-	return d, err
+	return m.headHistory(ctx, h, hd)
 }
 
 // callHistory is what one call does to its session's history: the
@@ -216,11 +313,10 @@ func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *c
 	}
 	restores := ch != nil && ch.restores
 	if changed || restores {
+		// The record names the STATE slices the call changed only when
+		// read (withChanged): a commit pays for no reader.
 		rec = &session.HistoryCommit{Seq: d.Next, CallID: call.CallID, Tool: call.Tool, Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
 		d.Next++
-		if rec.State, err = changedSlices(call); err != nil {
-			return nil, nil, nil, err
-		}
 		rec.Files = historyFiles(files, blobs)
 		d.Commits = append(d.Commits, *rec)
 		d.Commits, d.Lost = trimHistory(d.Commits, d.Lost, m.retention)
@@ -243,20 +339,6 @@ func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *c
 		}
 	}
 	return d, rec, keep, nil
-}
-
-// changedSlices names the STATE slices whose value the call changed.
-func changedSlices(call *Commit) ([]string, error) {
-	if call.Tx == nil {
-		return nil, nil
-	}
-	sess := call.Tx.Session()
-	changes, err := sess.ChangedSlices(call.Tx.Before(), sess.Slices())
-	var out []string
-	for _, c := range changes {
-		out = append(out, c.Name)
-	}
-	return out, err
 }
 
 // historyFiles records the files a call changed, and adds to blobs the
@@ -286,10 +368,29 @@ func historyFiles(changes []session.FileChange, blobs map[string][]byte) []sessi
 // Retention implements session.History.
 func (ch *callHistory) Retention() int { return ch.m.retention }
 
-// Log implements session.History. The caller holds the session's call
+// Log implements session.History: the history, with the STATE slices
+// each record changed (withChanged). The caller holds the session's call
 // lock.
 func (ch *callHistory) Log(ctx context.Context) (*session.HistoryLog, error) {
-	return ch.m.history(ctx, ch.e)
+	d, err := ch.m.history(ctx, ch.e)
+	if err != nil {
+		return nil, err
+	}
+	return ch.m.withChanged(ctx, ch.e.handle, d, ch.e.docs())
+}
+
+// docs returns the root documents that the history of e holds, in its
+// tail and its blob, by their hashes. The caller holds the session's call
+// lock, and has read the history (Manager.history).
+func (e *entry) docs() map[string][]byte {
+	docs := maps.Clone(e.tailDocs)
+	for root, doc := range e.histDocs {
+		if docs == nil {
+			docs = map[string][]byte{}
+		}
+		docs[root] = doc
+	}
+	return docs
 }
 
 // Checkpoint implements session.History.
@@ -305,7 +406,7 @@ func (ch *callHistory) Checkpoint(name string) {
 // and files written in path order, then files and directories removed,
 // deepest first. The caller holds the session's call lock.
 func (ch *callHistory) RestoreTo(ctx context.Context, s *session.Session, seq uint64, root string) ([]string, string, error) {
-	d, err := ch.Log(ctx)
+	d, err := ch.m.history(ctx, ch.e)
 	if err != nil {
 		return nil, "", err
 	}
@@ -351,17 +452,7 @@ func (ch *callHistory) RestoreTo(ctx context.Context, s *session.Session, seq ui
 	if len(changedOutside) > 0 {
 		return nil, fmt.Sprintf("Cannot go back: these files were changed outside the server since the server last wrote them: %s. Nothing was changed; put them back as the server left them, or keep working from here.", strings.Join(changedOutside, ", ")), nil
 	}
-	docs, err := tailDocs(ch.e.tail)
-	if err != nil {
-		return nil, "", err
-	}
-	for root, doc := range ch.e.histDocs {
-		if docs == nil {
-			docs = map[string][]byte{}
-		}
-		docs[root] = doc
-	}
-	get := ch.m.getter(context.Background(), ch.e.handle, docs)
+	get := ch.m.getter(context.Background(), ch.e.handle, ch.e.docs())
 	s.ReplaceSlices(nil)
 	if _, err := statetree.DecodeRoot(s, root, get); err != nil {
 		return nil, "", err
@@ -436,7 +527,11 @@ type storedHistory struct {
 
 func (s storedHistory) Retention() int { return s.m.retention }
 func (s storedHistory) Log(ctx context.Context) (*session.HistoryLog, error) {
-	return s.m.storedHistory(ctx, s.h)
+	d, docs, err := s.m.storedHistoryDocs(ctx, s.h)
+	if err != nil {
+		return nil, err
+	}
+	return s.m.withChanged(ctx, s.h, d, docs)
 }
 func (s storedHistory) Checkpoint(string) {}
 func (s storedHistory) RestoreTo(context.Context, *session.Session, uint64, string) ([]string, string, error) {

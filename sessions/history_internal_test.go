@@ -1,11 +1,15 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,9 +97,17 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, docs, err := m.headHistory(ctx, u.Handle, hd)
+			hist, docs, err := m.headHistory(ctx, u.Handle, hd)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The history's blob may hold the documents of states that
+			// its records no longer name, dropped from the tail's end
+			// since it was written, until it is written again; they are
+			// not blobs of their own, and the sweep keeps nothing of them.
+			named := map[string]bool{}
+			for _, c := range hist.Commits {
+				named[c.Prev], named[c.Root] = true, true
 			}
 			for i := range n {
 				want := i >= n-kept
@@ -107,6 +119,7 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 					// A state is kept as a blob, or in the history's blob
 					// or the head's tail.
 					_, held := docs[blob]
+					held = held && named[blob]
 					if stored := err == nil || held; stored != want {
 						t.Errorf("%s %d of %d: stored %v (%v), want %v", what, i, n, stored, err, want)
 					}
@@ -120,5 +133,182 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 				t.Fatalf("history: %+v, %v", d, err)
 			}
 		})
+	}
+}
+
+// TestEncodeHistory: the history's blob, written from the records' JSON
+// encoded before where it still holds, and with its root documents
+// chained, reads back as the history and documents it was written from:
+// every field of every record, the checkpoints, the lost commit and the
+// documents the history names (up to docMax bytes; a larger one becomes
+// a blob of its own); a record whose Undone changed since it was encoded,
+// or that none encoded, is encoded anew. A blob of format 3, its
+// documents whole by their hashes, reads as it did.
+func TestEncodeHistory(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
+	docs := map[string][]byte{}
+	hash := func(i int) string {
+		doc := fmt.Appendf(nil, "wdoc1\x00\xff state %d, the same elsewhere", i)
+		if i == 9 {
+			doc = bytes.Repeat([]byte("x"), docMax+1)
+		}
+		h := statetree.Hash(doc)
+		docs[h] = doc
+		return h
+	}
+	commits := []session.HistoryCommit{
+		{Seq: 4, CallID: "c4", Tool: "planning_setup_plan", Time: at, Prev: hash(0), Root: hash(1), State: []string{"planning.plan"}},
+		{Seq: 5, CallID: `quote " and <tag> & \ back`, Tool: "write_file", Time: at, Prev: hash(1), Root: hash(2), Files: []session.HistoryFile{{Path: "a/é.txt", Outside: true, Before: hash(7), BeforeSize: 3, After: hash(8), AfterSize: 9}, {Path: "d", Dir: true}}, Undone: true},
+		{Seq: 6, CallID: "c6", Tool: "session_undo", Time: at, Prev: hash(2), Root: hash(1), Restores: true},
+		{Seq: 7, CallID: "c7", Tool: "x", Time: at, Prev: "not a hash", Root: hash(9)},
+	}
+	unknown := statetree.Hash([]byte("a blob of its own"))
+	encoded := func(i int) knownRecord {
+		b, err := json.Marshal(&commits[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return knownRecord{json: b, undone: commits[i].Undone}
+	}
+	stale := encoded(1)
+	stale.undone = false
+	stale.json = []byte(`{"seq":5,"call_id":"stale"}`)
+	for _, c := range []struct {
+		name  string
+		d     historyDoc
+		known map[uint64]knownRecord
+	}{
+		{"empty", historyDoc{Next: 1}, nil},
+		{"none known", historyDoc{Next: 8, Commits: commits, Lost: 3}, nil},
+		{"all known", historyDoc{Next: 8, Commits: commits}, map[uint64]knownRecord{4: encoded(0), 5: encoded(1), 6: encoded(2), 7: encoded(3)}},
+		{"undone since", historyDoc{Next: 8, Commits: commits}, map[uint64]knownRecord{5: stale}},
+		{"checkpoints", historyDoc{Next: 8, Commits: commits[:1], Checkpoints: []session.Checkpoint{{Name: "first \"one\"", Seq: 4, Root: hash(3), Time: at}, {Name: "older", Root: unknown, Time: at}}}, map[uint64]knownRecord{4: encoded(0)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			blobs := map[string][]byte{}
+			b, held, err := historyBlob(&c.d, func(r string) ([]byte, bool) { doc, ok := docs[r]; return doc, ok }, blobs, c.known)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotDocs, err := parseHistoryBlob(b)
+			if err != nil {
+				t.Fatalf("%v:\n%s", err, b)
+			}
+			// The history as JSON reads it back (times in UTC, say).
+			j, _ := json.Marshal(&c.d)
+			var want historyDoc
+			if err := json.Unmarshal(j, &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, want) {
+				t.Errorf("the blob reads back as\n%+v\nwant\n%+v\n(%s)", *got, want, b)
+			}
+			wantDocs := map[string][]byte{}
+			for _, cm := range c.d.Commits {
+				for _, r := range []string{cm.Prev, cm.Root} {
+					if doc, ok := docs[r]; ok && len(doc) <= docMax {
+						wantDocs[r] = doc
+					}
+				}
+			}
+			for _, cp := range c.d.Checkpoints {
+				if doc, ok := docs[cp.Root]; ok {
+					wantDocs[cp.Root] = doc
+				}
+			}
+			if len(gotDocs) != len(wantDocs) || len(held) != len(wantDocs) {
+				t.Errorf("the blob holds %d documents (%d held), want %d", len(gotDocs), len(held), len(wantDocs))
+			}
+			for r, doc := range wantDocs {
+				if !bytes.Equal(gotDocs[r], doc) || !bytes.Equal(held[r], doc) {
+					t.Errorf("document %s reads back as %q (held %q), want %q", r, gotDocs[r], held[r], doc)
+				}
+			}
+			if big := hash(9); slices.ContainsFunc(c.d.Commits, func(cm session.HistoryCommit) bool { return cm.Root == big }) != (blobs[big] != nil) || len(blobs) > 1 {
+				t.Errorf("the blobs of their own: %d", len(blobs))
+			}
+			// As format 3 wrote it: json.Marshal, the documents whole.
+			old, err := json.Marshal(storedHistoryDoc{HistoryLog: c.d, Docs: wantDocs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotDocs, err = parseHistoryBlob(old)
+			if err != nil || !reflect.DeepEqual(*got, want) || len(gotDocs) != len(wantDocs) {
+				t.Errorf("a blob of format 3 reads back as %+v, %d documents, %v", got, len(gotDocs), err)
+			}
+		})
+	}
+}
+
+// TestHistoryNamesChangedSlices: a commit's record names no STATE slice
+// as stored; its readers (the call's and the stored history) find the
+// slices it changed from the states before and after, as a person reads
+// them (a bookkeeping slice, whose text is always empty, is not named),
+// once for each pair of states; a record that names some, as builds
+// before wrote them, keeps them.
+func TestHistoryNamesChangedSlices(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	r := session.NewRegistry()
+	shown := session.NewKey[string]("shown")
+	session.Persist(r, shown, session.JSON[string]())
+	kept := session.NewKey[string]("kept")
+	session.Persist(r, kept, session.Codec[string]{
+		Marshal:   func(v string) ([]byte, error) { return []byte(v), nil },
+		Unmarshal: func(b []byte) (string, error) { return string(b), nil },
+		Text:      func(string) string { return "" }, // bookkeeping
+	})
+	m := newManager(Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: 20})
+	defer m.Close()
+	ctx := context.Background()
+	u, err := m.Use(ctx, Request{Need: NeedNew, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Release()
+	for i, set := range []func(){
+		func() { session.Set(u.Session, shown, "a") },
+		func() { session.Set(u.Session, kept, "x") },
+		func() { session.Set(u.Session, shown, "b"); session.Set(u.Session, kept, "y") },
+	} {
+		tx, err := u.Session.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		set()
+		if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
+			t.Fatal(err)
+		}
+		tx.Commit()
+	}
+	sh, err := st.Load(ctx, u.Handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sh.Data, []byte(`"state"`)) {
+		t.Errorf("the head's records name the slices they changed: %q", sh.Data)
+	}
+	want := [][]string{{"shown"}, nil, {"shown"}}
+	for name, h := range map[string]session.History{"the call's": u.History(), "the stored": m.History(u.Handle)} {
+		d, err := h.Log(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]string
+		for _, c := range d.Commits {
+			got = append(got, c.State)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s history names %q, want %q", name, got, want)
+		}
+	}
+	if n := len(m.changedSlices.names); n != 3 {
+		t.Errorf("the slices changed are kept for %d pairs of states, want 3", n)
+	}
+
+	// A record that names slices keeps them, whatever its states.
+	d := &historyDoc{Next: 2, Commits: []session.HistoryCommit{{Seq: 1, Prev: "unreadable", Root: "unreadable", State: []string{"named before"}}}}
+	got, err := m.withChanged(ctx, u.Handle, d, nil)
+	if err != nil || !slices.Equal(got.Commits[0].State, []string{"named before"}) {
+		t.Errorf("withChanged of a record naming its slices: %+v, %v", got, err)
 	}
 }

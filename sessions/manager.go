@@ -70,11 +70,9 @@ package sessions
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -161,6 +159,10 @@ type Manager struct {
 	ctx  context.Context // of the background work, cancelled by Close
 	stop context.CancelFunc
 	wg   sync.WaitGroup // the background work
+
+	// changedSlices holds the STATE slices that the history's records changed,
+	// as a reader first asked (diff.go), by the roots before and after.
+	changedSlices changedCache
 }
 
 // sharedStore is a store that says whether other processes write to it:
@@ -288,10 +290,15 @@ type entry struct {
 	// the states they name.
 	docStored bool
 	// tail is the history's tail (tail.go) as the head holds it, with
-	// tailN records; histDocs are the root documents the history's blob
-	// holds (read with hist).
+	// tailN records, tailDoc the root document of its last entry, which
+	// the next is written against, and tailDocs its root documents by
+	// their hashes (and maybe those of commits that did not land);
+	// histDocs are the root documents the history's blob holds (read
+	// with hist).
 	tail     []byte
 	tailN    int
+	tailDoc  []byte
+	tailDocs map[string][]byte
 	histDocs map[string][]byte
 	// Also under the call lock: fresh are the hashes of the blobs its
 	// commits wrote (or tried to) since the last sweep started, and
@@ -309,6 +316,9 @@ type entry struct {
 	sinceFull      int
 	sinceFullBytes int64
 	fullKeptBytes  int64
+	// known holds the JSON of the history's records that this process
+	// encoded (historyBlob), by their numbers.
+	known map[uint64]knownRecord
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
@@ -404,7 +414,7 @@ func (m *Manager) decode(ctx context.Context, h, owner string) (*entry, error) {
 			_ = e.sess.Close()
 			return nil, fmt.Errorf("session %s: %w", h, err)
 		}
-		e.tail, e.tailN = hd.Tail, len(t.records)
+		e.tail, e.tailN, e.tailDoc, e.tailDocs = hd.Tail, len(t.records), t.last, t.docs
 	}
 	if hd.Doc != nil {
 		e.emptyBlobs = nil
@@ -536,7 +546,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	}
 	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash, Tail: e.tail}
 	var hist *historyDoc
-	tailN, histDocs := e.tailN, e.histDocs
+	tailN, tailDoc, histDocs := e.tailN, e.tailDoc, e.histDocs
 	if recorded {
 		if blobs == nil {
 			blobs = map[string][]byte{}
@@ -549,47 +559,63 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		// The history names states by their root documents' hashes, and
 		// goes back to one by reading its document: from the tail, or
 		// from its blob once the history's blob is written again.
-		var recJSON []byte
+		var recBin []byte
 		if rec != nil {
 			// In the tail, a record's root is the hash of the document
 			// beside it, and what it goes back to that of the entry
-			// before it, if any: neither is written (parseTail).
-			r := *rec
-			r.Root = ""
-			if keep != nil || tailN > 0 {
-				r.Prev = ""
+			// before it, if any: neither is written (parseTail). Its
+			// JSON is written once, by the first commit that writes the
+			// history's blob with it (historyBlob).
+			var before *session.HistoryCommit
+			if tailN > 0 && len(hist.Commits) >= 2 {
+				before = &hist.Commits[len(hist.Commits)-2]
 			}
-			if recJSON, err = json.Marshal(&r); err != nil {
+			if recBin, err = appendRecord(nil, rec, before, keep == nil && tailN == 0); err != nil {
 				return false, err
 			}
+			if e.known == nil {
+				e.known = map[uint64]knownRecord{}
+			}
+			seq := rec.Seq
+			defer func() {
+				if err != nil {
+					delete(e.known, seq) // the next record has its number
+				}
+			}()
 		}
-		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recJSON)+len(st.Doc)+len(keep) > tailBytes {
-			docs, err := tailDocs(e.tail)
-			if err != nil {
-				return false, err
+		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recBin)+len(st.Doc)+len(keep) > tailBytes {
+			docs := func(root string) ([]byte, bool) {
+				switch {
+				case root == st.Root:
+					return st.Doc, true
+				case keep != nil && root == e.state.Root:
+					return keep, true
+				}
+				if doc, ok := e.tailDocs[root]; ok {
+					return doc, true
+				}
+				doc, ok := e.histDocs[root]
+				return doc, ok
 			}
-			if docs == nil {
-				docs = map[string][]byte{}
-			}
-			maps.Copy(docs, e.histDocs)
-			if keep != nil {
-				docs[e.state.Root] = keep
-			}
-			docs[st.Root] = st.Doc
-			hb, held, err := historyBlob(hist, docs, blobs)
+			hb, held, err := historyBlob(hist, docs, blobs, e.known)
 			if err != nil {
 				return false, err
 			}
 			hd.History, hd.Tail = statetree.Hash(hb), nil
 			blobs[hd.History] = hb
-			tailN, histDocs = 0, held
+			tailN, tailDoc, histDocs = 0, nil, held
 		} else {
 			tail := e.tail // appended past its end: e.tail holds what it did until the commit lands
-			if keep != nil {
-				tail = appendTail(tail, nil, keep)
+			if e.tailDocs == nil {
+				e.tailDocs = map[string][]byte{}
 			}
-			hd.Tail = appendTail(tail, recJSON, st.Doc)
-			tailN++
+			if keep != nil {
+				tail, tailDoc = appendTail(tail, tailDoc, nil, keep), keep
+				e.tailDocs[e.state.Root] = keep
+			}
+			hd.Tail = appendTail(tail, tailDoc, recBin, st.Doc)
+			tailN, tailDoc = tailN+1, st.Doc
+			e.tailDocs[st.Root] = st.Doc
 		}
 	}
 	switch err := m.put(ctx, e, hd.marshal(), blobs); {
@@ -604,7 +630,16 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	e.emptyBlobs = nil
 	if hist != nil {
 		e.hist, e.histHash = hist, hd.History
-		e.tail, e.tailN, e.histDocs = hd.Tail, tailN, histDocs
+		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
+		if hd.Tail == nil {
+			e.tailDocs = nil
+			// The records dropped from the history are encoded no more.
+			for seq := range e.known {
+				if len(hist.Commits) == 0 || seq < hist.Commits[0].Seq {
+					delete(e.known, seq)
+				}
+			}
+		}
 	}
 	e.written += len(blobs)
 	e.sinceFull += len(blobs)

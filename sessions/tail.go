@@ -34,26 +34,71 @@ const (
 	tailBytes = 64 << 10
 )
 
-// appendTail returns tail with one more entry: rec, a record's JSON (nil
-// for a document alone, the state a record to come goes back to), and
-// doc, the root document of the state it reached. The record's root is
-// left out (it is the hash of doc), and so is the state it goes back to
-// when that is the root of the entry before it.
-func appendTail(tail, rec, doc []byte) []byte {
+// appendTail returns tail with one more entry: rec, a record as a tail
+// holds it (appendRecord; nil for a document alone, the state a record
+// to come goes back to), and
+// doc, the root document of the state it reached, written as what it
+// changed of base, the document of the entry before (nil for the first).
+// The record's root is left out (it is the hash of doc), and so is the
+// state it goes back to when that is the root of the entry before it.
+//
+// An entry is the record's length (a uvarint) and the record, then the
+// document: the lengths of what it shares with base at its start and at
+// its end, and of what lies between (uvarints), and that. Consecutive
+// states differ little (a plan's step, a directory's hash), so that an
+// entry costs its record and the bytes its state changed, not its whole
+// document: the head a commit writes grows by that, at each of up to
+// tailRecords commits.
+func appendTail(tail, base, rec, doc []byte) []byte {
 	tail = binary.AppendUvarint(tail, uint64(len(rec)))
 	tail = append(tail, rec...)
-	tail = binary.AppendUvarint(tail, uint64(len(doc)))
-	return append(tail, doc...)
+	return appendDoc(tail, base, doc)
+}
+
+// appendDoc returns b with doc written as what it changed of base (see
+// appendTail).
+func appendDoc(b, base, doc []byte) []byte {
+	pre := commonPrefix(base, doc)
+	suf := commonSuffix(base[pre:], doc[pre:])
+	b = binary.AppendUvarint(b, uint64(pre))
+	b = binary.AppendUvarint(b, uint64(suf))
+	mid := doc[pre : len(doc)-suf]
+	b = binary.AppendUvarint(b, uint64(len(mid)))
+	return append(b, mid...)
+}
+
+// commonPrefix returns the length of the longest prefix a and b share.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// commonSuffix returns the length of the longest suffix a and b share.
+func commonSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[len(a)-1-i] != b[len(b)-1-i] {
+			return i
+		}
+	}
+	return n
 }
 
 // errBadTail is the error of a head whose tail does not parse.
 var errBadTail = errors.New("malformed history tail")
 
-// parsedTail is a tail as read: its records, oldest first, and the root
-// documents it holds by their hashes.
+// parsedTail is a tail as read: its records, oldest first, the root
+// documents it holds by their hashes, and the last of them (the base of
+// the next entry's, see appendTail).
 type parsedTail struct {
 	records []session.HistoryCommit
 	docs    map[string][]byte
+	last    []byte
 }
 
 // parseTail returns the tail b.
@@ -66,37 +111,76 @@ func tailDocs(b []byte) (map[string][]byte, error) {
 	return t.docs, err
 }
 
+// tailReader reads the fields of a tail, or of a head's tail as format 3
+// wrote it (plainTail).
+type tailReader []byte
+
+// bytes returns the next field: its length (a uvarint), then its bytes.
+func (r *tailReader) bytes() ([]byte, error) {
+	n, err := r.uvarint()
+	if err != nil || n > uint64(len(*r)) {
+		return nil, errBadTail
+	}
+	v := (*r)[:n]
+	*r = (*r)[n:]
+	return v, nil
+}
+
+// uvarint returns the next uvarint.
+func (r *tailReader) uvarint() (uint64, error) {
+	n, k := binary.Uvarint(*r)
+	if k <= 0 {
+		return 0, errBadTail
+	}
+	*r = (*r)[k:]
+	return n, nil
+}
+
+// doc returns the next document, written as what it changed of base.
+func (r *tailReader) doc(base []byte) ([]byte, error) {
+	pre, err := r.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	suf, err := r.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	if pre > uint64(len(base)) || suf > uint64(len(base))-pre {
+		return nil, errBadTail
+	}
+	mid, err := r.bytes()
+	if err != nil {
+		return nil, err
+	}
+	doc := make([]byte, 0, int(pre)+len(mid)+int(suf))
+	doc = append(doc, base[:pre]...)
+	doc = append(doc, mid...)
+	return append(doc, base[uint64(len(base))-suf:]...), nil
+}
+
 // readTail returns the tail b, its records only if records is set.
 func readTail(b []byte, records bool) (parsedTail, error) {
 	var t parsedTail
-	next := func() ([]byte, error) {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			return nil, errBadTail
-		}
-		v := b[k : k+int(n)]
-		b = b[k+int(n):]
-		return v, nil
-	}
+	r := tailReader(b)
 	last := "" // the root of the entry before
-	for len(b) > 0 {
-		rec, err := next()
+	var before *session.HistoryCommit
+	for len(r) > 0 {
+		rec, err := r.bytes()
 		if err != nil {
 			return t, err
 		}
-		doc, err := next()
+		doc, err := r.doc(t.last)
 		if err != nil {
 			return t, err
 		}
 		root := statetree.Hash(doc)
 		if len(rec) > 0 && records {
-			var c session.HistoryCommit
-			if err := json.Unmarshal(rec, &c); err != nil {
-				return t, fmt.Errorf("%w: %v", errBadTail, err)
+			c, err := readRecord(rec, before)
+			if err != nil {
+				return t, err
 			}
-			if c.Root == "" {
-				c.Root = root
-			}
+			c.Root = root
 			if c.Prev == "" {
 				if last == "" {
 					return t, errBadTail
@@ -104,13 +188,66 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 				c.Prev = last
 			}
 			t.records = append(t.records, c)
+			before = &t.records[len(t.records)-1]
 		}
 		if t.docs == nil {
 			t.docs = map[string][]byte{}
 		}
-		t.docs[root], last = doc, root
+		t.docs[root], last, t.last = doc, root, doc
 	}
 	return t, nil
+}
+
+// rebaseTail returns tail with the document of its first entry written
+// against to rather than from (see appendTail; nil for nothing), the rest
+// as it is.
+func rebaseTail(tail, from, to []byte) ([]byte, error) {
+	r := tailReader(tail)
+	rec, err := r.bytes()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := r.doc(from)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(tail)+binary.MaxVarintLen32)
+	out = binary.AppendUvarint(out, uint64(len(rec)))
+	out = append(out, rec...)
+	out = appendDoc(out, to, doc)
+	return append(out, r...), nil
+}
+
+// plainTail returns the tail b of a head as format 3 wrote it (magic
+// whd2), whose entries hold their records as JSON and their documents
+// whole, as a tail of today.
+func plainTail(b []byte) ([]byte, error) {
+	r := tailReader(b)
+	var tail, base []byte
+	var before *session.HistoryCommit
+	for len(r) > 0 {
+		rec, err := r.bytes()
+		if err != nil {
+			return nil, err
+		}
+		doc, err := r.bytes()
+		if err != nil {
+			return nil, err
+		}
+		if len(rec) > 0 {
+			var c session.HistoryCommit
+			if err := json.Unmarshal(rec, &c); err != nil {
+				return nil, fmt.Errorf("%w: %v", errBadTail, err)
+			}
+			// A record that names the state it goes back to keeps it.
+			if rec, err = appendRecord(nil, &c, before, c.Prev != ""); err != nil {
+				return nil, fmt.Errorf("%w: %v", errBadTail, err)
+			}
+			before = &c
+		}
+		tail, base = appendTail(tail, base, rec, doc), doc
+	}
+	return tail, nil
 }
 
 // extend returns d with the records of t after its own, the oldest

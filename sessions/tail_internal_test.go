@@ -3,16 +3,19 @@ package sessions
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/wink-mcp/wink-mcp/session"
+	"github.com/wink-mcp/wink-mcp/statetree"
 	"github.com/wink-mcp/wink-mcp/store"
 )
 
@@ -20,7 +23,7 @@ import (
 // without a history and a tail; one that is cut short, or whose magic and
 // flags disagree about the tail, does not parse.
 func TestHeadRecord(t *testing.T) {
-	tail := appendTail(appendTail(nil, nil, []byte("doc 0")), []byte(`{"seq":1}`), []byte("doc 1"))
+	tail := appendTail(appendTail(nil, nil, nil, []byte("doc 0")), []byte("doc 0"), []byte(`{"seq":1}`), []byte("doc 1"))
 	hash := fmt.Sprintf("%064x", 7)
 	for _, h := range []head{
 		{Owner: "alice"},
@@ -39,7 +42,7 @@ func TestHeadRecord(t *testing.T) {
 		}
 		// A commit appends to the tail it read: that must not write over
 		// the document after it.
-		_ = appendTail(got.Tail, []byte(`{"seq":9}`), []byte("later"))
+		_ = appendTail(got.Tail, []byte("doc 1"), []byte(`{"seq":9}`), []byte("later"))
 		if !bytes.Equal(got.Doc, h.Doc) {
 			t.Errorf("appending to the tail read from %+v changed the document to %q", h, got.Doc)
 		}
@@ -184,5 +187,186 @@ func TestHistoryTail(t *testing.T) {
 	tx.Commit()
 	if hd := stored(); len(hd.Tail) != 0 {
 		t.Errorf("an undo's commit leaves a tail of %d bytes: it writes the history's blob", len(hd.Tail))
+	}
+}
+
+// TestTailRecord: a record reads back from a tail as it was, each of its
+// fields, written against the record before it or not; a record cut
+// short, or naming the tool of a record before it that it has none of,
+// does not parse.
+func TestTailRecord(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
+	prev := statetree.Hash([]byte("before"))
+	before := &session.HistoryCommit{Seq: 6, CallID: "c6", Tool: "write_file", Time: at}
+	for _, c := range []struct {
+		name     string
+		rec      session.HistoryCommit
+		before   *session.HistoryCommit
+		withPrev bool
+	}{
+		{"first", session.HistoryCommit{Seq: 1, CallID: "c1", Tool: "planning_setup_plan", Time: at}, nil, true},
+		{"the same tool", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "write_file", Time: at.Add(time.Millisecond)}, before, false},
+		{"another tool, earlier", session.HistoryCommit{Seq: 7, CallID: "", Tool: "edit_file", Time: at.Add(-time.Hour)}, before, true},
+		{"files and slices", session.HistoryCommit{Seq: 9, CallID: "c9 \"é\"", Tool: "session_undo", Time: at, Restores: true, Undone: true, State: []string{"planning.plan"},
+			Files: []session.HistoryFile{{Path: "a.txt", Outside: true, Before: prev, BeforeSize: 5}, {Path: "d", Dir: true}}}, before, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.withPrev {
+				c.rec.Prev = prev
+			}
+			b, err := appendRecord(nil, &c.rec, c.before, c.withPrev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readRecord(b, c.before)
+			want := c.rec
+			want.Time = time.Unix(0, want.Time.UnixNano())
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("readRecord = %+v, %v\nwant %+v", got, err, want)
+			}
+			if c.before != nil && c.before.Tool == c.rec.Tool {
+				if _, err := readRecord(b, nil); !errors.Is(err, errBadTail) {
+					t.Errorf("the tool of no record before: %v, want errBadTail", err)
+				}
+			}
+			for n := range len(b) {
+				if c.rec.State != nil && n > 20 {
+					break // cut in its JSON: checked once
+				}
+				if _, err := readRecord(b[:n], c.before); !errors.Is(err, errBadTail) {
+					t.Errorf("cut to %d of %d bytes: %v, want errBadTail", n, len(b), err)
+				}
+			}
+		})
+	}
+	if _, err := appendRecord(nil, &session.HistoryCommit{Prev: "not a hash"}, nil, true); err == nil {
+		t.Error("a record going back to a state named by no hash was written")
+	}
+}
+
+// TestTailDocuments: a tail's documents read back whole, each written as
+// what it changed of the one before, whatever they share; one that
+// claims more of the document before than there is does not parse; and
+// a head of format 3, whose tail holds its documents whole, reads as the
+// tail of today.
+func TestTailDocuments(t *testing.T) {
+	docs := [][]byte{
+		[]byte("wdoc1 plan: bench 1; files: abc"),
+		[]byte("wdoc1 plan: bench 2; files: abc"),
+		[]byte("wdoc1 plan: bench 2; files: abc"),    // the same
+		[]byte("wdoc1 plan: bench 2; files: abcdef"), // longer
+		[]byte("wdoc1"),       // a prefix of the one before
+		[]byte("wdoc1 wdoc1"), // the one before twice
+		nil,                   // empty
+		[]byte("something else entirely, not a doc at all"), // nothing shared
+	}
+	for _, name := range []string{"records", "a document alone first"} {
+		t.Run(name, func(t *testing.T) {
+			var tail, plain, base []byte
+			var before *session.HistoryCommit
+			for i, doc := range docs {
+				var rec, recJSON []byte
+				if i > 0 || name == "records" {
+					c := session.HistoryCommit{Seq: uint64(i + 1), CallID: fmt.Sprint("c", i), Tool: fmt.Sprint("t", i/3), Time: time.Unix(1764331200, int64(i)*1e6)}
+					var err error
+					if rec, err = appendRecord(nil, &c, before, false); err != nil {
+						t.Fatal(err)
+					}
+					if recJSON, err = json.Marshal(c); err != nil {
+						t.Fatal(err)
+					}
+					before = &c
+				}
+				tail, base = appendTail(tail, base, rec, doc), doc
+				plain = binary.AppendUvarint(plain, uint64(len(recJSON)))
+				plain = append(plain, recJSON...)
+				plain = binary.AppendUvarint(plain, uint64(len(doc)))
+				plain = append(plain, doc...)
+			}
+			check := func(what string, b []byte) {
+				t.Helper()
+				tl, err := readTail(b, false)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				for _, doc := range docs {
+					if got, ok := tl.docs[statetree.Hash(doc)]; !ok || !bytes.Equal(got, doc) {
+						t.Errorf("%s: document %q reads back as %q (%v)", what, doc, got, ok)
+					}
+				}
+				if !bytes.Equal(tl.last, docs[len(docs)-1]) {
+					t.Errorf("%s: the last document is %q, want %q", what, tl.last, docs[len(docs)-1])
+				}
+			}
+			check("tail", tail)
+			if len(tail) >= len(plain) {
+				t.Errorf("the tail takes %d bytes, no fewer than the %d of its documents whole", len(tail), len(plain))
+			}
+			// The head of format 3 reads as the tail of today.
+			old := head{Owner: "bob", History: fmt.Sprintf("%064x", 7), Doc: []byte("doc")}
+			b := old.marshal()
+			b = append(slices.Clone(headMagicPlainTail), b[len(headMagic):]...)
+			b[len(headMagicPlainTail)] |= headHasTail
+			at := len(headMagicPlainTail) + 1 + 1 + len(old.Owner) + 32
+			b = slices.Concat(b[:at], binary.AppendUvarint(nil, uint64(len(plain))), plain, b[at:])
+			hd, err := parseHead(b)
+			if err != nil || hd.Owner != old.Owner || hd.History != old.History || !bytes.Equal(hd.Doc, old.Doc) {
+				t.Fatalf("parseHead(format 3) = %+v, %v", hd, err)
+			}
+			if !bytes.Equal(hd.Tail, tail) {
+				t.Errorf("the tail of a head of format 3 reads as %q, want %q", hd.Tail, tail)
+			}
+			// Each record goes back to the state of the entry before it;
+			// the first, with no entry before it, must name its own.
+			tl, err := parseTail(tail)
+			if name == "records" {
+				if !errors.Is(err, errBadTail) {
+					t.Errorf("a tail whose first record names no state before it: parseTail = %v, want errBadTail", err)
+				}
+				return
+			}
+			if err != nil || len(tl.records) != len(docs)-1 {
+				t.Fatalf("parseTail = %d records, %v", len(tl.records), err)
+			}
+			for i, c := range tl.records {
+				if c.Prev != statetree.Hash(docs[i]) || c.Root != statetree.Hash(docs[i+1]) || c.CallID != fmt.Sprint("c", i+1) || c.Tool != fmt.Sprint("t", (i+1)/3) || c.Time.UnixNano() != time.Unix(1764331200, int64(i+1)*1e6).UnixNano() {
+					t.Errorf("record %d: %+v", i, c)
+				}
+			}
+		})
+	}
+	// A document that takes more of the one before than it has.
+	bad := appendTail(nil, nil, nil, []byte("ab"))
+	bad = binary.AppendUvarint(bad, 0)
+	bad = binary.AppendUvarint(bad, 2) // shares 2 bytes at its start
+	bad = binary.AppendUvarint(bad, 1) // and 1 at its end: 3 of 2
+	bad = binary.AppendUvarint(bad, 0)
+	if _, err := readTail(bad, false); !errors.Is(err, errBadTail) {
+		t.Errorf("a document sharing more than there is: readTail = %v, want errBadTail", err)
+	}
+}
+
+// TestHeadTailFirstDocument: a head writes the document of its tail's
+// first entry as what it changed of the head's own document, and reads it
+// back whole; one that takes more of the head's document than there is
+// does not parse.
+func TestHeadTailFirstDocument(t *testing.T) {
+	first := []byte("wdoc1 plan: objective bench 1, steps a b c; workspace: 0123456789abcdef")
+	doc := []byte("wdoc1 plan: objective bench 2, steps a b c; workspace: 0123456789abcdef")
+	tail := appendTail(nil, nil, []byte("record"), first)
+	h := head{Owner: "bob", Tail: tail, Doc: doc}
+	b := h.marshal()
+	if whole := len(headMagicTail) + 2 + len(h.Owner) + 1 + len(tail) + len(doc); len(b) >= whole-len(first)+8 {
+		t.Errorf("the head takes %d bytes, %d with the first document whole", len(b), whole)
+	}
+	got, err := parseHead(b)
+	if err != nil || !bytes.Equal(got.Tail, tail) || !bytes.Equal(got.Doc, doc) {
+		t.Fatalf("parseHead = %+v, %v; want the tail %q", got, err, tail)
+	}
+	// The same tail under a document shorter than the part it shares.
+	bad := slices.Clone(b)
+	bad = bad[:len(bad)-len(doc)+5]
+	if _, err := parseHead(bad); !errors.Is(err, errBadHead) {
+		t.Errorf("a first document taking more of the head's than there is: parseHead = %v, want errBadHead", err)
 	}
 }

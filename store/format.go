@@ -42,11 +42,16 @@ import (
 //     format 2 stored is read as it is, and stored anew by the first call
 //     that changes it, so its step changes nothing but the markers, which
 //     keep builds of format 2 away.
+//   - 4: a head's tail (magic whd3) holds each root document as what it
+//     changed of the one before it (the bytes shared at its start and its
+//     end, and those between), not whole. A head of format 3 is read as
+//     it is, and written anew by the next commit, so its step changes
+//     nothing but the markers, which keep builds of format 3 away.
 //
 // A change of anything the store holds, the store's own framing or the
 // caller's heads, blobs, log entries and task records, is a new format,
 // with its step.
-const Format = 3
+const Format = 4
 
 // formatKey is the key of the streams' metadata that names the format of
 // what they hold. A stream without the key holds format 1.

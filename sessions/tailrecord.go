@@ -1,0 +1,147 @@
+package sessions
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/wink-mcp/wink-mcp/session"
+)
+
+// A record in the history's tail is binary, and written against the
+// record before it in the tail, so that the head a commit writes grows by
+// little more than the call's id: a flag byte; the record's number; the
+// call's id (its length, a uvarint, then its bytes); the tool's name the
+// same way, unless it is that of the record before (recSameTool); the
+// time, in nanoseconds since the record before's (a varint; since the
+// Unix epoch for the first); the 32 bytes of the state it goes back to,
+// when the tail's documents do not name it (recPrev); and, when the
+// record names STATE slices or files (recExtra), their JSON, to the end.
+// Its root is the hash of the document beside it (appendTail).
+const (
+	recPrev     = 1 << 0
+	recSameTool = 1 << 1
+	recExtra    = 1 << 2
+	recRestores = 1 << 3
+	recUndone   = 1 << 4
+)
+
+// recordExtra is what a tail's record holds as JSON: what only some
+// records have.
+type recordExtra struct {
+	State []string              `json:"state,omitempty"`
+	Files []session.HistoryFile `json:"files,omitempty"`
+}
+
+// appendRecord returns b with the record c as a tail holds it, after
+// before, the record before it in the tail (nil for none), and with the
+// state it goes back to when withPrev is set.
+func appendRecord(b []byte, c *session.HistoryCommit, before *session.HistoryCommit, withPrev bool) ([]byte, error) {
+	var flags byte
+	var prev []byte
+	if withPrev {
+		var err error
+		if prev, err = hex.DecodeString(c.Prev); err != nil || len(prev) != 32 {
+			return nil, fmt.Errorf("a history record going back to %q, not a hash", c.Prev)
+		}
+		flags |= recPrev
+	}
+	sameTool := before != nil && before.Tool == c.Tool
+	if sameTool {
+		flags |= recSameTool
+	}
+	extra := len(c.State) > 0 || len(c.Files) > 0
+	if extra {
+		flags |= recExtra
+	}
+	if c.Restores {
+		flags |= recRestores
+	}
+	if c.Undone {
+		flags |= recUndone
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, c.Seq)
+	b = binary.AppendUvarint(b, uint64(len(c.CallID)))
+	b = append(b, c.CallID...)
+	if !sameTool {
+		b = binary.AppendUvarint(b, uint64(len(c.Tool)))
+		b = append(b, c.Tool...)
+	}
+	t := c.Time.UnixNano()
+	if before != nil {
+		t -= before.Time.UnixNano()
+	}
+	b = binary.AppendVarint(b, t)
+	b = append(b, prev...)
+	if extra {
+		j, err := json.Marshal(recordExtra{State: c.State, Files: c.Files})
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, j...)
+	}
+	return b, nil
+}
+
+// readRecord returns the record rec of a tail, after before, the record
+// before it in the tail (nil for none). Its root, and the state it goes
+// back to unless it names it, are left to the caller (readTail).
+func readRecord(rec []byte, before *session.HistoryCommit) (session.HistoryCommit, error) {
+	var c session.HistoryCommit
+	r := tailReader(rec)
+	if len(r) == 0 {
+		return c, errBadTail
+	}
+	flags := r[0]
+	r = r[1:]
+	var err error
+	if c.Seq, err = r.uvarint(); err != nil {
+		return c, err
+	}
+	id, err := r.bytes()
+	if err != nil {
+		return c, err
+	}
+	c.CallID = string(id)
+	switch {
+	case flags&recSameTool == 0:
+		tool, err := r.bytes()
+		if err != nil {
+			return c, err
+		}
+		c.Tool = string(tool)
+	case before == nil:
+		return c, errBadTail
+	default:
+		c.Tool = before.Tool
+	}
+	t, k := binary.Varint(r)
+	if k <= 0 {
+		return c, errBadTail
+	}
+	r = r[k:]
+	if before != nil {
+		t += before.Time.UnixNano()
+	}
+	c.Time = time.Unix(0, t)
+	if flags&recPrev != 0 {
+		if len(r) < 32 {
+			return c, errBadTail
+		}
+		c.Prev, r = hex.EncodeToString(r[:32]), r[32:]
+	}
+	c.Restores, c.Undone = flags&recRestores != 0, flags&recUndone != 0
+	if flags&recExtra != 0 {
+		var x recordExtra
+		if err := json.Unmarshal(r, &x); err != nil {
+			return c, fmt.Errorf("%w: %v", errBadTail, err)
+		}
+		c.State, c.Files = x.State, x.Files
+	} else if len(r) > 0 {
+		return c, errBadTail
+	}
+	return c, nil
+}
