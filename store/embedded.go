@@ -415,6 +415,7 @@ func (h *host) greet(nc *nats.Conn) {
 		if err := nc.Publish(helloSubject, nil); err != nil {
 			h.logger.Debug("saying hello to the holder of the session store", "err", err)
 		}
+		h.arm(h.idle) // a sibling goes dormant too (sleep)
 		return
 	}
 	if err := nc.Flush(); err == nil {
