@@ -31,7 +31,9 @@ import (
 // server on dir's files, and the others reconnect to it. Calls made
 // meanwhile are tried again until their deadline, then fail with
 // ErrUnavailable. A holder whose store has been idle for Options.Dormancy
-// stops its server and releases dir until its next call (dormant.go).
+// stops its server and releases dir until its next call, and another
+// process idle as long closes its connection until its next call
+// (dormant.go).
 //
 // Of opts it does not use Replicas, CredsFile and TLS.
 func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, error) {
