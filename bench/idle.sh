@@ -10,7 +10,8 @@
 # stops its server once the store has been idle for its store_dormancy
 # (DORMANCY), so those configurations are left alone for at least that
 # long, and 5 seconds more, before the window: the figures are those of a
-# dormant holder. The configurations:
+# dormant holder. A sibling goes dormant too, and the holder beside it
+# within DORMANCY after that, so the pair is left alone twice as long. The configurations:
 #   bare       bench/bare over stdio: mcp-go alone, the floor
 #   stdio      wink-mcp over stdio, sessions in memory
 #   session    wink-mcp --session idle --workspace DIR (a desktop client's
@@ -26,7 +27,8 @@
 #   WINK_BIN   the wink-mcp binary (default: built from the repository)
 #   SETTLE     seconds between the answer to initialize and the window (5;
 #              for the configurations with an embedded store, at least
-#              DORMANCY + 5)
+#              DORMANCY + 5, and for the sibling pair, which goes dormant
+#              in turn, 2 DORMANCY + 5)
 #   DORMANCY   the store_dormancy of the embedded store, in seconds (30,
 #              the default); - passes no configuration file, for a build
 #              that has no store_dormancy (awake is then session again)
@@ -45,9 +47,12 @@ dormancy="${DORMANCY:-30}"
 # The settle of a configuration with an embedded store, which goes dormant,
 # and the configuration files: dormant, and awake (store_dormancy 0).
 if [[ "$dormancy" == - ]]; then
-	dormant_settle="$settle" dormant=() awake=()
+	dormant_settle="$settle" pair_settle="$settle" dormant=() awake=()
 else
 	dormant_settle=$((settle > dormancy + 5 ? settle : dormancy + 5))
+	# A pair goes dormant in turn: the sibling once idle, then the
+	# holder, which looks again store_dormancy after it saw the sibling.
+	pair_settle=$((settle > 2 * dormancy + 5 ? settle : 2 * dormancy + 5))
 	printf 'store_dormancy: %ss\n' "$dormancy" >"$tmp/dormant.yaml"
 	printf 'store_dormancy: 0s\n' >"$tmp/awake.yaml"
 	dormant=(--config "$tmp/dormant.yaml") awake=(--config "$tmp/awake.yaml")
@@ -146,12 +151,13 @@ stop() {
 echo
 with="store_dormancy ${dormancy}s"
 [[ "$dormancy" == - ]] && with="no configuration file"
-echo "=== idle: settle ${settle}s (${dormant_settle}s with an embedded store, $with), window ${window}s; CPU of all threads, wake-ups = voluntary context switches"
+echo "=== idle: settle ${settle}s (${dormant_settle}s with an embedded store, ${pair_settle}s for the sibling pair, $with), window ${window}s; CPU of all threads, wake-ups = voluntary context switches"
 printf '%-34s %14s %16s %12s\n' configuration "CPU ms/min" "(schedstat)" "wake-ups/s"
 for c in ${CONFIGS:-bare stdio session awake http sibling}; do
 	wait=""
 	case "$c" in
-	session | http | sibling) wait="$dormant_settle" ;;
+	session | http) wait="$dormant_settle" ;;
+	sibling) wait="$pair_settle" ;;
 	esac
 	case "$c" in
 	bare)

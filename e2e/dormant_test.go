@@ -178,3 +178,106 @@ func TestDormantHTTPServer(t *testing.T) {
 	}
 	stopServers(t, b, a)
 }
+
+// awaitReleased waits until the state directory dir has no holder (its
+// lock file names no address, which a holder leaves out when it goes
+// dormant), for up to 10 seconds, and returns the process id of the
+// last holder. A holder goes dormant only when no other process is
+// connected to it, and a sibling, awake, is: so both are dormant then.
+func awaitReleased(t *testing.T, dir string) int {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join(dir, "lock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Split(string(b), "\n"); len(lines) >= 3 && lines[1] == "" {
+			if pid, err := strconv.Atoi(lines[0]); err == nil {
+				return pid
+			}
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the state directory is still held: lock file %q", b)
+		}
+	}
+}
+
+// TestDormantSiblings: two stdio processes on one session, with a short
+// store_dormancy, both go dormant once idle: the sibling closes its
+// connection, and the holder, alone then, releases the directory. A call
+// through either then sees the other's last commit; a call through the
+// former sibling while nobody holds the directory makes it the holder.
+// Killed with SIGKILL while dormant, either loses nothing.
+func TestDormantSiblings(t *testing.T) {
+	state := t.TempDir()
+	dir := filepath.Join(state, "store", "stdio-project")
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("store_dormancy: 100ms\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func() *stdioClient {
+		c := &stdioClient{p: start(t, "", "--config", cfg, "--log-level", "debug", "--state-dir", state, "--session", "project")}
+		c.p.initialize()
+		return c
+	}
+	planHas := func(who string, c *stdioClient, want ...string) {
+		t.Helper()
+		r := c.call(t, "planning_read_plan", map[string]any{})
+		for _, w := range want {
+			if r.IsError || !strings.Contains(r.text(), w) {
+				t.Fatalf("%s reads the plan without %q: %+v", who, w, r)
+			}
+		}
+	}
+	byPid := func(pid int, cs ...*stdioClient) (*stdioClient, *stdioClient) {
+		t.Helper()
+		for i, c := range cs {
+			if c.p.cmd.Process.Pid == pid {
+				return c, cs[1-i]
+			}
+		}
+		t.Fatalf("the last holder %d is neither process", pid)
+		return nil, nil
+	}
+
+	a := run()
+	if r := a.call(t, "planning_setup_plan", map[string]any{"objective": "Two", "initial_steps": []string{"draft"}}); r.IsError {
+		t.Fatalf("setup: %+v", r)
+	}
+	b := run()
+	callAgain(t, b, "planning_add_step", map[string]any{"steps": []string{"from b"}})
+
+	// Both dormant; a call through either sees the other's last commit.
+	awaitReleased(t, dir)
+	awaitLog(t, a.p, dormantLine, 1)
+	awaitLog(t, b.p, dormantLine, 1)
+	planHas("a, woken", a, "Objective: Two", "draft", "from b")
+	callAgain(t, a, "planning_add_step", map[string]any{"steps": []string{"from a"}})
+	planHas("b, woken", b, "from b", "from a")
+
+	// Both dormant again; a call through the former sibling, with nobody
+	// holding the directory, makes it the holder.
+	holder, sibling := byPid(awaitReleased(t, dir), a, b)
+	callAgain(t, sibling, "planning_add_step", map[string]any{"steps": []string{"from the sibling"}})
+	if pid := holderPid(t, dir); pid != sibling.p.cmd.Process.Pid {
+		t.Fatalf("the store is held by process %d, want the former sibling, %d", pid, sibling.p.cmd.Process.Pid)
+	}
+	planHas("the former holder", holder, "from a", "from the sibling")
+
+	// Killed while dormant, the last holder loses nothing; nor, then,
+	// does the other.
+	holder, sibling = byPid(awaitReleased(t, dir), a, b)
+	holder.p.kill()
+	callAgain(t, sibling, "planning_add_step", map[string]any{"steps": []string{"after the kill"}})
+	awaitReleased(t, dir)
+	checkStderr(t, sibling.p.stderr.String())
+	sibling.p.kill()
+
+	c := run()
+	planHas("a process started after the kills", c, "Objective: Two", "draft", "from b", "from a", "from the sibling", "after the kill")
+	c.p.closeStdin()
+	if code := c.p.wait(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, c.p.stderr)
+	}
+	checkStderr(t, c.p.stderr.String())
+}

@@ -16,10 +16,20 @@ import (
 // 100 ms while a stream is open, and other clocks of its own every second
 // or ten), and no option turns that off. So the holder of the dir stops
 // the server once nothing has used it for Options.Dormancy, and starts it
-// again when the next call comes: the host is then dormant. A host goes
-// dormant only when it holds the server, no call of its store is in
-// flight, none has ended for the while, and no other process is connected
-// to the server (a process that reaches it over loopback keeps it awake).
+// again when the next call comes: the host is then dormant. A holder goes
+// dormant only when no call of its store is in flight, none has ended for
+// the while, and no other process is connected to the server (a process
+// that reaches it over loopback keeps it awake). So a sibling, a process
+// that reaches the holder over loopback, goes dormant too on the same
+// terms: it closes its connection, which waits to reconnect as a dormant
+// holder's does, and so lets the holder go dormant in turn. The
+// sibling's next call wakes it by the same path: it takes the dir if
+// nobody holds it, or reaches the holder. Its watch of the store (the
+// ordered consumer of Watch) waits with its connection, without a clock,
+// and picks up where it was once the connection is back; the sessions
+// layer checks a session held in memory against the store before each
+// call of a store that is shared, which a sibling's is, so no call sees
+// what another process replaced meanwhile.
 //
 // Going dormant stops the server and releases the dir's lock, whose file
 // keeps no address then. The process's connection, dropped with the
@@ -168,25 +178,43 @@ func (h *host) arm(after time.Duration) {
 	}
 }
 
-// sleep makes the host dormant if it may: it holds the server, no call is
-// in flight or has ended within idle, and no other process is connected.
-// Otherwise it looks again when that may have changed: idle after the
-// last call ended, or after idle while another process is connected. A
-// call that enters while the host goes dormant waits for h.mu in wake, and
-// wakes it again.
+// sleep makes the host dormant if it may: no call is in flight or has
+// ended within idle, and, when it holds the server, no other process is
+// connected to it. Otherwise it looks again when that may have changed:
+// idle after the last call ended, or after idle while another process is
+// connected. A call that enters while the host goes dormant waits for
+// h.mu in wake, and wakes it again.
+//
+// A holder stops its server and releases the dir. A sibling (a process
+// that reaches the holder over loopback) closes its connection, which
+// then waits to reconnect without a clock, as a dormant holder's does:
+// the holder, seeing no other process, goes dormant in turn, and the
+// sibling's watch of the store waits with the connection.
 func (h *host) sleep() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	srv := h.srv.Load()
-	if h.closed || srv == nil || h.dormant.Load() {
-		return // woken again, or by a call, when it holds the server
+	if h.closed || h.dormant.Load() {
+		h.mu.Unlock()
+		return // armed again when the host is woken (greet, hold)
+	}
+	if h.nc == nil { // still opening
+		h.timer.Reset(h.idle)
+		h.mu.Unlock()
+		return
 	}
 	if wait := h.idle - time.Since(time.Unix(0, h.last.Load())); wait > 0 {
 		h.timer.Reset(wait)
+		h.mu.Unlock()
 		return
 	}
-	if h.nc == nil || srv.NumClients() > 1 {
-		h.timer.Reset(h.idle)
+	if srv != nil && srv.NumClients() > 1 || srv == nil && !h.nc.IsConnected() {
+		// Another process is connected; or this sibling's connection
+		// is down (the holder went), and its reconnect, which takes
+		// the dir or reaches the next holder, arms the timer again.
+		if srv != nil {
+			h.timer.Reset(h.idle)
+		}
+		h.mu.Unlock()
 		return
 	}
 	// A call that entered before this store sees it in calls; one that
@@ -195,26 +223,42 @@ func (h *host) sleep() {
 	if h.calls.Load() > 0 {
 		h.dormant.Store(false)
 		h.timer.Reset(h.idle)
+		h.mu.Unlock()
 		return
 	}
 	up := make(chan struct{})
 	h.up.Store(&up)
-	stopServer(srv)
-	h.srv.Store(nil)
-	// The lock file keeps this holder's nonce, and no address: a process
-	// that reads it before the next holder has written its own waits.
-	if err := h.lock.Truncate(0); err == nil {
-		h.lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n\n"+h.nonce+"\n"), 0)
+	if srv != nil {
+		stopServer(srv)
+		h.srv.Store(nil)
+		// The lock file keeps this holder's nonce, and no address: a
+		// process that reads it before the next holder has written its
+		// own waits.
+		if err := h.lock.Truncate(0); err == nil {
+			h.lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n\n"+h.nonce+"\n"), 0)
+		}
+		unlock(h.lock)
+		h.released = true
 	}
-	unlock(h.lock)
-	h.released = true
 	h.watchArrival()
-	h.logger.Debug("the session store is dormant", "root", h.root(), "idle", h.idle)
+	nc := h.nc
+	h.mu.Unlock()
+	if srv == nil {
+		// Not under h.mu, as in wake. Its attempt to reconnect finds the
+		// host dormant (InProcessConn), and waits for a call. A call
+		// that woke the host meanwhile has had it reconnect already:
+		// this drops that connection once more, and it reconnects at
+		// once, its calls trying again meanwhile.
+		if err := nc.ForceReconnect(); err != nil {
+			return // closed
+		}
+	}
+	h.logger.Debug("the session store is dormant", "root", h.root(), "idle", h.idle, "holder", srv != nil)
 }
 
-// watchArrival wakes the dormant host when another process writes the
-// lock file, which it does once it has taken the dir. The caller holds
-// h.mu; wake and close end the watch.
+// watchArrival wakes the dormant host when another process writes its
+// address in the lock file, which it does once it has taken the dir. The
+// caller holds h.mu; wake and close end the watch.
 func (h *host) watchArrival() {
 	w, err := fsnotify.NewWatcher()
 	if err == nil {
@@ -236,6 +280,12 @@ func (h *host) watchArrival() {
 					return
 				}
 				if ev.Op&(fsnotify.Write|fsnotify.Create) == 0 {
+					continue
+				}
+				if _, err := h.holder(); err != nil {
+					// No address: the holder went dormant (what a
+					// dormant sibling sees), or the next one has not
+					// written it yet, which it does next.
 					continue
 				}
 				h.logger.Debug("another process took the session store", "root", h.root())

@@ -105,9 +105,70 @@ func TestEmbeddedDormantArrival(t *testing.T) {
 		t.Fatalf("b reads %q at %d", h.Data, h.Rev)
 	}
 	// b, with a connected, does not go dormant (it has no dormancy
-	// anyway); a, reaching b, holds nothing that could.
-	if a.host.dormant.Load() || b.host.dormant.Load() {
+	// anyway).
+	if b.host.dormant.Load() {
 		t.Fatal("a store went dormant while another process was connected")
+	}
+}
+
+// TestEmbeddedDormantSibling checks that a sibling (a process that
+// reaches the holder over loopback) left idle goes dormant too: it
+// closes its connection, so that the holder, alone then, goes dormant in
+// turn; that a call through the sibling while nobody holds the dir makes
+// it the holder, and wakes the former holder, which reaches it; and that
+// each reads what the other committed.
+func TestEmbeddedDormantSibling(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	a := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{Dormancy: dormancy}))
+	defer a.Close()
+	b := must[*JetStream](t)(OpenEmbedded(ctx, dir, Options{Dormancy: dormancy}))
+	defer b.Close()
+	if b.host.srv.Load() != nil {
+		t.Fatal("the second process holds the dir")
+	}
+	rev := must[uint64](t)(b.Create(ctx, "s", []byte("from b")))
+	bChanges := must[<-chan Change](t)(b.Watch(ctx))
+	waitDormant(t, ctx, b)
+	waitDormant(t, ctx, a)
+	if b.nc.IsConnected() {
+		t.Fatal("the dormant sibling keeps its connection")
+	}
+
+	// a wakes, takes the dir again and commits; b, dormant, learns of
+	// it at its next call, and its watch reports it then.
+	rev = must[uint64](t)(a.Commit(ctx, "s", rev, []byte("from a"), nil))
+	if a.host.srv.Load() == nil {
+		t.Fatal("the woken holder does not hold the dir")
+	}
+	if !b.Shared() {
+		t.Fatal("the woken sibling does not say it is shared")
+	}
+	if h := must[Head](t)(b.Load(ctx, "s")); string(h.Data) != "from a" || h.Rev != rev {
+		t.Fatalf("b reads %q at %d after waking", h.Data, h.Rev)
+	}
+	select {
+	case c := <-bChanges:
+		if c.Session != "s" || c.Rev != rev {
+			t.Fatalf("the watch reports %+v, want s at %d", c, rev)
+		}
+	case <-ctx.Done():
+		t.Fatal("the sibling's watch did not report the commit made while it was dormant")
+	}
+
+	// Both dormant again; a call through b, with nobody holding the dir,
+	// makes b the holder, and a, which watches the lock file, reaches it.
+	waitDormant(t, ctx, b)
+	waitDormant(t, ctx, a)
+	rev = must[uint64](t)(b.Commit(ctx, "s", rev, []byte("from b again"), nil))
+	if b.host.srv.Load() == nil {
+		t.Fatal("the sibling woken while nobody held the dir did not take it")
+	}
+	if h := must[Head](t)(a.Load(ctx, "s")); string(h.Data) != "from b again" || h.Rev != rev {
+		t.Fatalf("a reads %q at %d", h.Data, h.Rev)
+	}
+	if a.host.srv.Load() != nil {
+		t.Fatal("the former holder started a server of its own")
 	}
 }
 

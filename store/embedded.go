@@ -31,7 +31,9 @@ import (
 // server on dir's files, and the others reconnect to it. Calls made
 // meanwhile are tried again until their deadline, then fail with
 // ErrUnavailable. A holder whose store has been idle for Options.Dormancy
-// stops its server and releases dir until its next call (dormant.go).
+// stops its server and releases dir until its next call, and another
+// process idle as long closes its connection until its next call
+// (dormant.go).
 //
 // Of opts it does not use Replicas, CredsFile and TLS.
 func OpenEmbedded(ctx context.Context, dir string, opts Options) (*JetStream, error) {
@@ -415,6 +417,7 @@ func (h *host) greet(nc *nats.Conn) {
 		if err := nc.Publish(helloSubject, nil); err != nil {
 			h.logger.Debug("saying hello to the holder of the session store", "err", err)
 		}
+		h.arm(h.idle) // a sibling goes dormant too (sleep)
 		return
 	}
 	if err := nc.Flush(); err == nil {

@@ -1022,7 +1022,18 @@ func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
 	}
 	out := make(chan Change)
 	stop := make(chan struct{})
+	// sending is read-held by a handler while it sends, and write-held
+	// to close out: an ordered consumer that started over (after its
+	// connection came back) may still run a handler of the consumer it
+	// replaced once its Closed is, without anything ordering the two.
+	var sending sync.RWMutex
+	ended := false
 	cc, err := c.Consume(func(m jetstream.Msg) {
+		sending.RLock()
+		defer sending.RUnlock()
+		if ended {
+			return
+		}
 		ch := Change{Session: strings.TrimPrefix(m.Subject(), prefix)}
 		if !isDeleted(m.Headers()) {
 			meta, err := m.Metadata()
@@ -1047,7 +1058,10 @@ func (s *JetStream) Watch(ctx context.Context) (<-chan Change, error) {
 		close(stop)
 		cc.Stop()
 		<-cc.Closed()
+		sending.Lock()
+		ended = true
 		close(out)
+		sending.Unlock()
 	}()
 	return out, nil
 }
