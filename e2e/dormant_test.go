@@ -281,3 +281,52 @@ func TestDormantSiblings(t *testing.T) {
 	}
 	checkStderr(t, c.p.stderr.String())
 }
+
+// TestSubscriberKeepsAwake: a process whose client is subscribed to a
+// resource does not go dormant, so that it hears of another process's
+// commits when they are made, after the other has slept and woken; once
+// its client unsubscribes, it goes dormant as any other.
+func TestSubscriberKeepsAwake(t *testing.T) {
+	state := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("store_dormancy: 100ms\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func() *stdioClient {
+		c := &stdioClient{p: start(t, "", "--config", cfg, "--log-level", "debug", "--state-dir", state, "--session", "project")}
+		c.p.initialize()
+		return c
+	}
+	a := run()
+	if f := a.p.call(1000, "resources/subscribe", map[string]any{"uri": planURI}); f.Error != nil {
+		t.Fatalf("subscribe: %+v", f.Error)
+	}
+	b := run()
+	mark := len(a.p.out)
+	callAgain(t, b, "planning_setup_plan", map[string]any{"objective": "Heard", "initial_steps": []string{"draft"}})
+	a.awaitUpdated(t, mark, planURI)
+
+	// b, idle, sleeps; a, subscribed, stays awake and hears b's next
+	// commit.
+	awaitLog(t, b.p, dormantLine, 1)
+	time.Sleep(500 * time.Millisecond) // five times the dormancy
+	if strings.Contains(a.p.stderr.String(), dormantLine) {
+		t.Fatalf("a process with a subscribed client went dormant:\n%s", a.p.stderr)
+	}
+	mark = len(a.p.out)
+	callAgain(t, b, "planning_add_step", map[string]any{"steps": []string{"after b slept"}})
+	a.awaitUpdated(t, mark, planURI)
+
+	// Unsubscribed, a goes dormant too.
+	if f := a.p.call(1001, "resources/unsubscribe", map[string]any{"uri": planURI}); f.Error != nil {
+		t.Fatalf("unsubscribe: %+v", f.Error)
+	}
+	awaitLog(t, a.p, dormantLine, 1)
+	for _, c := range []*stdioClient{a, b} {
+		c.p.closeStdin()
+		if code := c.p.wait(); code != 0 {
+			t.Fatalf("exit code %d; stderr:\n%s", code, c.p.stderr)
+		}
+		checkStderr(t, c.p.stderr.String())
+	}
+}

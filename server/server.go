@@ -113,6 +113,7 @@ type Server struct {
 	sessions  *sessions.Manager
 	clients   clients // the connections
 	seen      seen    // what each client was last told of (notify)
+	awake     awake   // what keeps the store awake (awake.go)
 	logger    *slog.Logger
 	now       func() time.Time
 	handler   tools.Handler
@@ -208,8 +209,10 @@ func New(opts Options) (*Server, error) {
 		s.clients.register(cs)
 	})
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		s.subscribe(ctx, req.Params.URI)
 		s.subscribed(ctx, req.Params.URI)
 	})
+	hooks.AddAfterUnsubscribe(s.unsubscribe)
 	hooks.AddOnUnregisterSession(s.unregistered)
 	// Not mcp-go's WithToolFilter: it also refuses hidden tools at call
 	// time, as an unknown tool (JSON-RPC -32602), before the pipeline

@@ -95,6 +95,7 @@ func (s *Server) unregistered(ctx context.Context, cs mcpserver.ClientSession) {
 	delete(s.clients.registered, cs.SessionID())
 	s.clients.mu.Unlock()
 	s.forgetSeen(cs.SessionID())
+	s.unsubscribeAll(cs.SessionID())
 	s.sessions.End(cs.SessionID(), final)
 }
 

@@ -173,6 +173,24 @@ type sharedStore interface {
 	Sharing() <-chan struct{}
 }
 
+// awakeStore is a store that can go dormant when idle (store.JetStream,
+// store.Options.Dormancy), and be kept awake.
+type awakeStore interface {
+	Awake() (release func())
+}
+
+// KeepAwake keeps the store from going dormant until release is called,
+// for what waits on its watch rather than calling it: a client subscribed
+// to a resource hears of other processes' commits only while this process
+// is awake. A store that never goes dormant is left as it is. Release may
+// be called more than once.
+func (m *Manager) KeepAwake() (release func()) {
+	if a, ok := m.store.(awakeStore); ok {
+		return a.Awake()
+	}
+	return func() {}
+}
+
 // New returns the sessions of opts, and starts its work in the
 // background: expiring idle sessions, and watching the store.
 func New(opts Options) *Manager {

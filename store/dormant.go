@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -301,4 +302,23 @@ func (h *host) watchArrival() {
 			}
 		}
 	}()
+}
+
+// Awake keeps the state dir's server from going dormant until release is
+// called, and wakes it now if it is dormant, without waiting for it: for
+// what waits on the store's watch rather than calling the store, such as
+// a client subscribed to a resource, which hears of other processes'
+// commits only while the process is awake. Release may be called more
+// than once.
+func (s *JetStream) Awake() (release func()) {
+	h := s.host
+	if h == nil {
+		return func() {}
+	}
+	h.calls.Add(1)
+	if h.dormant.Load() {
+		h.wake()
+	}
+	var once sync.Once
+	return func() { once.Do(func() { h.leave(false) }) }
 }
