@@ -492,36 +492,54 @@ type nodeRef struct {
 // decodeNode returns the height and kids of a node's blob; ok is false
 // when b is not one.
 func decodeNode(b []byte) (height uint8, kids []nodeRef, ok bool, err error) {
+	height, ok, err = eachKid(b, func(last []byte, count uint64, sum []byte) error {
+		r := nodeRef{last: string(last), count: int(count), hash: hex.EncodeToString(sum)}
+		if len(kids) > 0 && kids[len(kids)-1].last >= r.last {
+			return fmt.Errorf("merkle: map node: keys out of order: %w", errFormat)
+		}
+		kids = append(kids, r)
+		return nil
+	})
+	if err != nil {
+		return 0, nil, ok, err
+	}
+	return height, kids, ok, nil
+}
+
+// eachKid passes to kid the last key, count and SHA-256 sum of each kid
+// of a node's blob b, in order, and returns the node's height; ok is
+// false when b is not a node. The slices passed are b's own.
+func eachKid(b []byte, kid func(last []byte, count uint64, sum []byte) error) (height uint8, ok bool, err error) {
 	rest, ok := bytes.CutPrefix(b, nodeHeader)
 	if !ok {
-		return 0, nil, false, nil
+		return 0, false, nil
 	}
 	if len(rest) < 1 || rest[0] == 0 {
-		return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
+		return 0, true, fmt.Errorf("merkle: map node: %w", errFormat)
 	}
 	height, rest = rest[0], rest[1:]
+	kids := 0
 	for len(rest) > 0 {
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || n > uint64(len(rest)-k) {
-			return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
+			return 0, true, fmt.Errorf("merkle: map node: %w", errFormat)
 		}
-		rest = rest[k:]
-		r := nodeRef{last: string(rest[:n])}
-		rest = rest[n:]
+		last := rest[k : k+int(n)]
+		rest = rest[k+int(n):]
 		cnt, k := binary.Uvarint(rest)
 		if k <= 0 || cnt == 0 || len(rest)-k < 32 {
-			return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
+			return 0, true, fmt.Errorf("merkle: map node: %w", errFormat)
 		}
-		r.count, r.hash, rest = int(cnt), hex.EncodeToString(rest[k:k+32]), rest[k+32:]
-		if len(kids) > 0 && kids[len(kids)-1].last >= r.last {
-			return 0, nil, true, fmt.Errorf("merkle: map node: keys out of order: %w", errFormat)
+		if err := kid(last, cnt, rest[k:k+32]); err != nil {
+			return 0, true, err
 		}
-		kids = append(kids, r)
+		rest = rest[k+32:]
+		kids++
 	}
-	if len(kids) == 0 {
-		return 0, nil, true, fmt.Errorf("merkle: map node: no kids: %w", errFormat)
+	if kids == 0 {
+		return 0, true, fmt.Errorf("merkle: map node: no kids: %w", errFormat)
 	}
-	return height, kids, true, nil
+	return height, true, nil
 }
 
 // Store passes to put the blobs of m that old, the map as last stored
@@ -700,31 +718,14 @@ func IsNode(b []byte) bool { return bytes.HasPrefix(b, nodeHeader) }
 // and whether it is one: the kids of a node of height 1 are leaves. It
 // reads no more of b than that, and allocates no key.
 func NodeSums(b []byte) (height uint8, sums [][32]byte, ok bool, err error) {
-	rest, ok := bytes.CutPrefix(b, nodeHeader)
-	if !ok {
-		return 0, nil, false, nil
+	height, ok, err = eachKid(b, func(_ []byte, _ uint64, sum []byte) error {
+		sums = append(sums, [32]byte(sum))
+		return nil
+	})
+	if err != nil {
+		return 0, nil, ok, err
 	}
-	if len(rest) < 1 || rest[0] == 0 {
-		return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
-	}
-	height, rest = rest[0], rest[1:]
-	for len(rest) > 0 {
-		n, k := binary.Uvarint(rest)
-		if k <= 0 || n > uint64(len(rest)-k) {
-			return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
-		}
-		rest = rest[k+int(n):]
-		cnt, k := binary.Uvarint(rest)
-		if k <= 0 || cnt == 0 || len(rest)-k < 32 {
-			return 0, nil, true, fmt.Errorf("merkle: map node: %w", errFormat)
-		}
-		sums = append(sums, [32]byte(rest[k:k+32]))
-		rest = rest[k+32:]
-	}
-	if len(sums) == 0 {
-		return 0, nil, true, fmt.Errorf("merkle: map node: no kids: %w", errFormat)
-	}
-	return height, sums, true, nil
+	return height, sums, ok, nil
 }
 
 // errMapFormat reports a blob that is neither a map's node nor its leaf.
