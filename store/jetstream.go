@@ -645,13 +645,8 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 // CPU of one at a time). The session's deletion meanwhile changes
 // nothing: its blobs go with it.
 func (s *JetStream) Remove(ctx context.Context, session string, rev uint64, hashes []string) (int, error) {
-	if err := checkSession(session); err != nil {
+	if err := checkRemove(session, hashes); err != nil {
 		return 0, err
-	}
-	for _, h := range hashes {
-		if err := checkHash(h); err != nil {
-			return 0, err
-		}
 	}
 	ctx, cancel := s.begin(ctx)
 	defer cancel()

@@ -173,13 +173,8 @@ func (m *Memory) Blob(ctx context.Context, session, hash string) ([]byte, error)
 
 // Remove implements Store.
 func (m *Memory) Remove(ctx context.Context, session string, rev uint64, hashes []string) (int, error) {
-	if err := checkSession(session); err != nil {
+	if err := checkRemove(session, hashes); err != nil {
 		return 0, err
-	}
-	for _, h := range hashes {
-		if err := checkHash(h); err != nil {
-			return 0, err
-		}
 	}
 	if err := m.begin(ctx); err != nil {
 		return 0, err

@@ -396,3 +396,17 @@ func checkHash(h string) error {
 	}
 	return nil
 }
+
+// checkRemove checks the arguments of Store.Remove: a session's name and
+// the hashes of its blobs.
+func checkRemove(session string, hashes []string) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	for _, h := range hashes {
+		if err := checkHash(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -267,13 +267,20 @@ func (s *diskStore) readFile(p string, max int64) ([]byte, error) {
 	return buf, nil
 }
 
+// unversioned reports whether err, from opening or reading a path, says
+// that the path holds no regular file inside the root: it then has no
+// version, which is not a failure of version.
+func unversioned(err error) bool {
+	return errors.Is(err, errNotExist) || errors.Is(err, errIsDir) || errors.Is(err, errNotDir) ||
+		errors.Is(err, errEscapes) || errors.Is(err, errSpecial)
+}
+
 // version hashes the file as it streams by: constant memory, time
 // proportional to this file alone.
 func (s *diskStore) version(p string) (string, bool, error) {
 	f, _, err := s.openRegular(p)
 	switch {
-	case errors.Is(err, errNotExist), errors.Is(err, errIsDir), errors.Is(err, errNotDir),
-		errors.Is(err, errEscapes), errors.Is(err, errSpecial):
+	case unversioned(err):
 		return "", false, nil
 	case err != nil:
 		return "", false, err

@@ -459,8 +459,7 @@ func (c *committedStore) readIn(o *overlay, p string, max int64, data []byte, de
 func (c *committedStore) version(p string) (string, bool, error) {
 	data, err := c.readFile(p, 0)
 	switch {
-	case errors.Is(err, errNotExist), errors.Is(err, errIsDir), errors.Is(err, errNotDir),
-		errors.Is(err, errEscapes), errors.Is(err, errSpecial):
+	case unversioned(err):
 		return "", false, nil
 	case err != nil:
 		return "", false, err
