@@ -297,22 +297,13 @@ func DecodeRoot(s *session.Session, root string, get Getter) (*State, error) {
 	return Decode(s, doc, get)
 }
 
-// Live returns the hash of every blob the root document doc uses. It reads
-// every directory and chunk list.
+// Live returns the hash of every blob the root document doc uses, read
+// whole: every directory, map node and chunk list. A sweep uses Index,
+// which reads what changed; Live is the account of a state read whole
+// against which Index and the blobs kept in a store are checked.
 func Live(doc []byte, get Getter) (map[string]bool, error) {
 	live := map[string]bool{}
 	return live, addLive(live, doc, get)
-}
-
-// LiveRoot adds to live the root document stored as the blob root, and
-// every blob it uses.
-func LiveRoot(live map[string]bool, root string, get Getter) error {
-	doc, err := fetch(get, root)
-	if err != nil {
-		return fmt.Errorf("statetree: root %s: %w", root, err)
-	}
-	live[root] = true
-	return addLive(live, doc, get)
 }
 
 func addLive(live map[string]bool, doc []byte, get Getter) error {
