@@ -45,6 +45,35 @@ func callAgain(t *testing.T, c *stdioClient, tool string, args map[string]any) r
 	}
 }
 
+// dormantSession returns what starts, initialized, a stdio process of
+// session "project" on a new state directory, with a store_dormancy of
+// 100 ms and debug logs, and that session's store directory.
+func dormantSession(t *testing.T) (run func() *stdioClient, dir string) {
+	state := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("store_dormancy: 100ms\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run = func() *stdioClient {
+		c := &stdioClient{p: start(t, "", "--config", cfg, "--log-level", "debug", "--state-dir", state, "--session", "project")}
+		c.p.initialize()
+		return c
+	}
+	return run, filepath.Join(state, "store", "stdio-project")
+}
+
+// planHas fails the test unless c reads a plan holding each of want; who
+// names c in the failure.
+func planHas(t *testing.T, who string, c *stdioClient, want ...string) {
+	t.Helper()
+	r := c.call(t, "planning_read_plan", map[string]any{})
+	for _, w := range want {
+		if r.IsError || !strings.Contains(r.text(), w) {
+			t.Fatalf("%s reads the plan without %q: %+v", who, w, r)
+		}
+	}
+}
+
 // TestDormantHolder: a stdio process on its own state directory, with a
 // short store_dormancy, goes dormant once idle and answers its next call
 // with the state from before. A second process started while the first
@@ -55,26 +84,7 @@ func callAgain(t *testing.T, c *stdioClient, tool string, args map[string]any) r
 // process loses nothing: a process started afterwards reads every step
 // acknowledged.
 func TestDormantHolder(t *testing.T) {
-	state := t.TempDir()
-	dir := filepath.Join(state, "store", "stdio-project")
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("store_dormancy: 100ms\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	run := func() *stdioClient {
-		c := &stdioClient{p: start(t, "", "--config", cfg, "--log-level", "debug", "--state-dir", state, "--session", "project")}
-		c.p.initialize()
-		return c
-	}
-	planHas := func(who string, c *stdioClient, want ...string) {
-		t.Helper()
-		r := c.call(t, "planning_read_plan", map[string]any{})
-		for _, w := range want {
-			if r.IsError || !strings.Contains(r.text(), w) {
-				t.Fatalf("%s reads the plan without %q: %+v", who, w, r)
-			}
-		}
-	}
+	run, dir := dormantSession(t)
 
 	a := run()
 	if r := a.call(t, "planning_setup_plan", map[string]any{"objective": "Ship it", "initial_steps": []string{"draft"}}); r.IsError {
@@ -82,7 +92,7 @@ func TestDormantHolder(t *testing.T) {
 	}
 	awaitLog(t, a.p, dormantLine, 1)
 	start := time.Now()
-	planHas("the woken process", a, "Objective: Ship it", "draft")
+	planHas(t, "the woken process", a, "Objective: Ship it", "draft")
 	t.Logf("the first call after dormancy answered in %v", time.Since(start))
 	awaitLog(t, a.p, wakingLine, 1)
 
@@ -96,7 +106,7 @@ func TestDormantHolder(t *testing.T) {
 	if code := e.p.wait(); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, e.p.stderr)
 	}
-	planHas("the process woken after another came and went", a, "draft", "from e")
+	planHas(t, "the process woken after another came and went", a, "draft", "from e")
 	if pid := holderPid(t, dir); pid != a.p.cmd.Process.Pid {
 		t.Fatalf("the store is held by process %d, want %d", pid, a.p.cmd.Process.Pid)
 	}
@@ -107,11 +117,11 @@ func TestDormantHolder(t *testing.T) {
 	if pid := holderPid(t, dir); pid != b.p.cmd.Process.Pid {
 		t.Fatalf("the store is held by process %d, want the one that arrived, %d", pid, b.p.cmd.Process.Pid)
 	}
-	planHas("the process that arrived", b, "Objective: Ship it", "draft")
+	planHas(t, "the process that arrived", b, "Objective: Ship it", "draft")
 	callAgain(t, b, "planning_add_step", map[string]any{"steps": []string{"from b"}})
-	planHas("the woken process", a, "draft", "from b")
+	planHas(t, "the woken process", a, "draft", "from b")
 	callAgain(t, a, "planning_add_step", map[string]any{"steps": []string{"from a"}})
-	planHas("the process that arrived", b, "from b", "from a")
+	planHas(t, "the process that arrived", b, "from b", "from a")
 	if pid := holderPid(t, dir); pid != b.p.cmd.Process.Pid {
 		t.Fatalf("the store is held by process %d, want %d", pid, b.p.cmd.Process.Pid)
 	}
@@ -130,7 +140,7 @@ func TestDormantHolder(t *testing.T) {
 
 	// c finds everything; killed as a call wakes it, it loses nothing.
 	c := run()
-	planHas("a process started after the kill", c, "draft", "from b", "from a", "after b", "from e")
+	planHas(t, "a process started after the kill", c, "draft", "from b", "from a", "after b", "from e")
 	awaitLog(t, c.p, dormantLine, 1)
 	c.id++
 	c.p.mustSend(`{"jsonrpc":"2.0","id":` + strconv.Itoa(c.id) + `,"method":"tools/call","params":{"name":"planning_add_step","arguments":{"steps":["unanswered"]}}}`)
@@ -138,7 +148,7 @@ func TestDormantHolder(t *testing.T) {
 	c.p.kill()
 
 	d := run()
-	planHas("a process started after the kill while waking", d, "draft", "from b", "from a", "after b", "from e")
+	planHas(t, "a process started after the kill while waking", d, "draft", "from b", "from a", "after b", "from e")
 	d.p.closeStdin()
 	if code := d.p.wait(); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, d.p.stderr)
@@ -209,26 +219,7 @@ func awaitReleased(t *testing.T, dir string) int {
 // former sibling while nobody holds the directory makes it the holder.
 // Killed with SIGKILL while dormant, either loses nothing.
 func TestDormantSiblings(t *testing.T) {
-	state := t.TempDir()
-	dir := filepath.Join(state, "store", "stdio-project")
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("store_dormancy: 100ms\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	run := func() *stdioClient {
-		c := &stdioClient{p: start(t, "", "--config", cfg, "--log-level", "debug", "--state-dir", state, "--session", "project")}
-		c.p.initialize()
-		return c
-	}
-	planHas := func(who string, c *stdioClient, want ...string) {
-		t.Helper()
-		r := c.call(t, "planning_read_plan", map[string]any{})
-		for _, w := range want {
-			if r.IsError || !strings.Contains(r.text(), w) {
-				t.Fatalf("%s reads the plan without %q: %+v", who, w, r)
-			}
-		}
-	}
+	run, dir := dormantSession(t)
 	byPid := func(pid int, cs ...*stdioClient) (*stdioClient, *stdioClient) {
 		t.Helper()
 		for i, c := range cs {
@@ -251,9 +242,9 @@ func TestDormantSiblings(t *testing.T) {
 	awaitReleased(t, dir)
 	awaitLog(t, a.p, dormantLine, 1)
 	awaitLog(t, b.p, dormantLine, 1)
-	planHas("a, woken", a, "Objective: Two", "draft", "from b")
+	planHas(t, "a, woken", a, "Objective: Two", "draft", "from b")
 	callAgain(t, a, "planning_add_step", map[string]any{"steps": []string{"from a"}})
-	planHas("b, woken", b, "from b", "from a")
+	planHas(t, "b, woken", b, "from b", "from a")
 
 	// Both dormant again; a call through the former sibling, with nobody
 	// holding the directory, makes it the holder.
@@ -262,7 +253,7 @@ func TestDormantSiblings(t *testing.T) {
 	if pid := holderPid(t, dir); pid != sibling.p.cmd.Process.Pid {
 		t.Fatalf("the store is held by process %d, want the former sibling, %d", pid, sibling.p.cmd.Process.Pid)
 	}
-	planHas("the former holder", holder, "from a", "from the sibling")
+	planHas(t, "the former holder", holder, "from a", "from the sibling")
 
 	// Killed while dormant, the last holder loses nothing; nor, then,
 	// does the other.
@@ -274,7 +265,7 @@ func TestDormantSiblings(t *testing.T) {
 	sibling.p.kill()
 
 	c := run()
-	planHas("a process started after the kills", c, "Objective: Two", "draft", "from b", "from a", "from the sibling", "after the kill")
+	planHas(t, "a process started after the kills", c, "Objective: Two", "draft", "from b", "from a", "from the sibling", "after the kill")
 	c.p.closeStdin()
 	if code := c.p.wait(); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, c.p.stderr)
@@ -287,16 +278,7 @@ func TestDormantSiblings(t *testing.T) {
 // commits when they are made, after the other has slept and woken; once
 // its client unsubscribes, it goes dormant as any other.
 func TestSubscriberKeepsAwake(t *testing.T) {
-	state := t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("store_dormancy: 100ms\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	run := func() *stdioClient {
-		c := &stdioClient{p: start(t, "", "--config", cfg, "--log-level", "debug", "--state-dir", state, "--session", "project")}
-		c.p.initialize()
-		return c
-	}
+	run, _ := dormantSession(t)
 	a := run()
 	if f := a.p.call(1000, "resources/subscribe", map[string]any{"uri": planURI}); f.Error != nil {
 		t.Fatalf("subscribe: %+v", f.Error)
