@@ -43,41 +43,20 @@ func TestReadsSeeCommittedStateOnly(t *testing.T) {
 		edits = append(edits, map[string]any{"op": "write", "file_path": fmt.Sprintf("gen/%05d.txt", i), "content": "x\n"})
 	}
 	edits = append(edits, map[string]any{"op": "edit", "file_path": "seed.txt", "old_string": "NOT THERE", "new_string": "y"})
-	const applyID = 900000
-	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": applyID, "method": "tools/call",
-		"params": map[string]any{"name": "apply_edits", "arguments": map[string]any{"edits": edits}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.mustSend(string(req))
+	call := sendCall(t, a, map[string]any{"name": "apply_edits", "arguments": map[string]any{"edits": edits}})
 
 	// Read through a, and through b, until a answers the apply_edits.
-	var applied *frame
 	reads := 0
-	for id := 1; applied == nil; id++ {
-		a.mustSend(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"wink://workspace/tree"}}`, id))
-		for {
-			f, ok := a.await("")
-			if !ok {
-				t.Fatalf("process a ended; stderr:\n%s", a.stderr)
-			}
-			if compactJSON(f.ID) == fmt.Sprint(applyID) {
-				applied = &f
-				continue
-			}
-			if compactJSON(f.ID) != fmt.Sprint(id) {
-				continue
-			}
-			checkTree(t, "a, during the call", f, 1)
-			reads++
-			break
-		}
+	for id := 1; call.answer == nil; id++ {
+		checkTree(t, "a, during the call", call.read(id, "wink://workspace/tree"), 1)
+		reads++
 		checkTree(t, "b, during the call", b.call(100000+id, "resources/read", map[string]any{"uri": "wink://workspace/tree"}), 1)
 		f := b.call(200000+id, "tools/call", map[string]any{"name": "read_file", "arguments": map[string]any{"file_path": "gen/00000.txt"}})
 		if r := decodeResult(t, f); !r.IsError {
 			t.Fatalf("b reads gen/00000.txt during the call: %+v", r)
 		}
 	}
+	applied := call.answer
 	var r result
 	if err := json.Unmarshal(applied.Result, &r); err != nil || !r.IsError {
 		t.Fatalf("apply_edits whose last edit fails = %s (%v)", applied.Result, err)
@@ -91,6 +70,49 @@ func TestReadsSeeCommittedStateOnly(t *testing.T) {
 	}
 	checkTree(t, "a, after a write", a.call(300002, "resources/read", map[string]any{"uri": "wink://workspace/tree"}), 2)
 	checkTree(t, "b, after a write", b.call(300003, "resources/read", map[string]any{"uri": "wink://workspace/tree"}), 2)
+}
+
+// A pendingCall is a tools/call sent through a process and not answered
+// yet, while resources are read through the same process.
+type pendingCall struct {
+	t      *testing.T
+	p      *proc
+	answer *frame // the call's answer, once read
+}
+
+// pendingID is the id of a pendingCall's request.
+const pendingID = 900000
+
+// sendCall sends a tools/call with params through p, and returns it
+// unanswered.
+func sendCall(t *testing.T, p *proc, params map[string]any) *pendingCall {
+	t.Helper()
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": pendingID, "method": "tools/call", "params": params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mustSend(string(req))
+	return &pendingCall{t: t, p: p}
+}
+
+// read reads the resource uri through the call's process, under id, and
+// returns the answer; the call's own answer, if it comes first, is kept
+// in c.answer.
+func (c *pendingCall) read(id int, uri string) frame {
+	c.t.Helper()
+	c.p.mustSend(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":%q}}`, id, uri))
+	for {
+		f, ok := c.p.await("")
+		if !ok {
+			c.t.Fatalf("the process ended; stderr:\n%s", c.p.stderr)
+		}
+		switch compactJSON(f.ID) {
+		case fmt.Sprint(pendingID):
+			c.answer = &f
+		case fmt.Sprint(id):
+			return f
+		}
+	}
 }
 
 // checkTree checks that f, the answer to a read of wink://workspace/tree
@@ -158,42 +180,21 @@ func TestPlanReadsSeeCommittedStateOnly(t *testing.T) {
 	for i := range steps {
 		steps[i] = fmt.Sprintf("dry step %d", i)
 	}
-	const addID = 900000
-	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": addID, "method": "tools/call",
-		"params": map[string]any{"name": "planning_add_step", "arguments": map[string]any{"steps": steps},
-			"_meta": map[string]any{"io.github.wink-mcp/dryRun": true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.mustSend(string(req))
+	call := sendCall(t, a, map[string]any{"name": "planning_add_step", "arguments": map[string]any{"steps": steps},
+		"_meta": map[string]any{"io.github.wink-mcp/dryRun": true}})
 	checkPlan := func(who string, f frame) {
 		t.Helper()
 		if f.Error != nil || !strings.Contains(string(f.Result), "1 [pending] draft") || strings.Contains(string(f.Result), "dry step") {
 			t.Fatalf("%s: the plan reads %s", who, truncate(f.Result))
 		}
 	}
-	var added *frame
 	reads := 0
-	for id := 1; added == nil; id++ {
-		a.mustSend(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"wink://planning/plan"}}`, id))
-		for {
-			f, ok := a.await("")
-			if !ok {
-				t.Fatalf("process a ended; stderr:\n%s", a.stderr)
-			}
-			if compactJSON(f.ID) == fmt.Sprint(addID) {
-				added = &f
-				continue
-			}
-			if compactJSON(f.ID) != fmt.Sprint(id) {
-				continue
-			}
-			checkPlan("a, during the call", f)
-			reads++
-			break
-		}
+	for id := 1; call.answer == nil; id++ {
+		checkPlan("a, during the call", call.read(id, "wink://planning/plan"))
+		reads++
 		checkPlan("b, during the call", b.call(100000+id, "resources/read", map[string]any{"uri": "wink://planning/plan"}))
 	}
+	added := call.answer
 	if r := decodeResult(t, *added); r.IsError || !strings.Contains(string(added.Result), "dry step 0") {
 		t.Fatalf("the dry run of planning_add_step = %s", truncate(added.Result))
 	}
@@ -232,13 +233,7 @@ func TestDiskReadsSeeCommittedStateOnly(t *testing.T) {
 		edits = append(edits, map[string]any{"op": "write", "file_path": fmt.Sprintf("gen/%05d.txt", i), "content": "x\n"})
 	}
 	edits = append(edits, map[string]any{"op": "edit", "file_path": "seed.txt", "old_string": "NOT THERE", "new_string": "y"})
-	const applyID = 900000
-	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": applyID, "method": "tools/call",
-		"params": map[string]any{"name": "apply_edits", "arguments": map[string]any{"edits": edits}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.mustSend(string(req))
+	call := sendCall(t, a, map[string]any{"name": "apply_edits", "arguments": map[string]any{"edits": edits}})
 
 	// The reads begin once the call has written a file of gen/ (the
 	// failed call removes them all before it is answered).
@@ -253,26 +248,10 @@ func TestDiskReadsSeeCommittedStateOnly(t *testing.T) {
 	}
 
 	// Read through a, and through b, until a answers the apply_edits.
-	var applied *frame
-	readA := func(id int, uri string) frame {
-		t.Helper()
-		a.mustSend(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":%q}}`, id, uri))
-		for {
-			f, ok := a.await("")
-			if !ok {
-				t.Fatalf("process a ended; stderr:\n%s", a.stderr)
-			}
-			switch compactJSON(f.ID) {
-			case fmt.Sprint(applyID):
-				applied = &f
-			case fmt.Sprint(id):
-				return f
-			}
-		}
-	}
+	readA := call.read
 	readB := func(id int, uri string) frame { return b.call(id, "resources/read", map[string]any{"uri": uri}) }
 	reads, overlapped := 0, 0
-	for id := 1; applied == nil; id += 10 {
+	for id := 1; call.answer == nil; id += 10 {
 		_, err := os.Stat(first)
 		inFlight := err == nil
 		for i, who := range []struct {
@@ -290,8 +269,8 @@ func TestDiskReadsSeeCommittedStateOnly(t *testing.T) {
 		}
 	}
 	var r result
-	if err := json.Unmarshal(applied.Result, &r); err != nil || !r.IsError {
-		t.Fatalf("apply_edits whose last edit fails = %s (%v)", applied.Result, err)
+	if err := json.Unmarshal(call.answer.Result, &r); err != nil || !r.IsError {
+		t.Fatalf("apply_edits whose last edit fails = %s (%v)", call.answer.Result, err)
 	}
 	t.Logf("%d rounds of reads through each process while apply_edits ran, %d of them while the directory held its writes throughout", reads, overlapped)
 	if _, err := os.Stat(filepath.Join(ws, "gen")); !errors.Is(err, fs.ErrNotExist) {
