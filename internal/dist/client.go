@@ -1,47 +1,32 @@
 package dist
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/wink-mcp/wink-mcp/internal/mcpc"
 )
 
 // Client speaks MCP over stdio to a server process, one JSON-RPC message a
-// line, as a desktop host does (mcpc.Stdio), keeping the process's
-// standard error for error messages.
+// line, as a desktop host does (mcpc.Stdio), and quotes the process's
+// standard error in its errors.
 type Client struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	rpc    *mcpc.Stdio
-	stderr lockedBuffer
+	p   *mcpc.Process
+	rpc *mcpc.Stdio
 }
 
 // Start starts cmd with its standard input and output connected to a new
 // Client.
 func Start(cmd *exec.Cmd) (*Client, error) {
-	stdin, err := cmd.StdinPipe()
+	p, rpc, err := mcpc.StartStdioCmd(cmd)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	c := &Client{cmd: cmd, stdin: stdin}
-	cmd.Stderr = &c.stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	c.rpc = mcpc.NewStdio(stdin, stdout)
-	return c, nil
+	return &Client{p: p, rpc: rpc}, nil
 }
 
 // Initialize sends "initialize" with protocol version 2025-06-18, as
@@ -117,41 +102,23 @@ func (c *Client) Call(ctx context.Context, method string, params any) (json.RawM
 	}
 	res, err := c.rpc.Call(ctx, method, b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w; server's stderr:\n%s", method, err, c.Stderr())
+		return nil, c.p.Explain(fmt.Errorf("%s: %w", method, err))
 	}
 	return res, nil
 }
 
-// Stderr returns what the server has written to its standard error.
-func (c *Client) Stderr() string {
-	c.stderr.mu.Lock()
-	defer c.stderr.mu.Unlock()
-	return c.stderr.b.String()
-}
-
 // Close closes the server's standard input, which ends a stdio server,
-// and waits for it to exit. It returns the exit error, if any.
+// and waits for it to exit (killing it after closeWait). It returns an
+// error if the server did not exit by itself with status 0.
 func (c *Client) Close() error {
-	err := c.stdin.Close()
-	if werr := c.cmd.Wait(); werr != nil {
-		var exit *exec.ExitError
-		if errors.As(werr, &exit) {
-			return fmt.Errorf("the server exited with %v; its stderr:\n%s", werr, c.Stderr())
-		}
-		return werr
+	if err := c.p.Stop(closeWait); err != nil {
+		return err
 	}
-	return err
+	if err := c.p.ExitErr(); err != nil {
+		return c.p.Explain(fmt.Errorf("the server exited with %v", err))
+	}
+	return nil
 }
 
-// lockedBuffer keeps the server's standard error, which the process's
-// copier writes while Stderr reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+// closeWait is how long Close waits for the server to exit.
+const closeWait = 30 * time.Second

@@ -21,19 +21,26 @@ type Process struct {
 	stdin   io.Closer // nil unless started with StartStdio
 	stderr  tail
 	exited  chan struct{} // closed when the process has exited
+	waitErr error         // how it exited, once exited is closed
 	started time.Time
 }
 
 // Start starts the server argv, killed when ctx is done.
 func Start(ctx context.Context, argv []string) (*Process, error) {
-	p := newProcess(ctx, argv)
+	p := newProcess(exec.CommandContext(ctx, argv[0], argv[1:]...))
 	return p, p.start()
 }
 
 // StartStdio starts the server argv, killed when ctx is done, with a
 // client on its stdin and stdout.
 func StartStdio(ctx context.Context, argv []string) (*Process, *Stdio, error) {
-	p := newProcess(ctx, argv)
+	return StartStdioCmd(exec.CommandContext(ctx, argv[0], argv[1:]...))
+}
+
+// StartStdioCmd is StartStdio for a command its caller made, with its own
+// environment or directory; its standard streams must be unset.
+func StartStdioCmd(cmd *exec.Cmd) (*Process, *Stdio, error) {
+	p := newProcess(cmd)
 	stdin, err := p.cmd.StdinPipe()
 	if err != nil {
 		return p, nil, err
@@ -49,9 +56,8 @@ func StartStdio(ctx context.Context, argv []string) (*Process, *Stdio, error) {
 	return p, NewStdio(stdin, stdout), nil
 }
 
-func newProcess(ctx context.Context, argv []string) *Process {
-	p := &Process{exited: make(chan struct{})}
-	p.cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+func newProcess(cmd *exec.Cmd) *Process {
+	p := &Process{cmd: cmd, exited: make(chan struct{})}
 	p.cmd.Stderr = &p.stderr
 	p.cmd.WaitDelay = time.Second
 	return p
@@ -64,7 +70,7 @@ func (p *Process) start() error {
 		return err
 	}
 	go func() {
-		_ = p.cmd.Wait()
+		p.waitErr = p.cmd.Wait()
 		close(p.exited)
 	}()
 	return nil
@@ -89,6 +95,13 @@ func (p *Process) Explain(err error) error {
 		return fmt.Errorf("%w; the server's stderr ends with:\n%s", err, t)
 	}
 	return err
+}
+
+// ExitErr returns how the process exited (nil for status 0), once it has
+// (Exited).
+func (p *Process) ExitErr() error {
+	<-p.exited
+	return p.waitErr
 }
 
 // Kill ends the process at once and waits for it.
