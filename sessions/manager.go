@@ -334,9 +334,6 @@ type entry struct {
 	sinceFull      int
 	sinceFullBytes int64
 	fullKeptBytes  int64
-	// known holds the JSON of the history's records that this process
-	// encoded (historyBlob), by their numbers.
-	known map[uint64]knownRecord
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
@@ -581,25 +578,14 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		if rec != nil {
 			// In the tail, a record's root is the hash of the document
 			// beside it, and what it goes back to that of the entry
-			// before it, if any: neither is written (parseTail). Its
-			// JSON is written once, by the first commit that writes the
-			// history's blob with it (historyBlob).
+			// before it, if any: neither is written (parseTail).
 			var before *session.HistoryCommit
 			if tailN > 0 && len(hist.Commits) >= 2 {
 				before = &hist.Commits[len(hist.Commits)-2]
 			}
-			if recBin, err = appendRecord(nil, rec, before, keep == nil && tailN == 0); err != nil {
+			if recBin, err = appendRecord(nil, rec, before, keep == nil && tailN == 0, false); err != nil {
 				return false, err
 			}
-			if e.known == nil {
-				e.known = map[uint64]knownRecord{}
-			}
-			seq := rec.Seq
-			defer func() {
-				if err != nil {
-					delete(e.known, seq) // the next record has its number
-				}
-			}()
 		}
 		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recBin)+len(st.Doc)+len(keep) > tailBytes {
 			docs := func(root string) ([]byte, bool) {
@@ -615,7 +601,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 				doc, ok := e.histDocs[root]
 				return doc, ok
 			}
-			hb, held, err := historyBlob(hist, docs, blobs, e.known)
+			hb, held, err := historyBlob(hist, docs, blobs)
 			if err != nil {
 				return false, err
 			}
@@ -651,12 +637,6 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
 		if hd.Tail == nil {
 			e.tailDocs = nil
-			// The records dropped from the history are encoded no more.
-			for seq := range e.known {
-				if len(hist.Commits) == 0 || seq < hist.Commits[0].Seq {
-					delete(e.known, seq)
-				}
-			}
 		}
 	}
 	e.written += len(blobs)

@@ -170,15 +170,26 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 		if err != nil {
 			return t, err
 		}
-		doc, err := r.doc(t.last)
-		if err != nil {
-			return t, err
+		// A record that names its root has no document beside it.
+		alone := len(rec) > 0 && rec[0]&recRoot != 0
+		if alone && !records {
+			continue
 		}
-		root := statetree.Hash(doc)
+		var doc []byte
+		root := ""
+		if !alone {
+			if doc, err = r.doc(t.last); err != nil {
+				return t, err
+			}
+			root = statetree.Hash(doc)
+		}
 		if len(rec) > 0 && records {
 			c, err := readRecord(rec, before)
 			if err != nil {
 				return t, err
+			}
+			if alone {
+				root = c.Root
 			}
 			c.Root = root
 			if c.Prev == "" {
@@ -190,10 +201,14 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 			t.records = append(t.records, c)
 			before = &t.records[len(t.records)-1]
 		}
+		last = root
+		if alone {
+			continue
+		}
 		if t.docs == nil {
 			t.docs = map[string][]byte{}
 		}
-		t.docs[root], last, t.last = doc, root, doc
+		t.docs[root], t.last = doc, doc
 	}
 	return t, nil
 }
@@ -240,7 +255,7 @@ func plainTail(b []byte) ([]byte, error) {
 				return nil, fmt.Errorf("%w: %v", errBadTail, err)
 			}
 			// A record that names the state it goes back to keeps it.
-			if rec, err = appendRecord(nil, &c, before, c.Prev != ""); err != nil {
+			if rec, err = appendRecord(nil, &c, before, c.Prev != "", false); err != nil {
 				return nil, fmt.Errorf("%w: %v", errBadTail, err)
 			}
 			before = &c

@@ -199,22 +199,24 @@ func TestTailRecord(t *testing.T) {
 	prev := statetree.Hash([]byte("before"))
 	before := &session.HistoryCommit{Seq: 6, CallID: "c6", Tool: "write_file", Time: at}
 	for _, c := range []struct {
-		name     string
-		rec      session.HistoryCommit
-		before   *session.HistoryCommit
-		withPrev bool
+		name               string
+		rec                session.HistoryCommit
+		before             *session.HistoryCommit
+		withPrev, withRoot bool
 	}{
-		{"first", session.HistoryCommit{Seq: 1, CallID: "c1", Tool: "planning_setup_plan", Time: at}, nil, true},
-		{"the same tool", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "write_file", Time: at.Add(time.Millisecond)}, before, false},
-		{"another tool, earlier", session.HistoryCommit{Seq: 7, CallID: "", Tool: "edit_file", Time: at.Add(-time.Hour)}, before, true},
+		{"first", session.HistoryCommit{Seq: 1, CallID: "c1", Tool: "planning_setup_plan", Time: at}, nil, true, false},
+		{"the same tool", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "write_file", Time: at.Add(time.Millisecond)}, before, false, false},
+		{"another tool, earlier", session.HistoryCommit{Seq: 7, CallID: "", Tool: "edit_file", Time: at.Add(-time.Hour)}, before, true, false},
 		{"files and slices", session.HistoryCommit{Seq: 9, CallID: "c9 \"é\"", Tool: "session_undo", Time: at, Restores: true, Undone: true, State: []string{"planning.plan"},
-			Files: []session.HistoryFile{{Path: "a.txt", Outside: true, Before: prev, BeforeSize: 5}, {Path: "d", Dir: true}}}, before, false},
+			Files: []session.HistoryFile{{Path: "a.txt", Outside: true, Before: prev, BeforeSize: 5}, {Path: "d", Dir: true}}}, before, false, false},
+		{"its root", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "x", Time: at, Root: statetree.Hash([]byte("after"))}, before, false, true},
+		{"both states", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "x", Time: at, Root: statetree.Hash([]byte("after"))}, nil, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.withPrev {
 				c.rec.Prev = prev
 			}
-			b, err := appendRecord(nil, &c.rec, c.before, c.withPrev)
+			b, err := appendRecord(nil, &c.rec, c.before, c.withPrev, c.withRoot)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,8 +241,14 @@ func TestTailRecord(t *testing.T) {
 			}
 		})
 	}
-	if _, err := appendRecord(nil, &session.HistoryCommit{Prev: "not a hash"}, nil, true); err == nil {
-		t.Error("a record going back to a state named by no hash was written")
+	for _, c := range []session.HistoryCommit{{Prev: "not a hash"}, {Prev: prev + "00"}, {Prev: prev[2:]}} {
+		if _, err := appendRecord(nil, &c, nil, true, false); !errors.Is(err, errNotHash) {
+			t.Errorf("a record going back to %q: %v, want errNotHash", c.Prev, err)
+		}
+		c.Root, c.Prev = c.Prev, ""
+		if _, err := appendRecord(nil, &c, nil, false, true); !errors.Is(err, errNotHash) {
+			t.Errorf("a record reaching %q: %v, want errNotHash", c.Root, err)
+		}
 	}
 }
 
@@ -269,7 +277,7 @@ func TestTailDocuments(t *testing.T) {
 				if i > 0 || name == "records" {
 					c := session.HistoryCommit{Seq: uint64(i + 1), CallID: fmt.Sprint("c", i), Tool: fmt.Sprint("t", i/3), Time: time.Unix(1764331200, int64(i)*1e6)}
 					var err error
-					if rec, err = appendRecord(nil, &c, before, false); err != nil {
+					if rec, err = appendRecord(nil, &c, before, false, false); err != nil {
 						t.Fatal(err)
 					}
 					if recJSON, err = json.Marshal(c); err != nil {

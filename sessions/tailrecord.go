@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,15 +18,19 @@ import (
 // same way, unless it is that of the record before (recSameTool); the
 // time, in nanoseconds since the record before's (a varint; since the
 // Unix epoch for the first); the 32 bytes of the state it goes back to,
-// when the tail's documents do not name it (recPrev); and, when the
-// record names STATE slices or files (recExtra), their JSON, to the end.
-// Its root is the hash of the document beside it (appendTail).
+// when the tail's documents do not name it (recPrev); the 32 bytes of its
+// root, when no document is beside it (recRoot: a history's blob whose
+// record names a state whose document is a blob of its own); and, when
+// the record names STATE slices or files (recExtra), their JSON, to the
+// end. Its root is otherwise the hash of the document beside it
+// (appendTail).
 const (
 	recPrev     = 1 << 0
 	recSameTool = 1 << 1
 	recExtra    = 1 << 2
 	recRestores = 1 << 3
 	recUndone   = 1 << 4
+	recRoot     = 1 << 5
 )
 
 // recordExtra is what a tail's record holds as JSON: what only some
@@ -36,17 +41,23 @@ type recordExtra struct {
 }
 
 // appendRecord returns b with the record c as a tail holds it, after
-// before, the record before it in the tail (nil for none), and with the
-// state it goes back to when withPrev is set.
-func appendRecord(b []byte, c *session.HistoryCommit, before *session.HistoryCommit, withPrev bool) ([]byte, error) {
+// before, the record before it in the tail (nil for none), with the state
+// it goes back to when withPrev is set, and its root when withRoot is. A
+// state it names is a hash (errNotHash).
+func appendRecord(b []byte, c *session.HistoryCommit, before *session.HistoryCommit, withPrev, withRoot bool) ([]byte, error) {
 	var flags byte
-	var prev []byte
+	var prev, root [32]byte
 	if withPrev {
-		var err error
-		if prev, err = hex.DecodeString(c.Prev); err != nil || len(prev) != 32 {
-			return nil, fmt.Errorf("a history record going back to %q, not a hash", c.Prev)
+		if !decodeHash(prev[:], c.Prev) {
+			return nil, fmt.Errorf("a history record going back to %q: %w", c.Prev, errNotHash)
 		}
 		flags |= recPrev
+	}
+	if withRoot {
+		if !decodeHash(root[:], c.Root) {
+			return nil, fmt.Errorf("a history record reaching %q: %w", c.Root, errNotHash)
+		}
+		flags |= recRoot
 	}
 	sameTool := before != nil && before.Tool == c.Tool
 	if sameTool {
@@ -75,7 +86,12 @@ func appendRecord(b []byte, c *session.HistoryCommit, before *session.HistoryCom
 		t -= before.Time.UnixNano()
 	}
 	b = binary.AppendVarint(b, t)
-	b = append(b, prev...)
+	if withPrev {
+		b = append(b, prev[:]...)
+	}
+	if withRoot {
+		b = append(b, root[:]...)
+	}
 	if extra {
 		j, err := json.Marshal(recordExtra{State: c.State, Files: c.Files})
 		if err != nil {
@@ -86,9 +102,24 @@ func appendRecord(b []byte, c *session.HistoryCommit, before *session.HistoryCom
 	return b, nil
 }
 
+// errNotHash is the error of a history record that names a state by
+// something other than a hash, which a tail cannot hold.
+var errNotHash = errors.New("not a hash")
+
+// decodeHash decodes h, the hex of a hash, into dst, and reports whether
+// it is one.
+func decodeHash(dst []byte, h string) bool {
+	if len(h) != 2*len(dst) {
+		return false
+	}
+	_, err := hex.Decode(dst, []byte(h))
+	return err == nil
+}
+
 // readRecord returns the record rec of a tail, after before, the record
-// before it in the tail (nil for none). Its root, and the state it goes
-// back to unless it names it, are left to the caller (readTail).
+// before it in the tail (nil for none). Its root unless it names it, and
+// the state it goes back to unless it names it, are left to the caller
+// (readTail).
 func readRecord(rec []byte, before *session.HistoryCommit) (session.HistoryCommit, error) {
 	var c session.HistoryCommit
 	r := tailReader(rec)
@@ -132,6 +163,12 @@ func readRecord(rec []byte, before *session.HistoryCommit) (session.HistoryCommi
 			return c, errBadTail
 		}
 		c.Prev, r = hex.EncodeToString(r[:32]), r[32:]
+	}
+	if flags&recRoot != 0 {
+		if len(r) < 32 {
+			return c, errBadTail
+		}
+		c.Root, r = hex.EncodeToString(r[:32]), r[32:]
 	}
 	c.Restores, c.Undone = flags&recRestores != 0, flags&recUndone != 0
 	if flags&recExtra != 0 {
