@@ -636,7 +636,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		e.hist, e.histHash = hist, hd.History
 		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
 		if hd.Tail == nil {
-			e.tailDocs = nil
+			clear(e.tailDocs)
 		}
 	}
 	e.written += len(blobs)

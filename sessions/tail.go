@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/statetree"
@@ -68,9 +69,17 @@ func appendDoc(b, base, doc []byte) []byte {
 }
 
 // commonPrefix returns the length of the longest prefix a and b share.
+// It compares eight bytes at a time: every commit compares its document
+// with the one before.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := range n {
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for ; i < n; i++ {
 		if a[i] != b[i] {
 			return i
 		}
@@ -78,10 +87,17 @@ func commonPrefix(a, b []byte) int {
 	return n
 }
 
-// commonSuffix returns the length of the longest suffix a and b share.
+// commonSuffix returns the length of the longest suffix a and b share,
+// eight bytes at a time.
 func commonSuffix(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := range n {
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[len(a)-i-8:]) ^ binary.LittleEndian.Uint64(b[len(b)-i-8:]); x != 0 {
+			return i + bits.LeadingZeros64(x)/8
+		}
+	}
+	for ; i < n; i++ {
 		if a[len(a)-1-i] != b[len(b)-1-i] {
 			return i
 		}
@@ -231,6 +247,31 @@ func rebaseTail(tail, from, to []byte) ([]byte, error) {
 	out = append(out, rec...)
 	out = appendDoc(out, to, doc)
 	return append(out, r...), nil
+}
+
+// firstEntry returns the record of the first entry of tail, as this
+// process holds a tail (its first document whole, written against
+// nothing), that document and the entries after it, without copying.
+func firstEntry(tail []byte) (rec, doc, rest []byte, err error) {
+	r := tailReader(tail)
+	if rec, err = r.bytes(); err != nil {
+		return nil, nil, nil, err
+	}
+	pre, err := r.uvarint()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	suf, err := r.uvarint()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if pre != 0 || suf != 0 {
+		return nil, nil, nil, errBadTail
+	}
+	if doc, err = r.bytes(); err != nil {
+		return nil, nil, nil, err
+	}
+	return rec, doc, r, nil
 }
 
 // plainTail returns the tail b of a head as format 3 wrote it (magic

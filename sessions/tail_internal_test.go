@@ -378,3 +378,40 @@ func TestHeadTailFirstDocument(t *testing.T) {
 		t.Errorf("a first document taking more of the head's than there is: parseHead = %v, want errBadHead", err)
 	}
 }
+
+// TestCommonEnds: commonPrefix and commonSuffix, which compare eight
+// bytes at a time, find what a byte by byte comparison finds, for every
+// length up to a few words and a difference at every place.
+func TestCommonEnds(t *testing.T) {
+	naive := func(a, b []byte, suffix bool) int {
+		n := 0
+		for n < len(a) && n < len(b) {
+			i, j := n, n
+			if suffix {
+				i, j = len(a)-1-n, len(b)-1-n
+			}
+			if a[i] != b[j] {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	for la := range 20 {
+		for lb := range 20 {
+			a := bytes.Repeat([]byte{'x'}, la)
+			for d := -1; d < lb; d++ {
+				b := bytes.Repeat([]byte{'x'}, lb)
+				if d >= 0 {
+					b[d] = 'y'
+				}
+				if got, want := commonPrefix(a, b), naive(a, b, false); got != want {
+					t.Errorf("commonPrefix(%q, %q) = %d, want %d", a, b, got, want)
+				}
+				if got, want := commonSuffix(a, b), naive(a, b, true); got != want {
+					t.Errorf("commonSuffix(%q, %q) = %d, want %d", a, b, got, want)
+				}
+			}
+		}
+	}
+}
