@@ -191,9 +191,10 @@ func TestHistoryTail(t *testing.T) {
 }
 
 // TestTailRecord: a record reads back from a tail as it was, each of its
-// fields, written against the record before it or not; a record cut
-// short, or naming the tool of a record before it that it has none of,
-// does not parse.
+// fields, written against the record before it or not (its number next
+// to the one before, its id sharing a start with the one before, its
+// tool the same); a record cut short, or naming the tool, number or id of
+// a record before it that it has none of, does not parse.
 func TestTailRecord(t *testing.T) {
 	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
 	prev := statetree.Hash([]byte("before"))
@@ -207,6 +208,9 @@ func TestTailRecord(t *testing.T) {
 		{"first", session.HistoryCommit{Seq: 1, CallID: "c1", Tool: "planning_setup_plan", Time: at}, nil, true, false},
 		{"the same tool", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "write_file", Time: at.Add(time.Millisecond)}, before, false, false},
 		{"another tool, earlier", session.HistoryCommit{Seq: 7, CallID: "", Tool: "edit_file", Time: at.Add(-time.Hour)}, before, true, false},
+		{"a number not next, an id sharing nothing", session.HistoryCommit{Seq: 9, CallID: "x6", Tool: "write_file", Time: at}, before, false, false},
+		{"an id the one before starts", session.HistoryCommit{Seq: 7, CallID: "c6", Tool: "write_file", Time: at}, before, false, false},
+		{"an id longer", session.HistoryCommit{Seq: 7, CallID: "c6c6c6", Tool: "write_file", Time: at}, before, false, false},
 		{"files and slices", session.HistoryCommit{Seq: 9, CallID: "c9 \"é\"", Tool: "session_undo", Time: at, Restores: true, Undone: true, State: []string{"planning.plan"},
 			Files: []session.HistoryFile{{Path: "a.txt", Outside: true, Before: prev, BeforeSize: 5}, {Path: "d", Dir: true}}}, before, false, false},
 		{"its root", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "x", Time: at, Root: statetree.Hash([]byte("after"))}, before, false, true},
@@ -226,9 +230,9 @@ func TestTailRecord(t *testing.T) {
 			if err != nil || !reflect.DeepEqual(got, want) {
 				t.Errorf("readRecord = %+v, %v\nwant %+v", got, err, want)
 			}
-			if c.before != nil && c.before.Tool == c.rec.Tool {
+			if b[0]&(recSameTool|recNextSeq|recSharedID) != 0 {
 				if _, err := readRecord(b, nil); !errors.Is(err, errBadTail) {
-					t.Errorf("the tool of no record before: %v, want errBadTail", err)
+					t.Errorf("the tool, number or id of no record before: %v, want errBadTail", err)
 				}
 			}
 			for n := range len(b) {
@@ -240,6 +244,14 @@ func TestTailRecord(t *testing.T) {
 				}
 			}
 		})
+	}
+	// An id sharing more with the one before than it has.
+	b, err := appendRecord(nil, &session.HistoryCommit{Seq: 7, CallID: "c6c6", Tool: "x", Time: at}, &session.HistoryCommit{Seq: 6, CallID: "c6c6"}, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readRecord(b, &session.HistoryCommit{Seq: 6, CallID: "c6"}); !errors.Is(err, errBadTail) {
+		t.Errorf("an id sharing 4 bytes of a 2-byte id: %v, want errBadTail", err)
 	}
 	for _, c := range []session.HistoryCommit{{Prev: "not a hash"}, {Prev: prev + "00"}, {Prev: prev[2:]}} {
 		if _, err := appendRecord(nil, &c, nil, true, false); !errors.Is(err, errNotHash) {

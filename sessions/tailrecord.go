@@ -13,9 +13,13 @@ import (
 
 // A record in the history's tail is binary, and written against the
 // record before it in the tail, so that the head a commit writes grows by
-// little more than the call's id: a flag byte; the record's number; the
-// call's id (its length, a uvarint, then its bytes); the tool's name the
-// same way, unless it is that of the record before (recSameTool); the
+// little more than what the call's id does not share with the id before
+// it: a flag byte; the record's number, unless it follows that of the
+// record before (recNextSeq); the call's id (its length, a uvarint, then
+// its bytes), or, when it starts as the id of the record before does
+// (recSharedID: ids of one process share a prefix), the length of what
+// they share and then the rest the same way; the tool's name the same
+// way as the id, unless it is that of the record before (recSameTool); the
 // time, in nanoseconds since the record before's (a varint; since the
 // Unix epoch for the first); the 32 bytes of the state it goes back to,
 // when the tail's documents do not name it (recPrev); the 32 bytes of its
@@ -31,6 +35,8 @@ const (
 	recRestores = 1 << 3
 	recUndone   = 1 << 4
 	recRoot     = 1 << 5
+	recNextSeq  = 1 << 6
+	recSharedID = 1 << 7
 )
 
 // recordExtra is what a tail's record holds as JSON: what only some
@@ -73,10 +79,26 @@ func appendRecord(b []byte, c *session.HistoryCommit, before *session.HistoryCom
 	if c.Undone {
 		flags |= recUndone
 	}
+	nextSeq := before != nil && c.Seq == before.Seq+1
+	if nextSeq {
+		flags |= recNextSeq
+	}
+	shared := 0
+	if before != nil {
+		shared = commonPrefix([]byte(before.CallID), []byte(c.CallID))
+	}
+	if shared > 0 {
+		flags |= recSharedID
+	}
 	b = append(b, flags)
-	b = binary.AppendUvarint(b, c.Seq)
-	b = binary.AppendUvarint(b, uint64(len(c.CallID)))
-	b = append(b, c.CallID...)
+	if !nextSeq {
+		b = binary.AppendUvarint(b, c.Seq)
+	}
+	if shared > 0 {
+		b = binary.AppendUvarint(b, uint64(shared))
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.CallID)-shared))
+	b = append(b, c.CallID[shared:]...)
 	if !sameTool {
 		b = binary.AppendUvarint(b, uint64(len(c.Tool)))
 		b = append(b, c.Tool...)
@@ -128,15 +150,29 @@ func readRecord(rec []byte, before *session.HistoryCommit) (session.HistoryCommi
 	}
 	flags := r[0]
 	r = r[1:]
+	if flags&(recNextSeq|recSharedID|recSameTool) != 0 && before == nil {
+		return c, errBadTail
+	}
 	var err error
-	if c.Seq, err = r.uvarint(); err != nil {
+	if flags&recNextSeq != 0 {
+		c.Seq = before.Seq + 1
+	} else if c.Seq, err = r.uvarint(); err != nil {
 		return c, err
+	}
+	var shared uint64
+	if flags&recSharedID != 0 {
+		if shared, err = r.uvarint(); err != nil || shared == 0 || shared > uint64(len(before.CallID)) {
+			return c, errBadTail
+		}
 	}
 	id, err := r.bytes()
 	if err != nil {
 		return c, err
 	}
 	c.CallID = string(id)
+	if shared > 0 {
+		c.CallID = before.CallID[:shared] + c.CallID
+	}
 	switch {
 	case flags&recSameTool == 0:
 		tool, err := r.bytes()
