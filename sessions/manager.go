@@ -561,6 +561,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	}
 	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash, Tail: e.tail}
 	var hist *historyDoc
+	prune := "" // the root of a document the tail no longer holds
 	tailN, tailDoc, histDocs := e.tailN, e.tailDoc, e.histDocs
 	if recorded {
 		if blobs == nil {
@@ -587,7 +588,22 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 				return false, err
 			}
 		}
-		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recBin)+len(st.Doc)+len(keep) > tailBytes {
+		// A full tail drops its oldest record, the one the history drops,
+		// rather than the commit writing the history's blob (dropOldest),
+		// while it is small and that record changed no files outside the
+		// state (whose loss the blob records).
+		var tail []byte
+		if !ch.pending() && rec != nil && tailN >= m.retention && len(e.tail)+len(recBin)+len(keep)+len(st.Doc) <= ringBytes &&
+			len(e.hist.Commits) == m.retention && m.retention >= 2 && !outsideFiles(e.hist.Commits[0]) && hist.Lost == e.hist.Lost {
+			oldest := &e.hist.Commits[0]
+			if doc, ok := e.tailDocs[oldest.Root]; !ok {
+				// Not the tail's: the blob's, as the tail holds fewer.
+			} else if t, err := dropOldest(e.tail, oldest, &e.hist.Commits[1], doc); err == nil {
+				tail, tailN = t, tailN-1
+				prune = e.hist.Commits[0].Prev
+			}
+		}
+		if tail == nil && (ch.pending() || rec == nil || tailN >= m.retention || len(e.tail)+len(recBin)+len(st.Doc)+len(keep) > tailBytes) {
 			docs := func(root string) ([]byte, bool) {
 				switch {
 				case root == st.Root:
@@ -609,7 +625,9 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 			blobs[hd.History] = hb
 			tailN, tailDoc, histDocs = 0, nil, held
 		} else {
-			tail := e.tail // appended past its end: e.tail holds what it did until the commit lands
+			if tail == nil {
+				tail = e.tail // appended past its end: e.tail holds what it did until the commit lands
+			}
 			if e.tailDocs == nil {
 				e.tailDocs = map[string][]byte{}
 			}
@@ -637,6 +655,8 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
 		if hd.Tail == nil {
 			clear(e.tailDocs)
+		} else if prune != "" && prune != st.Root && !slices.ContainsFunc(hist.Commits, func(c session.HistoryCommit) bool { return c.Prev == prune || c.Root == prune }) {
+			delete(e.tailDocs, prune)
 		}
 	}
 	e.written += len(blobs)

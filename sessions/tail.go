@@ -18,21 +18,28 @@ import (
 // which the commit writes anyway, rather than in blobs of their own. The
 // head carries the records of the commits since the history's blob was
 // last written, its tail, never more than the history keeps (so that
-// every document the tail holds is one the history needs); every
-// tailRecords records (or retention, if fewer), or tailBytes of them,
-// and at every commit that changes the history otherwise (a checkpoint, an
-// undo or a restore), the commit writes the history's blob again, with
-// the tail's records, and the tail's documents as blobs, and the head's
-// tail is empty again. A commit thus writes no blob for the history but
-// once in tailRecords, and encodes only its own record; what a reader
-// loads is the history's blob followed by the tail.
+// every document the tail holds is one the history needs). Once the tail
+// holds as many records as the history keeps, a commit drops the oldest
+// of them, as the history does (dropOldest), while the tail holds no more
+// than ringBytes and the record dropped changed no files outside the
+// state; otherwise (a tail of tailBytes, a record whose loss the history
+// must note) and at every commit that changes the history otherwise (a
+// checkpoint, an undo or a restore), the commit writes the history's blob
+// again, with the tail's records and documents, and the head's tail is
+// empty again. A commit of a plan, say, thus writes no blob for the
+// history at all, and encodes only its own record: a blob written costs
+// a commit its message, and its removal once the history moved on, more
+// than the head's few hundred bytes more; what a reader loads is the
+// history's blob followed by the tail, the blob's records older than the
+// tail's dropped as the history drops them.
 
 const (
-	// tailRecords is how many records the tail holds at most.
-	tailRecords = 16
 	// tailBytes is how many bytes the tail holds at most, beyond which a
 	// commit writes the history's blob again.
 	tailBytes = 64 << 10
+	// ringBytes is how many bytes a full tail holds at most for a commit
+	// to drop its oldest record rather than write the history's blob.
+	ringBytes = 8 << 10
 )
 
 // appendTail returns tail with one more entry: rec, a record as a tail
@@ -48,8 +55,8 @@ const (
 // its end, and of what lies between (uvarints), and that. Consecutive
 // states differ little (a plan's step, a directory's hash), so that an
 // entry costs its record and the bytes its state changed, not its whole
-// document: the head a commit writes grows by that, at each of up to
-// tailRecords commits.
+// document: the head a commit writes grows by that, for each record the
+// history keeps.
 func appendTail(tail, base, rec, doc []byte) []byte {
 	tail = binary.AppendUvarint(tail, uint64(len(rec)))
 	tail = append(tail, rec...)
@@ -272,6 +279,68 @@ func firstEntry(tail []byte) (rec, doc, rest []byte, err error) {
 		return nil, nil, nil, err
 	}
 	return rec, doc, r, nil
+}
+
+// dropOldest returns tail, as this process holds a tail (its first
+// document whole), without its oldest record, oldest, whose state's root
+// document is doc: that document stays, alone, as the state the record
+// after it, next, goes back to, and next is written anew as the first
+// record (against no record before it); the rest is as it was, read only
+// to find where its entries end. It fails, for the caller to write the
+// history's blob instead, unless the tail's oldest record is followed by
+// a record that goes back to the state it reached.
+func dropOldest(tail []byte, oldest, next *session.HistoryCommit, doc []byte) ([]byte, error) {
+	r := tailReader(tail)
+	// skip passes over an entry's document.
+	skip := func() error {
+		for range 2 {
+			if _, err := r.uvarint(); err != nil {
+				return err
+			}
+		}
+		_, err := r.bytes()
+		return err
+	}
+	rec, err := r.bytes()
+	if err != nil {
+		return nil, err
+	}
+	if len(rec) == 0 { // the state the oldest record goes back to
+		if err := skip(); err != nil {
+			return nil, err
+		}
+		if rec, err = r.bytes(); err != nil {
+			return nil, err
+		}
+	}
+	if len(rec) == 0 || rec[0]&recRoot != 0 || oldest.Root != next.Prev {
+		return nil, errBadTail
+	}
+	if err := skip(); err != nil {
+		return nil, err
+	}
+	if rec, err = r.bytes(); err != nil {
+		return nil, err
+	}
+	if len(rec) == 0 || rec[0]&(recPrev|recRoot) != 0 {
+		return nil, errBadTail
+	}
+	// The next record's document, as it is: written against the oldest's.
+	rest := r
+	if err := skip(); err != nil {
+		return nil, err
+	}
+	nextDoc := rest[:len(rest)-len(r)]
+	first, err := appendRecord(nil, next, nil, false, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(tail)+len(doc)+len(first)+64)
+	out = appendTail(out, nil, nil, doc)
+	out = binary.AppendUvarint(out, uint64(len(first)))
+	out = append(out, first...)
+	out = append(out, nextDoc...)
+	return append(out, r...), nil
 }
 
 // plainTail returns the tail b of a head as format 3 wrote it (magic

@@ -60,17 +60,20 @@ func TestHeadRecord(t *testing.T) {
 }
 
 // TestHistoryTail: commits of a session with a history carry their
-// records in the head's tail, and write the history's blob again every
-// tailRecords of them, or at an undo; a session loaded from the store has
-// the history the committing one had, and goes back to a state whose
-// document only the tail holds, and to one whose document only the
-// history's blob holds.
+// records in the head's tail, which fills up to as many records as the
+// history keeps and then drops its oldest at each commit, writing no blob
+// for the history; an undo writes the history's blob and empties the
+// tail. A session loaded from the store has the history the committing
+// one had, and goes back to a state whose document only the tail holds
+// (the last but one, the one the oldest record goes back to), and, once
+// the blob is written, to one whose document the blob holds.
 func TestHistoryTail(t *testing.T) {
+	const retention = 20
 	st := store.NewMemory(store.Options{})
 	r := session.NewRegistry()
 	k := session.NewKey[string]("value")
 	session.Persist(r, k, session.JSON[string]())
-	opts := Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: 20}
+	opts := Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention}
 	m := newManager(opts)
 	defer m.Close()
 	ctx := context.Background()
@@ -91,9 +94,10 @@ func TestHistoryTail(t *testing.T) {
 		}
 		tx.Commit()
 	}
+	const unrecordedBefore = retention + 2
 	commit := func(i int) {
 		t.Helper()
-		if i == tailRecords+1 {
+		if i == unrecordedBefore {
 			// A commit the history does not record (a read-only call's)
 			// leaves a state the next record goes back to.
 			set("read", true)
@@ -112,17 +116,16 @@ func TestHistoryTail(t *testing.T) {
 		}
 		return hd
 	}
-	for i := range tailRecords + 3 {
+	const commits = retention + 5
+	for i := range commits {
 		commit(i)
-		tail, err := parseTail(stored().Tail)
+		hd := stored()
+		tail, err := parseTail(hd.Tail)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The tail fills up to tailRecords records; the commit after
-		// writes the history's blob, with them and its own, and empties it.
-		want := (i + 1) % (tailRecords + 1)
-		if len(tail.records) != want {
-			t.Errorf("after commit %d the tail holds %d records, want %d", i, len(tail.records), want)
+		if want := min(i+1, retention); len(tail.records) != want || hd.History != "" {
+			t.Errorf("after commit %d the tail holds %d records, want %d, and the head names the history's blob %q", i, len(tail.records), want, hd.History)
 		}
 	}
 	m.mu.Lock()
@@ -142,51 +145,76 @@ func TestHistoryTail(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
 	}
+	if len(d.Commits) != retention || d.Commits[0].CallID != fmt.Sprint("v", commits-retention) {
+		t.Fatalf("the history keeps %d records from %q, want %d from v%d", len(d.Commits), d.Commits[0].CallID, retention, commits-retention)
+	}
 	for i, c := range d.Commits {
-		unrecorded := c.CallID == fmt.Sprint("v", tailRecords+1)
+		unrecorded := c.CallID == fmt.Sprint("v", unrecordedBefore)
 		if i > 0 && (c.Prev == d.Commits[i-1].Root) == unrecorded || c.Root == "" {
 			t.Errorf("record %d goes back to %q, after %q: %+v", i, c.Prev, d.Commits[i-1].Root, c)
 		}
 	}
 
-	// It goes back to the state after the last commit but one, whose
-	// document only the tail holds.
+	// It goes back to the state after the last commit but one, and to
+	// the one the oldest record goes back to, whose documents only the
+	// tail holds.
 	v, err := other.Use(ctx, Request{Handle: h, Owner: "alice"})
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer v.Release()
-	target := d.Commits[len(d.Commits)-2]
-	if _, err := st.Blob(ctx, h, target.Root); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("the state to go back to is a blob (%v): the test wants it in the tail only", err)
 	}
 	tx, err := v.Session.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, refused, err := v.History().RestoreTo(ctx, v.Session, target.Seq, target.Root); err != nil || refused != "" {
-		t.Fatalf("RestoreTo = %q, %v", refused, err)
-	}
-	if got, _ := session.Get(v.Session, k); got != fmt.Sprint("v", tailRecords+1) {
-		t.Errorf("after going back one commit the value is %q, want v%d", got, tailRecords+1)
-	}
-	// And to an older state, whose document the history's blob holds.
-	older := d.Commits[2]
-	if _, err := st.Blob(ctx, h, older.Root); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("the older state to go back to is a blob (%v): the test wants it in the history's blob", err)
-	}
-	if _, refused, err := v.History().RestoreTo(ctx, v.Session, older.Seq, older.Root); err != nil || refused != "" {
-		t.Fatalf("RestoreTo = %q, %v", refused, err)
-	}
-	if got, _ := session.Get(v.Session, k); got != "v2" {
-		t.Errorf("after going back to commit 3 the value is %q, want v2", got)
+	for _, back := range []struct {
+		seq        uint64
+		root, want string
+	}{
+		{d.Commits[len(d.Commits)-2].Seq, d.Commits[len(d.Commits)-2].Root, fmt.Sprint("v", commits-2)},
+		{d.Commits[0].Seq - 1, d.Commits[0].Prev, fmt.Sprint("v", commits-retention-1)},
+	} {
+		if _, err := st.Blob(ctx, h, back.root); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the state to go back to is a blob (%v): the test wants it in the tail only", err)
+		}
+		if _, refused, err := v.History().RestoreTo(ctx, v.Session, back.seq, back.root); err != nil || refused != "" {
+			t.Fatalf("RestoreTo = %q, %v", refused, err)
+		}
+		if got, _ := session.Get(v.Session, k); got != back.want {
+			t.Errorf("after going back to %d the value is %q, want %s", back.seq, got, back.want)
+		}
 	}
 	if err := v.Commit(ctx, &Commit{CallID: "undo", Tool: "session_undo", Tx: tx}); err != nil {
 		t.Fatal(err)
 	}
 	tx.Commit()
-	if hd := stored(); len(hd.Tail) != 0 {
-		t.Errorf("an undo's commit leaves a tail of %d bytes: it writes the history's blob", len(hd.Tail))
+	if hd := stored(); len(hd.Tail) != 0 || hd.History == "" {
+		t.Errorf("an undo's commit leaves a tail of %d bytes and names the blob %q: it writes the history's blob", len(hd.Tail), hd.History)
+	}
+	v.Release()
+
+	// A third manager goes back to a state whose document the history's
+	// blob holds.
+	third := newManager(opts)
+	defer third.Close()
+	w, err := third.Use(ctx, Request{Handle: h, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Release()
+	older := d.Commits[2]
+	if _, err := st.Blob(ctx, h, older.Root); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the older state to go back to is a blob (%v): the test wants it in the history's blob", err)
+	}
+	tx, err = w.Session.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Commit()
+	if _, refused, err := w.History().RestoreTo(ctx, w.Session, older.Seq, older.Root); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	if got, ok := session.Get(w.Session, k); got != older.CallID || !ok {
+		t.Errorf("after going back to %d the value is %q, want %s", older.Seq, got, older.CallID)
 	}
 }
 
@@ -425,5 +453,67 @@ func TestCommonEnds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDropOldest: a tail without its oldest record holds the state that
+// record reached as a document alone, the next record first, and the rest
+// as it was; a tail whose oldest record is not followed by a record going
+// back to the state it reached is left to the history's blob.
+func TestDropOldest(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	docs := [][]byte{[]byte("wdoc1 state 0"), []byte("wdoc1 state 1"), []byte("wdoc1 state 2"), []byte("wdoc1 state 3")}
+	root := func(i int) string { return statetree.Hash(docs[i]) }
+	recs := []session.HistoryCommit{
+		{Seq: 1, CallID: "p1", Tool: "set", Time: at, Prev: root(0), Root: root(1)},
+		{Seq: 2, CallID: "p2", Tool: "set", Time: at.Add(time.Second), Prev: root(1), Root: root(2)},
+		{Seq: 3, CallID: "p3", Tool: "other", Time: at.Add(2 * time.Second), Prev: root(2), Root: root(3)},
+	}
+	// build returns the tail of recs, after the state the first goes back
+	// to (alone) if alone is set, else naming it.
+	build := func(alone bool, recs []session.HistoryCommit) []byte {
+		var tail, base []byte
+		if alone {
+			tail, base = appendTail(nil, nil, nil, docs[0]), docs[0]
+		}
+		for i := range recs {
+			var before *session.HistoryCommit
+			if i > 0 {
+				before = &recs[i-1]
+			}
+			rec, err := appendRecord(nil, &recs[i], before, i == 0 && !alone || i > 0 && recs[i].Prev != recs[i-1].Root, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := docs[slices.Index([]string{root(0), root(1), root(2), root(3)}, recs[i].Root)]
+			tail, base = appendTail(tail, base, rec, d), d
+		}
+		return tail
+	}
+	for _, alone := range []bool{true, false} {
+		got, err := dropOldest(build(alone, recs), &recs[0], &recs[1], docs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl, err := parseTail(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tl.records) != 2 || tl.records[0].Seq != 2 || tl.records[0].Prev != root(1) || tl.records[0].Root != root(2) ||
+			tl.records[1].Seq != 3 || tl.records[1].Tool != "other" || !tl.records[1].Time.Equal(recs[2].Time) || len(tl.docs) != 3 || !bytes.Equal(tl.docs[root(1)], docs[1]) {
+			t.Errorf("alone %v: the tail without its oldest record reads as %+v, %d documents", alone, tl.records, len(tl.docs))
+		}
+	}
+	// The next record goes back to another state.
+	jump := slices.Clone(recs)
+	jump[1].Prev = root(0)
+	if _, err := dropOldest(build(true, jump), &jump[0], &jump[1], docs[1]); !errors.Is(err, errBadTail) {
+		t.Errorf("a next record going back elsewhere: %v, want errBadTail", err)
+	}
+	// A document alone after the oldest record.
+	tail := build(true, recs[:1])
+	tail = appendTail(tail, docs[1], nil, docs[2])
+	if _, err := dropOldest(tail, &recs[0], &recs[1], docs[1]); !errors.Is(err, errBadTail) {
+		t.Errorf("a document alone after the oldest record: %v, want errBadTail", err)
 	}
 }
