@@ -345,7 +345,9 @@ func (ch *callHistory) pending() bool { return ch != nil && (ch.checkpoint != ni
 // changed anything), with the call's record (nil when it adds none), and
 // keep, the root document of the state before the call when neither the
 // store nor the tail holds it yet (the record goes back to it); it adds to
-// blobs the contents of files outside the state that the record names.
+// blobs the contents of files outside the state that the record names,
+// and the blobs of the empty state for the first (blobs may be nil when
+// there are neither).
 // The caller holds the session's call lock.
 func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *callHistory, st *statetree.State, changed bool, files []session.FileChange, blobs map[string][]byte) (d *historyDoc, rec *session.HistoryCommit, keep []byte, err error) {
 	cur, err := m.history(ctx, e)
@@ -371,11 +373,11 @@ func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *c
 	if changed || restores {
 		// The record names the STATE slices the call changed only when
 		// read (withChanged): a commit pays for no reader.
-		rec = &session.HistoryCommit{Seq: d.Next, CallID: call.CallID, Tool: call.Tool, Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
+		d.Commits = append(d.Commits, session.HistoryCommit{Seq: d.Next, CallID: call.CallID, Tool: call.Tool, Time: m.now(), Prev: prev, Root: st.Root, Restores: restores})
 		d.Next++
-		rec.Files = historyFiles(files, blobs)
-		d.Commits = append(d.Commits, *rec)
+		d.Commits[len(d.Commits)-1].Files = historyFiles(files, blobs)
 		d.Commits, d.Lost = trimHistory(d.Commits, d.Lost, m.retention)
+		rec = &d.Commits[len(d.Commits)-1]
 	}
 	if ch != nil {
 		if len(ch.undone) > 0 {

@@ -73,6 +73,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -561,11 +562,11 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	}
 	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash, Tail: e.tail}
 	var hist *historyDoc
-	prune := "" // the root of a document the tail no longer holds
+	dropped := false // the tail dropped its oldest record
 	tailN, tailDoc, histDocs := e.tailN, e.tailDoc, e.histDocs
 	if recorded {
-		if blobs == nil {
-			blobs = map[string][]byte{}
+		if blobs == nil && (e.state == nil || len(files) > 0) {
+			blobs = map[string][]byte{} // for nextHistory
 		}
 		var rec *session.HistoryCommit
 		var keep []byte
@@ -597,10 +598,10 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 			len(e.hist.Commits) == m.retention && m.retention >= 2 && !outsideFiles(e.hist.Commits[0]) && hist.Lost == e.hist.Lost {
 			oldest := &e.hist.Commits[0]
 			if doc, ok := e.tailDocs[oldest.Root]; !ok {
-				// Not the tail's: the blob's, as the tail holds fewer.
+				// The tail holds the document of each of its records: a
+				// tail that does not is left to the history's blob.
 			} else if t, err := dropOldest(e.tail, oldest, &e.hist.Commits[1], doc); err == nil {
-				tail, tailN = t, tailN-1
-				prune = e.hist.Commits[0].Prev
+				tail, tailN, dropped = t, tailN-1, true
 			}
 		}
 		if tail == nil && (ch.pending() || rec == nil || tailN >= m.retention || len(e.tail)+len(recBin)+len(st.Doc)+len(keep) > tailBytes) {
@@ -616,6 +617,9 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 				}
 				doc, ok := e.histDocs[root]
 				return doc, ok
+			}
+			if blobs == nil {
+				blobs = map[string][]byte{}
 			}
 			hb, held, err := historyBlob(hist, docs, blobs)
 			if err != nil {
@@ -655,8 +659,14 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
 		if hd.Tail == nil {
 			clear(e.tailDocs)
-		} else if prune != "" && prune != st.Root && !slices.ContainsFunc(hist.Commits, func(c session.HistoryCommit) bool { return c.Prev == prune || c.Root == prune }) {
-			delete(e.tailDocs, prune)
+		} else if dropped && len(e.tailDocs) > 2*m.retention+2 {
+			// The documents of the records the tail dropped, once they
+			// are as many as it holds: not one for each commit.
+			named := make(map[string]bool, 2*len(hist.Commits))
+			for _, c := range hist.Commits {
+				named[c.Prev], named[c.Root] = true, true
+			}
+			maps.DeleteFunc(e.tailDocs, func(root string, _ []byte) bool { return !named[root] })
 		}
 	}
 	e.written += len(blobs)

@@ -517,3 +517,53 @@ func TestDropOldest(t *testing.T) {
 		t.Errorf("a document alone after the oldest record: %v, want errBadTail", err)
 	}
 }
+
+// TestTailDocsBounded: the documents a session in memory keeps for its
+// tail stay bounded as the full tail drops a record at each commit, and
+// still hold the state the oldest record goes back to.
+func TestTailDocsBounded(t *testing.T) {
+	const retention = 3
+	r := session.NewRegistry()
+	k := session.NewKey[string]("value")
+	session.Persist(r, k, session.JSON[string]())
+	m := newManager(Options{Registry: r, Store: store.NewMemory(store.Options{}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention})
+	defer m.Close()
+	ctx := context.Background()
+	u, err := m.Use(ctx, Request{Need: NeedNew})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Release()
+	for i := range 100 {
+		tx, err := u.Session.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		session.Set(u.Session, k, fmt.Sprint("v", i))
+		if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
+			t.Fatal(err)
+		}
+		tx.Commit()
+		m.mu.Lock()
+		e := m.handles[u.Handle]
+		m.mu.Unlock()
+		if n := len(e.tailDocs); n > 2*retention+2 || e.histHash != "" {
+			t.Fatalf("after commit %d the tail's documents are %d, the history's blob %q", i, n, e.histHash)
+		}
+	}
+	d, err := m.storedHistory(ctx, u.Handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := u.Session.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Commit()
+	if _, refused, err := u.History().RestoreTo(ctx, u.Session, d.Commits[0].Seq-1, d.Commits[0].Prev); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	if got, _ := session.Get(u.Session, k); got != "v96" {
+		t.Errorf("back before the oldest of the last %d records: %q, want v96", retention, got)
+	}
+}
