@@ -594,7 +594,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		// while it is small and that record changed no files outside the
 		// state (whose loss the blob records).
 		var tail []byte
-		if !ch.pending() && rec != nil && tailN >= m.retention && len(e.tail)+len(recBin)+len(keep)+len(st.Doc) <= ringBytes &&
+		if !ch.pending() && rec != nil && tailN == m.retention && len(e.tail)+len(recBin)+len(keep)+len(st.Doc) <= ringBytes &&
 			len(e.hist.Commits) == m.retention && m.retention >= 2 && !outsideFiles(e.hist.Commits[0]) && hist.Lost == e.hist.Lost {
 			oldest := &e.hist.Commits[0]
 			if doc, ok := e.tailDocs[oldest.Root]; !ok {

@@ -288,7 +288,8 @@ func firstEntry(tail []byte) (rec, doc, rest []byte, err error) {
 // record (against no record before it); the rest is as it was, read only
 // to find where its entries end. It fails, for the caller to write the
 // history's blob instead, unless the tail's oldest record is followed by
-// a record that goes back to the state it reached.
+// a record that goes back to the state it reached, and its oldest record
+// is oldest.
 func dropOldest(tail []byte, oldest, next *session.HistoryCommit, doc []byte) ([]byte, error) {
 	r := tailReader(tail)
 	// skip passes over an entry's document.
@@ -313,7 +314,11 @@ func dropOldest(tail []byte, oldest, next *session.HistoryCommit, doc []byte) ([
 			return nil, err
 		}
 	}
-	if len(rec) == 0 || rec[0]&recRoot != 0 || oldest.Root != next.Prev {
+	if len(rec) == 0 || rec[0]&(recRoot|recNextSeq) != 0 || oldest.Root != next.Prev {
+		return nil, errBadTail
+	}
+	// The tail's oldest record is oldest: the first names its number.
+	if seq, k := binary.Uvarint(rec[1:]); k <= 0 || seq != oldest.Seq {
 		return nil, errBadTail
 	}
 	if err := skip(); err != nil {

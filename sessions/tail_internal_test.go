@@ -510,6 +510,10 @@ func TestDropOldest(t *testing.T) {
 	if _, err := dropOldest(build(true, jump), &jump[0], &jump[1], docs[1]); !errors.Is(err, errBadTail) {
 		t.Errorf("a next record going back elsewhere: %v, want errBadTail", err)
 	}
+	// Another record than the tail's oldest.
+	if _, err := dropOldest(build(true, recs[1:]), &recs[0], &recs[1], docs[1]); !errors.Is(err, errBadTail) {
+		t.Errorf("a tail whose oldest record is another: %v, want errBadTail", err)
+	}
 	// A document alone after the oldest record.
 	tail := build(true, recs[:1])
 	tail = appendTail(tail, docs[1], nil, docs[2])
@@ -565,5 +569,81 @@ func TestTailDocsBounded(t *testing.T) {
 	}
 	if got, _ := session.Get(u.Session, k); got != "v96" {
 		t.Errorf("back before the oldest of the last %d records: %q, want v96", retention, got)
+	}
+}
+
+// TestTailRetentionLowered: a session whose full tail a process with a
+// longer history wrote, loaded by one that keeps fewer records, writes
+// the history's blob rather than dropping a record its tail does not
+// start with, and its history reads back whole: the records kept, and the
+// state the oldest goes back to.
+func TestTailRetentionLowered(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	r := session.NewRegistry()
+	k := session.NewKey[string]("value")
+	session.Persist(r, k, session.JSON[string]())
+	opts := func(retention int) Options {
+		return Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention}
+	}
+	ctx := context.Background()
+	commits := func(m *Manager, u *Use, from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			tx, err := u.Session.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			session.Set(u.Session, k, fmt.Sprint("v", i))
+			if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
+				t.Fatal(err)
+			}
+			tx.Commit()
+		}
+	}
+	long := newManager(opts(6))
+	u, err := long.Use(ctx, Request{Need: NeedNew, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := u.Handle
+	commits(long, u, 0, 10)
+	u.Release()
+	long.Close()
+
+	short := newManager(opts(3))
+	defer short.Close()
+	v, err := short.Use(ctx, Request{Handle: h, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Release()
+	commits(short, v, 10, 12)
+	short.mu.Lock()
+	live := short.handles[h].hist
+	short.mu.Unlock()
+	other := newManager(opts(3))
+	defer other.Close()
+	d, err := other.storedHistory(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(d)
+	want, _ := json.Marshal(live)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
+	}
+	if len(d.Commits) != 3 || d.Commits[0].CallID != "9" || d.Commits[2].CallID != "11" {
+		t.Fatalf("the history keeps %+v, want the records of calls 9 to 11", d.Commits)
+	}
+	tx, err := v.Session.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Commit()
+	if _, refused, err := v.History().RestoreTo(ctx, v.Session, d.Commits[0].Seq-1, d.Commits[0].Prev); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	if got, _ := session.Get(v.Session, k); got != "v8" {
+		t.Errorf("back before the oldest record kept: %q, want v8", got)
 	}
 }
