@@ -319,6 +319,13 @@ type entry struct {
 	tailDoc  []byte
 	tailDocs map[string][]byte
 	histDocs map[string][]byte
+	// spare is a buffer for the next tail that drops its oldest record
+	// (dropOldest): the one that held the tail before, which nothing
+	// reads any more (a sweep reads a copy), so that a commit does not
+	// allocate its tail anew; nil when that tail was the store's bytes.
+	// ownTail says whether tail is in a buffer of this process's.
+	spare   []byte
+	ownTail bool
 	// Also under the call lock: fresh are the hashes of the blobs its
 	// commits wrote (or tried to) since the last sweep started, and
 	// freshNames those of them that name others (statetree.Names), which
@@ -600,7 +607,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 			if doc, ok := e.tailDocs[oldest.Root]; !ok {
 				// The tail holds the document of each of its records: a
 				// tail that does not is left to the history's blob.
-			} else if t, err := dropOldest(e.tail, oldest, &e.hist.Commits[1], doc); err == nil {
+			} else if t, err := dropOldest(e.spare[:0], e.tail, oldest, &e.hist.Commits[1], doc); err == nil {
 				tail, tailN, dropped = t, tailN-1, true
 			}
 		}
@@ -656,6 +663,14 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	e.emptyBlobs = nil
 	if hist != nil {
 		e.hist, e.histHash = hist, hd.History
+		switch {
+		case dropped && e.ownTail:
+			e.spare = e.tail[:0]
+		case dropped:
+			e.spare, e.ownTail = nil, true
+		case hd.Tail == nil:
+			e.ownTail = true // the next tail is appended to nothing
+		}
 		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
 		if hd.Tail == nil {
 			clear(e.tailDocs)
@@ -732,6 +747,7 @@ func (m *Manager) startSweep(e *entry, hd head) {
 	// (nextHistory), nor the root documents its blob held.
 	held := heldHistory{doc: e.hist, docs: e.histDocs, written: e.freshNames}
 	e.index, e.fresh, e.freshNames = nil, nil, nil
+	hd.Tail = slices.Clone(hd.Tail) // its buffer is written again by a commit to come (entry.spare)
 	m.wg.Add(1)
 	go m.sweepBlobs(e, e.rev, hd, held, x, fresh, full)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/statetree"
@@ -281,7 +282,8 @@ func firstEntry(tail []byte) (rec, doc, rest []byte, err error) {
 	return rec, doc, r, nil
 }
 
-// dropOldest returns tail, as this process holds a tail (its first
+// dropOldest returns, appended to dst (reusing its buffer), tail, as
+// this process holds a tail (its first
 // document whole), without its oldest record, oldest, whose state's root
 // document is doc: that document stays, alone, as the state the record
 // after it, next, goes back to, and next is written anew as the first
@@ -290,7 +292,7 @@ func firstEntry(tail []byte) (rec, doc, rest []byte, err error) {
 // history's blob instead, unless the tail's oldest record is followed by
 // a record that goes back to the state it reached, and its oldest record
 // is oldest.
-func dropOldest(tail []byte, oldest, next *session.HistoryCommit, doc []byte) ([]byte, error) {
+func dropOldest(dst, tail []byte, oldest, next *session.HistoryCommit, doc []byte) ([]byte, error) {
 	r := tailReader(tail)
 	// skip passes over an entry's document.
 	skip := func() error {
@@ -340,7 +342,7 @@ func dropOldest(tail []byte, oldest, next *session.HistoryCommit, doc []byte) ([
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(tail)+len(doc)+len(first)+64)
+	out := slices.Grow(dst[:0], len(tail)+len(doc)+len(first)+64)
 	out = appendTail(out, nil, nil, doc)
 	out = binary.AppendUvarint(out, uint64(len(first)))
 	out = append(out, first...)

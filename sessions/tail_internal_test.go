@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -491,7 +492,7 @@ func TestDropOldest(t *testing.T) {
 		return tail
 	}
 	for _, alone := range []bool{true, false} {
-		got, err := dropOldest(build(alone, recs), &recs[0], &recs[1], docs[1])
+		got, err := dropOldest(nil, build(alone, recs), &recs[0], &recs[1], docs[1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -507,17 +508,17 @@ func TestDropOldest(t *testing.T) {
 	// The next record goes back to another state.
 	jump := slices.Clone(recs)
 	jump[1].Prev = root(0)
-	if _, err := dropOldest(build(true, jump), &jump[0], &jump[1], docs[1]); !errors.Is(err, errBadTail) {
+	if _, err := dropOldest(nil, build(true, jump), &jump[0], &jump[1], docs[1]); !errors.Is(err, errBadTail) {
 		t.Errorf("a next record going back elsewhere: %v, want errBadTail", err)
 	}
 	// Another record than the tail's oldest.
-	if _, err := dropOldest(build(true, recs[1:]), &recs[0], &recs[1], docs[1]); !errors.Is(err, errBadTail) {
+	if _, err := dropOldest(nil, build(true, recs[1:]), &recs[0], &recs[1], docs[1]); !errors.Is(err, errBadTail) {
 		t.Errorf("a tail whose oldest record is another: %v, want errBadTail", err)
 	}
 	// A document alone after the oldest record.
 	tail := build(true, recs[:1])
 	tail = appendTail(tail, docs[1], nil, docs[2])
-	if _, err := dropOldest(tail, &recs[0], &recs[1], docs[1]); !errors.Is(err, errBadTail) {
+	if _, err := dropOldest(nil, tail, &recs[0], &recs[1], docs[1]); !errors.Is(err, errBadTail) {
 		t.Errorf("a document alone after the oldest record: %v, want errBadTail", err)
 	}
 }
@@ -645,5 +646,51 @@ func TestTailRetentionLowered(t *testing.T) {
 	}
 	if got, _ := session.Get(v.Session, k); got != "v8" {
 		t.Errorf("back before the oldest record kept: %q, want v8", got)
+	}
+}
+
+// TestTailSweptWhileDropping: commits whose full tail drops a record at
+// each, and that write blobs (values too large to travel in the root
+// document), so that sweeps run beside them: the sweep reads the head it
+// was started for while later commits write their tails into the buffer
+// that head's tail was in (go test -race), and the history reads back as
+// the committing manager holds it.
+func TestTailSweptWhileDropping(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	r := session.NewRegistry()
+	k := session.NewKey[string]("value")
+	session.Persist(r, k, session.JSON[string]())
+	opts := Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: 4}
+	m := newManager(opts)
+	defer m.Close()
+	ctx := context.Background()
+	u, err := m.Use(ctx, Request{Need: NeedNew, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Release()
+	big := strings.Repeat("x", 8<<10)
+	for i := range 400 {
+		tx, err := u.Session.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		session.Set(u.Session, k, fmt.Sprint(i, big))
+		if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
+			t.Fatal(err)
+		}
+		tx.Commit()
+	}
+	m.mu.Lock()
+	live := m.handles[u.Handle].hist
+	m.mu.Unlock()
+	d, err := newManager(opts).storedHistory(ctx, u.Handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(d)
+	want, _ := json.Marshal(live)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
 	}
 }
