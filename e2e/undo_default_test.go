@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +76,36 @@ func listsUndo(t *testing.T, p *proc, want bool) {
 	}
 	if got != want {
 		t.Errorf("tools/list names session_undo: %v, want %v", got, want)
+	}
+}
+
+// TestUndoPastTheTail: over stdio with --session, 25 plan calls, more than
+// the 20 the history keeps (its tail drops its oldest record at each
+// call once full, writing no blob), then kill -9: the process started
+// again undoes the last 20 of them, back to the plan of the fifth call,
+// and refuses a 21st, which the history no longer holds.
+func TestUndoPastTheTail(t *testing.T) {
+	args := []string{"--session", "desk", "--state-dir", t.TempDir(), "--store", "embedded"}
+	p := start(t, "", args...)
+	p.initialize()
+	c := &stdioClient{p: p}
+	for i := range 25 {
+		if r := c.call(t, "planning_setup_plan", map[string]any{"objective": fmt.Sprint("objective ", i), "initial_steps": []string{"a"}}); r.IsError {
+			t.Fatalf("planning_setup_plan %d: %+v", i, r)
+		}
+	}
+	p.kill()
+
+	p = start(t, "", args...)
+	p.initialize()
+	c = &stdioClient{p: p}
+	if r := c.call(t, "session_undo", map[string]any{"steps": 20}); r.IsError || strings.Count(r.text(), "planning_setup_plan") == 0 {
+		t.Fatalf("session_undo of 20 calls: %+v", r)
+	}
+	if r := c.call(t, "planning_read_plan", map[string]any{}); r.IsError || !strings.Contains(r.text(), "Objective: objective 4\n") {
+		t.Errorf("the plan after undoing 20 of 25 calls: %+v, want that of call 4", r)
+	}
+	if r := c.call(t, "session_undo", map[string]any{}); !r.IsError || !strings.HasPrefix(r.text(), "Only 0 calls can be undone") {
+		t.Errorf("an undo past the history's 20 calls: %+v, want it refused", r)
 	}
 }

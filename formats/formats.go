@@ -8,7 +8,7 @@
 // A step writes exactly the format it names, with an encoder of its own,
 // so that a later change of the live encoders cannot change what an old
 // step writes: a store of format 1 opened by a version that writes format
-// 4 goes through the steps 1→2, 2→3 and 3→4 in turn.
+// 5 goes through the steps 1→2, 2→3, 3→4 and 4→5 in turn.
 //
 // # Adding a format
 //
@@ -35,5 +35,10 @@ func Steps() []store.Step {
 		// before, only marks the streams, so that builds of format 3
 		// refuse them instead of failing on tails they cannot read.
 		{From: 3},
+		// Format 5 reads a history's blob of format 4 (JSON) as it is:
+		// its step, as the two before, only marks the streams, so that
+		// builds of format 4 refuse them instead of failing on binary
+		// history blobs they cannot read.
+		{From: 4},
 	}
 }

@@ -50,13 +50,19 @@ var errBadHead = errors.New("malformed head record")
 // head's document: the state a commit reached differs little from the
 // state the commits since the history's blob started from.
 func (h head) marshal() []byte {
-	tail := h.Tail
-	if len(tail) > 0 {
-		if t, err := rebaseTail(tail, nil, h.Doc); err == nil {
-			tail = t
+	// The tail's first entry, its document whole, and the rest.
+	var rec, doc, rest []byte
+	var first [64]byte
+	var firstDoc []byte // the first entry's document written against h.Doc
+	n := len(h.Tail)
+	if n > 0 {
+		var err error
+		if rec, doc, rest, err = firstEntry(h.Tail); err == nil {
+			firstDoc = appendDoc(first[:0], h.Doc, doc)
+			n = uvarintLen(len(rec)) + len(rec) + len(firstDoc) + len(rest)
 		} // else a tail this process did not write: as it is, for the reader to refuse
 	}
-	b := make([]byte, 0, len(headMagic)+1+binary.MaxVarintLen16+len(h.Owner)+32+binary.MaxVarintLen32+len(tail)+len(h.Doc))
+	b := make([]byte, 0, len(headMagic)+1+binary.MaxVarintLen16+len(h.Owner)+32+binary.MaxVarintLen32+n+len(h.Doc))
 	var flags byte
 	if len(h.Tail) > 0 {
 		b = append(b, headMagicTail...)
@@ -74,11 +80,24 @@ func (h head) marshal() []byte {
 		sum, _ := hex.DecodeString(h.History) // a hash
 		b = append(b, sum...)
 	}
-	if len(tail) > 0 {
-		b = binary.AppendUvarint(b, uint64(len(tail)))
-		b = append(b, tail...)
+	switch {
+	case firstDoc != nil:
+		b = binary.AppendUvarint(b, uint64(n))
+		b = binary.AppendUvarint(b, uint64(len(rec)))
+		b = append(b, rec...)
+		b = append(b, firstDoc...)
+		b = append(b, rest...)
+	case n > 0:
+		b = binary.AppendUvarint(b, uint64(n))
+		b = append(b, h.Tail...)
 	}
 	return append(b, h.Doc...)
+}
+
+// uvarintLen returns the length of n as a uvarint.
+func uvarintLen(n int) int {
+	var b [binary.MaxVarintLen64]byte
+	return len(binary.AppendUvarint(b[:0], uint64(n)))
 }
 
 // parseHead returns the head record b.

@@ -1,14 +1,14 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
-	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/wink-mcp/wink-mcp/session"
@@ -95,18 +95,36 @@ func (m *Manager) headHistory(ctx context.Context, h string, hd head) (*historyD
 	return t.extend(d, m.retention), docs, nil
 }
 
-// storedHistoryDoc is a history as its blob holds it: the history, and
-// the root documents of the states its records and checkpoints name,
-// those of up to docMax bytes (a larger one is a blob of its own, as every
-// one was in histories written before tails): in Chain, each written as
-// what it changed of the one before, as a tail writes them (appendTail,
-// without records), in the order the history names them; or, as format 3
-// wrote them, whole in Docs, by their hashes.
+// A history's blob holds the history and the root documents of the
+// states its records and checkpoints name, those of up to docMax bytes (a
+// larger one is a blob of its own, as every one was in histories written
+// before tails). It is binary (format 5, historyMagic): the magic; the
+// number of the next record and the lost commit (uvarints, see
+// session.HistoryLog); the checkpoints' JSON (its length, a uvarint, 0 for
+// none); then, to the end, the records and documents as a tail holds them
+// (appendTail), oldest first: each record with the document of the state
+// it reached beside it, or naming its root when the blob does not hold the
+// document (recRoot); before a record, the document of the state it goes
+// back to when that is not the state of the record before and the blob
+// holds it no other way (an entry of a document alone); after the
+// records, the documents of the checkpoints' states that no record
+// reached. Writing it is appending each record's few bytes and what each
+// state changed of the one before, about as cheap as the tail, and it
+// holds what a tail does in about as many bytes.
+//
+// Blobs of the formats before are read as they are: JSON (storedHistoryDoc),
+// its documents chained the same way in doc_chain (format 4) or whole in
+// docs by their hashes (format 3). A history whose records name states by
+// something other than hashes, which the binary form cannot hold, is still
+// written that way, its documents whole.
 type storedHistoryDoc struct {
 	session.HistoryLog
 	Docs  map[string][]byte `json:"docs,omitempty"`
 	Chain []byte            `json:"doc_chain,omitempty"`
 }
+
+// historyMagic starts a history's blob of format 5.
+var historyMagic = []byte("whb1")
 
 // docMax is the largest root document a history's blob holds.
 const docMax = 16 << 10
@@ -131,6 +149,9 @@ func (m *Manager) readHistory(ctx context.Context, h, hash string) (*historyDoc,
 // parseHistoryBlob returns the history the blob b holds, and its root
 // documents by their hashes.
 func parseHistoryBlob(b []byte) (*historyDoc, map[string][]byte, error) {
+	if rest, ok := bytes.CutPrefix(b, historyMagic); ok {
+		return readHistoryBlob(rest)
+	}
 	d := storedHistoryDoc{HistoryLog: historyDoc{Next: 1}}
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, nil, err
@@ -149,28 +170,121 @@ func parseHistoryBlob(b []byte) (*historyDoc, map[string][]byte, error) {
 	return &d.HistoryLog, d.Docs, nil
 }
 
+// readHistoryBlob returns the history that b, a blob of format 5 after
+// its magic, holds, and its root documents by their hashes.
+func readHistoryBlob(b []byte) (*historyDoc, map[string][]byte, error) {
+	r := tailReader(b)
+	d := &historyDoc{}
+	var err error
+	if d.Next, err = r.uvarint(); err != nil {
+		return nil, nil, err
+	}
+	if d.Lost, err = r.uvarint(); err != nil {
+		return nil, nil, err
+	}
+	cps, err := r.bytes()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(cps) > 0 {
+		if err := json.Unmarshal(cps, &d.Checkpoints); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", errBadTail, err)
+		}
+	}
+	t, err := parseTail(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.Commits = t.records
+	return d, t.docs, nil
+}
+
 // historyBlob returns the blob of the history d, with the root documents
 // of the states it names that docs finds (by their hashes), up to docMax
 // bytes each; it adds to blobs those larger, and returns the documents
-// the blob holds. It reads each record's JSON from known, and adds those
-// it encodes, so that a commit writes the blob without encoding the
-// records it encoded before.
-func historyBlob(d *historyDoc, docs func(root string) ([]byte, bool), blobs map[string][]byte, known map[uint64]knownRecord) ([]byte, map[string][]byte, error) {
+// the blob holds.
+func historyBlob(d *historyDoc, docs func(root string) ([]byte, bool), blobs map[string][]byte) ([]byte, map[string][]byte, error) {
 	held := map[string][]byte{}
-	var order []string // held, in the order the history names them
-	keep := func(root string) {
+	// hold adds the document of root to held, if the blob is to hold it
+	// and does not yet, and returns it.
+	hold := func(root string) (doc []byte, added bool) {
+		if _, ok := held[root]; ok {
+			return nil, false
+		}
 		doc, ok := docs(root)
 		switch {
 		case !ok:
 			// A blob of its own already (written before tails, or the
 			// session's empty state).
+			return nil, false
+		case len(doc) > docMax:
+			blobs[root] = doc
+			return nil, false
+		}
+		held[root] = doc
+		return doc, true
+	}
+	b := append(make([]byte, 0, 64+48*len(d.Commits)), historyMagic...)
+	b = binary.AppendUvarint(b, d.Next)
+	b = binary.AppendUvarint(b, d.Lost)
+	var cps []byte
+	if len(d.Checkpoints) > 0 {
+		var err error
+		if cps, err = json.Marshal(d.Checkpoints); err != nil {
+			return nil, nil, err
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(cps)))
+	b = append(b, cps...)
+	var rec, base []byte // a record's bytes; the document of the entry before
+	last := ""           // the root of the entry before
+	var before *session.HistoryCommit
+	for i := range d.Commits {
+		c := &d.Commits[i]
+		if c.Prev != last {
+			if doc, ok := hold(c.Prev); ok {
+				b, base, last = appendTail(b, base, nil, doc), doc, c.Prev
+			}
+		}
+		doc, ok := hold(c.Root)
+		if !ok {
+			doc, ok = held[c.Root] // beside an earlier record too
+		}
+		var err error
+		rec, err = appendRecord(rec[:0], c, before, c.Prev != last, !ok)
+		if errors.Is(err, errNotHash) {
+			return historyJSON(d, docs, blobs)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		b = binary.AppendUvarint(b, uint64(len(rec)))
+		b = append(b, rec...)
+		if ok {
+			b, base = appendDoc(b, base, doc), doc
+		}
+		last, before = c.Root, c
+	}
+	for _, cp := range d.Checkpoints {
+		if doc, ok := hold(cp.Root); ok {
+			b, base = appendTail(b, base, nil, doc), doc
+		}
+	}
+	return b, held, nil
+}
+
+// historyJSON returns the blob of the history d as JSON, with the root
+// documents of the states it names whole, as historyBlob does for a
+// history it cannot write in binary.
+func historyJSON(d *historyDoc, docs func(root string) ([]byte, bool), blobs map[string][]byte) ([]byte, map[string][]byte, error) {
+	held := map[string][]byte{}
+	keep := func(root string) {
+		switch doc, ok := docs(root); {
+		case !ok:
 		case len(doc) > docMax:
 			blobs[root] = doc
 		default:
-			if _, ok := held[root]; !ok {
-				held[root] = doc
-				order = append(order, root)
-			}
+			held[root] = doc
 		}
 	}
 	for _, c := range d.Commits {
@@ -180,66 +294,8 @@ func historyBlob(d *historyDoc, docs func(root string) ([]byte, bool), blobs map
 	for _, c := range d.Checkpoints {
 		keep(c.Root)
 	}
-	b, err := encodeHistory(d, held, order, known)
+	b, err := json.Marshal(storedHistoryDoc{HistoryLog: *d, Docs: held})
 	return b, held, err
-}
-
-// knownRecord is a record's JSON, as it was when its Undone was undone
-// (the rest of a record never changes).
-type knownRecord struct {
-	json   []byte
-	undone bool
-}
-
-// encodeHistory returns the JSON of the history d with the documents
-// docs, chained in the order of their hashes in order (storedHistoryDoc),
-// as json.Marshal gives it: each record's JSON is that which known holds
-// for it, when its Undone has not changed since; encodeHistory adds to
-// known (unless nil) those it encodes, for the next time.
-func encodeHistory(d *historyDoc, docs map[string][]byte, order []string, known map[uint64]knownRecord) ([]byte, error) {
-	b := append(make([]byte, 0, 256*len(d.Commits)+64*len(order)+512), `{"next":`...)
-	b = strconv.AppendUint(b, d.Next, 10)
-	if len(d.Commits) > 0 {
-		b = append(b, `,"commits":[`...)
-		for i, c := range d.Commits {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			k, ok := known[c.Seq]
-			if !ok || k.undone != c.Undone {
-				rec, err := json.Marshal(&c)
-				if err != nil {
-					return nil, err
-				}
-				k = knownRecord{json: rec, undone: c.Undone}
-				if known != nil {
-					known[c.Seq] = k
-				}
-			}
-			b = append(b, k.json...)
-		}
-		b = append(b, ']')
-	}
-	if len(d.Checkpoints) > 0 {
-		cps, err := json.Marshal(d.Checkpoints)
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(b, `,"checkpoints":`...), cps...)
-	}
-	if d.Lost > 0 {
-		b = strconv.AppendUint(append(b, `,"lost":`...), d.Lost, 10)
-	}
-	if len(order) > 0 {
-		var chain, base []byte
-		for _, root := range order {
-			chain, base = appendTail(chain, base, nil, docs[root]), docs[root]
-		}
-		b = append(b, `,"doc_chain":"`...)
-		b = base64.StdEncoding.AppendEncode(b, chain)
-		b = append(b, '"')
-	}
-	return append(b, '}'), nil
 }
 
 // storedHistory reads the history of session h as the store holds it.
@@ -289,7 +345,9 @@ func (ch *callHistory) pending() bool { return ch != nil && (ch.checkpoint != ni
 // changed anything), with the call's record (nil when it adds none), and
 // keep, the root document of the state before the call when neither the
 // store nor the tail holds it yet (the record goes back to it); it adds to
-// blobs the contents of files outside the state that the record names.
+// blobs the contents of files outside the state that the record names,
+// and the blobs of the empty state for the first (blobs may be nil when
+// there are neither).
 // The caller holds the session's call lock.
 func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *callHistory, st *statetree.State, changed bool, files []session.FileChange, blobs map[string][]byte) (d *historyDoc, rec *session.HistoryCommit, keep []byte, err error) {
 	cur, err := m.history(ctx, e)
@@ -315,11 +373,11 @@ func (m *Manager) nextHistory(ctx context.Context, e *entry, call *Commit, ch *c
 	if changed || restores {
 		// The record names the STATE slices the call changed only when
 		// read (withChanged): a commit pays for no reader.
-		rec = &session.HistoryCommit{Seq: d.Next, CallID: call.CallID, Tool: call.Tool, Time: m.now(), Prev: prev, Root: st.Root, Restores: restores}
+		d.Commits = append(d.Commits, session.HistoryCommit{Seq: d.Next, CallID: call.CallID, Tool: call.Tool, Time: m.now(), Prev: prev, Root: st.Root, Restores: restores})
 		d.Next++
-		rec.Files = historyFiles(files, blobs)
-		d.Commits = append(d.Commits, *rec)
+		d.Commits[len(d.Commits)-1].Files = historyFiles(files, blobs)
 		d.Commits, d.Lost = trimHistory(d.Commits, d.Lost, m.retention)
+		rec = &d.Commits[len(d.Commits)-1]
 	}
 	if ch != nil {
 		if len(ch.undone) > 0 {

@@ -136,14 +136,13 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 	}
 }
 
-// TestEncodeHistory: the history's blob, written from the records' JSON
-// encoded before where it still holds, and with its root documents
-// chained, reads back as the history and documents it was written from:
-// every field of every record, the checkpoints, the lost commit and the
-// documents the history names (up to docMax bytes; a larger one becomes
-// a blob of its own); a record whose Undone changed since it was encoded,
-// or that none encoded, is encoded anew. A blob of format 3, its
-// documents whole by their hashes, reads as it did.
+// TestEncodeHistory: the history's blob reads back as the history and
+// documents it was written from: every field of every record, the
+// checkpoints, the lost commit and the documents the history names (up to
+// docMax bytes; a larger one becomes a blob of its own). It is binary,
+// unless a record names a state by something other than a hash, when it
+// is JSON with its documents whole. Blobs of formats 3 and 4, JSON with
+// their documents whole or chained, read as they did.
 func TestEncodeHistory(t *testing.T) {
 	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
 	docs := map[string][]byte{}
@@ -158,50 +157,54 @@ func TestEncodeHistory(t *testing.T) {
 	}
 	commits := []session.HistoryCommit{
 		{Seq: 4, CallID: "c4", Tool: "planning_setup_plan", Time: at, Prev: hash(0), Root: hash(1), State: []string{"planning.plan"}},
-		{Seq: 5, CallID: `quote " and <tag> & \ back`, Tool: "write_file", Time: at, Prev: hash(1), Root: hash(2), Files: []session.HistoryFile{{Path: "a/é.txt", Outside: true, Before: hash(7), BeforeSize: 3, After: hash(8), AfterSize: 9}, {Path: "d", Dir: true}}, Undone: true},
-		{Seq: 6, CallID: "c6", Tool: "session_undo", Time: at, Prev: hash(2), Root: hash(1), Restores: true},
-		{Seq: 7, CallID: "c7", Tool: "x", Time: at, Prev: "not a hash", Root: hash(9)},
+		{Seq: 5, CallID: `quote " and <tag> & \ back`, Tool: "write_file", Time: at.Add(time.Second), Prev: hash(1), Root: hash(2), Files: []session.HistoryFile{{Path: "a/é.txt", Outside: true, Before: hash(7), BeforeSize: 3, After: hash(8), AfterSize: 9}, {Path: "d", Dir: true}}, Undone: true},
+		{Seq: 6, CallID: "c6", Tool: "session_undo", Time: at.Add(-time.Hour), Prev: hash(2), Root: hash(1), Restores: true},
+		{Seq: 7, CallID: "c7", Tool: "session_undo", Time: at, Prev: hash(1), Root: hash(9)},
+		{Seq: 8, CallID: "c8", Tool: "x", Time: at, Prev: hash(3), Root: hash(4)},
+		{Seq: 9, CallID: "c9", Tool: "x", Time: at, Prev: hash(2), Root: hash(5)},
 	}
 	unknown := statetree.Hash([]byte("a blob of its own"))
-	encoded := func(i int) knownRecord {
-		b, err := json.Marshal(&commits[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return knownRecord{json: b, undone: commits[i].Undone}
-	}
-	stale := encoded(1)
-	stale.undone = false
-	stale.json = []byte(`{"seq":5,"call_id":"stale"}`)
+	odd := slices.Clone(commits)
+	odd[3].Prev = "not a hash"
 	for _, c := range []struct {
-		name  string
-		d     historyDoc
-		known map[uint64]knownRecord
+		name string
+		d    historyDoc
+		json bool
 	}{
-		{"empty", historyDoc{Next: 1}, nil},
-		{"none known", historyDoc{Next: 8, Commits: commits, Lost: 3}, nil},
-		{"all known", historyDoc{Next: 8, Commits: commits}, map[uint64]knownRecord{4: encoded(0), 5: encoded(1), 6: encoded(2), 7: encoded(3)}},
-		{"undone since", historyDoc{Next: 8, Commits: commits}, map[uint64]knownRecord{5: stale}},
-		{"checkpoints", historyDoc{Next: 8, Commits: commits[:1], Checkpoints: []session.Checkpoint{{Name: "first \"one\"", Seq: 4, Root: hash(3), Time: at}, {Name: "older", Root: unknown, Time: at}}}, map[uint64]knownRecord{4: encoded(0)}},
+		{"empty", historyDoc{Next: 1}, false},
+		{"records", historyDoc{Next: 10, Commits: commits, Lost: 3}, false},
+		{"a state not a hash", historyDoc{Next: 10, Commits: odd}, true},
+		{"checkpoints", historyDoc{Next: 8, Commits: commits[:1], Checkpoints: []session.Checkpoint{{Name: "first \"one\"", Seq: 4, Root: hash(3), Time: at}, {Name: "older", Root: unknown, Time: at}, {Name: "here", Seq: 4, Root: hash(1), Time: at}}}, false},
+		{"the first going back to a blob", historyDoc{Next: 8, Commits: []session.HistoryCommit{{Seq: 7, CallID: "c7", Tool: "x", Time: at, Prev: unknown, Root: hash(6)}}}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			blobs := map[string][]byte{}
-			b, held, err := historyBlob(&c.d, func(r string) ([]byte, bool) { doc, ok := docs[r]; return doc, ok }, blobs, c.known)
+			b, held, err := historyBlob(&c.d, func(r string) ([]byte, bool) { doc, ok := docs[r]; return doc, ok }, blobs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, gotDocs, err := parseHistoryBlob(b)
-			if err != nil {
-				t.Fatalf("%v:\n%s", err, b)
+			if json.Valid(b) != c.json || bytes.HasPrefix(b, historyMagic) == c.json {
+				t.Errorf("the blob is JSON: %v, want %v:\n%q", json.Valid(b), c.json, b)
 			}
 			// The history as JSON reads it back (times in UTC, say).
-			j, _ := json.Marshal(&c.d)
-			var want historyDoc
-			if err := json.Unmarshal(j, &want); err != nil {
-				t.Fatal(err)
+			normal := func(d *historyDoc) historyDoc {
+				j, err := json.Marshal(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n historyDoc
+				if err := json.Unmarshal(j, &n); err != nil {
+					t.Fatal(err)
+				}
+				return n
 			}
-			if !reflect.DeepEqual(*got, want) {
-				t.Errorf("the blob reads back as\n%+v\nwant\n%+v\n(%s)", *got, want, b)
+			want := normal(&c.d)
+			got, gotDocs, err := parseHistoryBlob(b)
+			if err != nil {
+				t.Fatalf("%v:\n%q", err, b)
+			}
+			if !reflect.DeepEqual(normal(got), want) {
+				t.Errorf("the blob reads back as\n%+v\nwant\n%+v\n(%q)", *got, want, b)
 			}
 			wantDocs := map[string][]byte{}
 			for _, cm := range c.d.Commits {
@@ -227,14 +230,21 @@ func TestEncodeHistory(t *testing.T) {
 			if big := hash(9); slices.ContainsFunc(c.d.Commits, func(cm session.HistoryCommit) bool { return cm.Root == big }) != (blobs[big] != nil) || len(blobs) > 1 {
 				t.Errorf("the blobs of their own: %d", len(blobs))
 			}
-			// As format 3 wrote it: json.Marshal, the documents whole.
-			old, err := json.Marshal(storedHistoryDoc{HistoryLog: c.d, Docs: wantDocs})
-			if err != nil {
-				t.Fatal(err)
+			// As format 3 wrote it, the documents whole, and as format 4
+			// did, chained.
+			var chain, base []byte
+			for _, doc := range wantDocs {
+				chain, base = appendTail(chain, base, nil, doc), doc
 			}
-			got, gotDocs, err = parseHistoryBlob(old)
-			if err != nil || !reflect.DeepEqual(*got, want) || len(gotDocs) != len(wantDocs) {
-				t.Errorf("a blob of format 3 reads back as %+v, %d documents, %v", got, len(gotDocs), err)
+			for _, old := range []storedHistoryDoc{{HistoryLog: c.d, Docs: wantDocs}, {HistoryLog: c.d, Chain: chain}} {
+				b, err := json.Marshal(old)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, gotDocs, err = parseHistoryBlob(b)
+				if err != nil || !reflect.DeepEqual(*got, want) || len(gotDocs) != len(wantDocs) {
+					t.Errorf("a blob of JSON reads back as %+v, %d documents, %v", got, len(gotDocs), err)
+				}
 			}
 		})
 	}

@@ -73,6 +73,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -318,6 +319,13 @@ type entry struct {
 	tailDoc  []byte
 	tailDocs map[string][]byte
 	histDocs map[string][]byte
+	// spare is a buffer for the next tail that drops its oldest record
+	// (dropOldest): the one that held the tail before, which nothing
+	// reads any more (a sweep reads a copy), so that a commit does not
+	// allocate its tail anew; nil when that tail was the store's bytes.
+	// ownTail says whether tail is in a buffer of this process's.
+	spare   []byte
+	ownTail bool
 	// Also under the call lock: fresh are the hashes of the blobs its
 	// commits wrote (or tried to) since the last sweep started, and
 	// freshNames those of them that name others (statetree.Names), which
@@ -334,9 +342,6 @@ type entry struct {
 	sinceFull      int
 	sinceFullBytes int64
 	fullKeptBytes  int64
-	// known holds the JSON of the history's records that this process
-	// encoded (historyBlob), by their numbers.
-	known map[uint64]knownRecord
 }
 
 // mint starts a session bound to owner under a fresh handle, or under name
@@ -564,10 +569,11 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	}
 	hd := head{Doc: st.Doc, Owner: e.owner, History: e.histHash, Tail: e.tail}
 	var hist *historyDoc
+	dropped := false // the tail dropped its oldest record
 	tailN, tailDoc, histDocs := e.tailN, e.tailDoc, e.histDocs
 	if recorded {
-		if blobs == nil {
-			blobs = map[string][]byte{}
+		if blobs == nil && (e.state == nil || len(files) > 0) {
+			blobs = map[string][]byte{} // for nextHistory
 		}
 		var rec *session.HistoryCommit
 		var keep []byte
@@ -581,27 +587,31 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 		if rec != nil {
 			// In the tail, a record's root is the hash of the document
 			// beside it, and what it goes back to that of the entry
-			// before it, if any: neither is written (parseTail). Its
-			// JSON is written once, by the first commit that writes the
-			// history's blob with it (historyBlob).
+			// before it, if any: neither is written (parseTail).
 			var before *session.HistoryCommit
 			if tailN > 0 && len(hist.Commits) >= 2 {
 				before = &hist.Commits[len(hist.Commits)-2]
 			}
-			if recBin, err = appendRecord(nil, rec, before, keep == nil && tailN == 0); err != nil {
+			if recBin, err = appendRecord(nil, rec, before, keep == nil && tailN == 0, false); err != nil {
 				return false, err
 			}
-			if e.known == nil {
-				e.known = map[uint64]knownRecord{}
-			}
-			seq := rec.Seq
-			defer func() {
-				if err != nil {
-					delete(e.known, seq) // the next record has its number
-				}
-			}()
 		}
-		if ch.pending() || rec == nil || tailN >= min(tailRecords, m.retention) || len(e.tail)+len(recBin)+len(st.Doc)+len(keep) > tailBytes {
+		// A full tail drops its oldest record, the one the history drops,
+		// rather than the commit writing the history's blob (dropOldest),
+		// while it is small and that record changed no files outside the
+		// state (whose loss the blob records).
+		var tail []byte
+		if !ch.pending() && rec != nil && tailN == m.retention && len(e.tail)+len(recBin)+len(keep)+len(st.Doc) <= ringBytes &&
+			len(e.hist.Commits) == m.retention && m.retention >= 2 && !outsideFiles(e.hist.Commits[0]) && hist.Lost == e.hist.Lost {
+			oldest := &e.hist.Commits[0]
+			if doc, ok := e.tailDocs[oldest.Root]; !ok {
+				// The tail holds the document of each of its records: a
+				// tail that does not is left to the history's blob.
+			} else if t, err := dropOldest(e.spare[:0], e.tail, oldest, &e.hist.Commits[1], doc); err == nil {
+				tail, tailN, dropped = t, tailN-1, true
+			}
+		}
+		if tail == nil && (ch.pending() || rec == nil || tailN >= m.retention || len(e.tail)+len(recBin)+len(st.Doc)+len(keep) > tailBytes) {
 			docs := func(root string) ([]byte, bool) {
 				switch {
 				case root == st.Root:
@@ -615,7 +625,10 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 				doc, ok := e.histDocs[root]
 				return doc, ok
 			}
-			hb, held, err := historyBlob(hist, docs, blobs, e.known)
+			if blobs == nil {
+				blobs = map[string][]byte{}
+			}
+			hb, held, err := historyBlob(hist, docs, blobs)
 			if err != nil {
 				return false, err
 			}
@@ -623,7 +636,9 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 			blobs[hd.History] = hb
 			tailN, tailDoc, histDocs = 0, nil, held
 		} else {
-			tail := e.tail // appended past its end: e.tail holds what it did until the commit lands
+			if tail == nil {
+				tail = e.tail // appended past its end: e.tail holds what it did until the commit lands
+			}
 			if e.tailDocs == nil {
 				e.tailDocs = map[string][]byte{}
 			}
@@ -648,15 +663,25 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	e.emptyBlobs = nil
 	if hist != nil {
 		e.hist, e.histHash = hist, hd.History
+		switch {
+		case dropped && e.ownTail:
+			e.spare = e.tail[:0]
+		case dropped:
+			e.spare, e.ownTail = nil, true
+		case hd.Tail == nil:
+			e.ownTail = true // the next tail is appended to nothing
+		}
 		e.tail, e.tailN, e.tailDoc, e.histDocs = hd.Tail, tailN, tailDoc, histDocs
 		if hd.Tail == nil {
-			e.tailDocs = nil
-			// The records dropped from the history are encoded no more.
-			for seq := range e.known {
-				if len(hist.Commits) == 0 || seq < hist.Commits[0].Seq {
-					delete(e.known, seq)
-				}
+			clear(e.tailDocs)
+		} else if dropped && len(e.tailDocs) > 2*m.retention+2 {
+			// The documents of the records the tail dropped, once they
+			// are as many as it holds: not one for each commit.
+			named := make(map[string]bool, 2*len(hist.Commits))
+			for _, c := range hist.Commits {
+				named[c.Prev], named[c.Root] = true, true
 			}
+			maps.DeleteFunc(e.tailDocs, func(root string, _ []byte) bool { return !named[root] })
 		}
 	}
 	e.written += len(blobs)
@@ -722,6 +747,7 @@ func (m *Manager) startSweep(e *entry, hd head) {
 	// (nextHistory), nor the root documents its blob held.
 	held := heldHistory{doc: e.hist, docs: e.histDocs, written: e.freshNames}
 	e.index, e.fresh, e.freshNames = nil, nil, nil
+	hd.Tail = slices.Clone(hd.Tail) // its buffer is written again by a commit to come (entry.spare)
 	m.wg.Add(1)
 	go m.sweepBlobs(e, e.rev, hd, held, x, fresh, full)
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
 
 	"github.com/wink-mcp/wink-mcp/session"
 	"github.com/wink-mcp/wink-mcp/statetree"
@@ -17,21 +19,28 @@ import (
 // which the commit writes anyway, rather than in blobs of their own. The
 // head carries the records of the commits since the history's blob was
 // last written, its tail, never more than the history keeps (so that
-// every document the tail holds is one the history needs); every
-// tailRecords records (or retention, if fewer), or tailBytes of them,
-// and at every commit that changes the history otherwise (a checkpoint, an
-// undo or a restore), the commit writes the history's blob again, with
-// the tail's records, and the tail's documents as blobs, and the head's
-// tail is empty again. A commit thus writes no blob for the history but
-// once in tailRecords, and encodes only its own record; what a reader
-// loads is the history's blob followed by the tail.
+// every document the tail holds is one the history needs). Once the tail
+// holds as many records as the history keeps, a commit drops the oldest
+// of them, as the history does (dropOldest), while the tail holds no more
+// than ringBytes and the record dropped changed no files outside the
+// state; otherwise (a tail of tailBytes, a record whose loss the history
+// must note) and at every commit that changes the history otherwise (a
+// checkpoint, an undo or a restore), the commit writes the history's blob
+// again, with the tail's records and documents, and the head's tail is
+// empty again. A commit of a plan, say, thus writes no blob for the
+// history at all, and encodes only its own record: a blob written costs
+// a commit its message, and its removal once the history moved on, more
+// than the head's few hundred bytes more; what a reader loads is the
+// history's blob followed by the tail, the blob's records older than the
+// tail's dropped as the history drops them.
 
 const (
-	// tailRecords is how many records the tail holds at most.
-	tailRecords = 16
 	// tailBytes is how many bytes the tail holds at most, beyond which a
 	// commit writes the history's blob again.
 	tailBytes = 64 << 10
+	// ringBytes is how many bytes a full tail holds at most for a commit
+	// to drop its oldest record rather than write the history's blob.
+	ringBytes = 8 << 10
 )
 
 // appendTail returns tail with one more entry: rec, a record as a tail
@@ -47,8 +56,8 @@ const (
 // its end, and of what lies between (uvarints), and that. Consecutive
 // states differ little (a plan's step, a directory's hash), so that an
 // entry costs its record and the bytes its state changed, not its whole
-// document: the head a commit writes grows by that, at each of up to
-// tailRecords commits.
+// document: the head a commit writes grows by that, for each record the
+// history keeps.
 func appendTail(tail, base, rec, doc []byte) []byte {
 	tail = binary.AppendUvarint(tail, uint64(len(rec)))
 	tail = append(tail, rec...)
@@ -68,9 +77,17 @@ func appendDoc(b, base, doc []byte) []byte {
 }
 
 // commonPrefix returns the length of the longest prefix a and b share.
+// It compares eight bytes at a time: every commit compares its document
+// with the one before.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := range n {
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for ; i < n; i++ {
 		if a[i] != b[i] {
 			return i
 		}
@@ -78,10 +95,17 @@ func commonPrefix(a, b []byte) int {
 	return n
 }
 
-// commonSuffix returns the length of the longest suffix a and b share.
+// commonSuffix returns the length of the longest suffix a and b share,
+// eight bytes at a time.
 func commonSuffix(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := range n {
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[len(a)-i-8:]) ^ binary.LittleEndian.Uint64(b[len(b)-i-8:]); x != 0 {
+			return i + bits.LeadingZeros64(x)/8
+		}
+	}
+	for ; i < n; i++ {
 		if a[len(a)-1-i] != b[len(b)-1-i] {
 			return i
 		}
@@ -170,15 +194,26 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 		if err != nil {
 			return t, err
 		}
-		doc, err := r.doc(t.last)
-		if err != nil {
-			return t, err
+		// A record that names its root has no document beside it.
+		alone := len(rec) > 0 && rec[0]&recRoot != 0
+		if alone && !records {
+			continue
 		}
-		root := statetree.Hash(doc)
+		var doc []byte
+		root := ""
+		if !alone {
+			if doc, err = r.doc(t.last); err != nil {
+				return t, err
+			}
+			root = statetree.Hash(doc)
+		}
 		if len(rec) > 0 && records {
 			c, err := readRecord(rec, before)
 			if err != nil {
 				return t, err
+			}
+			if alone {
+				root = c.Root
 			}
 			c.Root = root
 			if c.Prev == "" {
@@ -190,10 +225,14 @@ func readTail(b []byte, records bool) (parsedTail, error) {
 			t.records = append(t.records, c)
 			before = &t.records[len(t.records)-1]
 		}
+		last = root
+		if alone {
+			continue
+		}
 		if t.docs == nil {
 			t.docs = map[string][]byte{}
 		}
-		t.docs[root], last, t.last = doc, root, doc
+		t.docs[root], t.last = doc, doc
 	}
 	return t, nil
 }
@@ -215,6 +254,99 @@ func rebaseTail(tail, from, to []byte) ([]byte, error) {
 	out = binary.AppendUvarint(out, uint64(len(rec)))
 	out = append(out, rec...)
 	out = appendDoc(out, to, doc)
+	return append(out, r...), nil
+}
+
+// firstEntry returns the record of the first entry of tail, as this
+// process holds a tail (its first document whole, written against
+// nothing), that document and the entries after it, without copying.
+func firstEntry(tail []byte) (rec, doc, rest []byte, err error) {
+	r := tailReader(tail)
+	if rec, err = r.bytes(); err != nil {
+		return nil, nil, nil, err
+	}
+	pre, err := r.uvarint()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	suf, err := r.uvarint()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if pre != 0 || suf != 0 {
+		return nil, nil, nil, errBadTail
+	}
+	if doc, err = r.bytes(); err != nil {
+		return nil, nil, nil, err
+	}
+	return rec, doc, r, nil
+}
+
+// dropOldest returns, appended to dst (reusing its buffer), tail, as
+// this process holds a tail (its first
+// document whole), without its oldest record, oldest, whose state's root
+// document is doc: that document stays, alone, as the state the record
+// after it, next, goes back to, and next is written anew as the first
+// record (against no record before it); the rest is as it was, read only
+// to find where its entries end. It fails, for the caller to write the
+// history's blob instead, unless the tail's oldest record is followed by
+// a record that goes back to the state it reached, and its oldest record
+// is oldest.
+func dropOldest(dst, tail []byte, oldest, next *session.HistoryCommit, doc []byte) ([]byte, error) {
+	r := tailReader(tail)
+	// skip passes over an entry's document.
+	skip := func() error {
+		for range 2 {
+			if _, err := r.uvarint(); err != nil {
+				return err
+			}
+		}
+		_, err := r.bytes()
+		return err
+	}
+	rec, err := r.bytes()
+	if err != nil {
+		return nil, err
+	}
+	if len(rec) == 0 { // the state the oldest record goes back to
+		if err := skip(); err != nil {
+			return nil, err
+		}
+		if rec, err = r.bytes(); err != nil {
+			return nil, err
+		}
+	}
+	if len(rec) == 0 || rec[0]&(recRoot|recNextSeq) != 0 || oldest.Root != next.Prev {
+		return nil, errBadTail
+	}
+	// The tail's oldest record is oldest: the first names its number.
+	if seq, k := binary.Uvarint(rec[1:]); k <= 0 || seq != oldest.Seq {
+		return nil, errBadTail
+	}
+	if err := skip(); err != nil {
+		return nil, err
+	}
+	if rec, err = r.bytes(); err != nil {
+		return nil, err
+	}
+	if len(rec) == 0 || rec[0]&(recPrev|recRoot) != 0 {
+		return nil, errBadTail
+	}
+	// The next record's document, as it is: written against the oldest's.
+	rest := r
+	if err := skip(); err != nil {
+		return nil, err
+	}
+	nextDoc := rest[:len(rest)-len(r)]
+	first, err := appendRecord(nil, next, nil, false, false)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Grow(dst[:0], len(tail)+len(doc)+len(first)+64)
+	out = appendTail(out, nil, nil, doc)
+	out = binary.AppendUvarint(out, uint64(len(first)))
+	out = append(out, first...)
+	out = append(out, nextDoc...)
 	return append(out, r...), nil
 }
 
@@ -240,7 +372,7 @@ func plainTail(b []byte) ([]byte, error) {
 				return nil, fmt.Errorf("%w: %v", errBadTail, err)
 			}
 			// A record that names the state it goes back to keeps it.
-			if rec, err = appendRecord(nil, &c, before, c.Prev != ""); err != nil {
+			if rec, err = appendRecord(nil, &c, before, c.Prev != "", false); err != nil {
 				return nil, fmt.Errorf("%w: %v", errBadTail, err)
 			}
 			before = &c

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,17 +61,20 @@ func TestHeadRecord(t *testing.T) {
 }
 
 // TestHistoryTail: commits of a session with a history carry their
-// records in the head's tail, and write the history's blob again every
-// tailRecords of them, or at an undo; a session loaded from the store has
-// the history the committing one had, and goes back to a state whose
-// document only the tail holds, and to one whose document only the
-// history's blob holds.
+// records in the head's tail, which fills up to as many records as the
+// history keeps and then drops its oldest at each commit, writing no blob
+// for the history; an undo writes the history's blob and empties the
+// tail. A session loaded from the store has the history the committing
+// one had, and goes back to a state whose document only the tail holds
+// (the last but one, the one the oldest record goes back to), and, once
+// the blob is written, to one whose document the blob holds.
 func TestHistoryTail(t *testing.T) {
+	const retention = 20
 	st := store.NewMemory(store.Options{})
 	r := session.NewRegistry()
 	k := session.NewKey[string]("value")
 	session.Persist(r, k, session.JSON[string]())
-	opts := Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: 20}
+	opts := Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention}
 	m := newManager(opts)
 	defer m.Close()
 	ctx := context.Background()
@@ -91,9 +95,10 @@ func TestHistoryTail(t *testing.T) {
 		}
 		tx.Commit()
 	}
+	const unrecordedBefore = retention + 2
 	commit := func(i int) {
 		t.Helper()
-		if i == tailRecords+1 {
+		if i == unrecordedBefore {
 			// A commit the history does not record (a read-only call's)
 			// leaves a state the next record goes back to.
 			set("read", true)
@@ -112,17 +117,16 @@ func TestHistoryTail(t *testing.T) {
 		}
 		return hd
 	}
-	for i := range tailRecords + 3 {
+	const commits = retention + 5
+	for i := range commits {
 		commit(i)
-		tail, err := parseTail(stored().Tail)
+		hd := stored()
+		tail, err := parseTail(hd.Tail)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The tail fills up to tailRecords records; the commit after
-		// writes the history's blob, with them and its own, and empties it.
-		want := (i + 1) % (tailRecords + 1)
-		if len(tail.records) != want {
-			t.Errorf("after commit %d the tail holds %d records, want %d", i, len(tail.records), want)
+		if want := min(i+1, retention); len(tail.records) != want || hd.History != "" {
+			t.Errorf("after commit %d the tail holds %d records, want %d, and the head names the history's blob %q", i, len(tail.records), want, hd.History)
 		}
 	}
 	m.mu.Lock()
@@ -142,79 +146,110 @@ func TestHistoryTail(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
 	}
+	if len(d.Commits) != retention || d.Commits[0].CallID != fmt.Sprint("v", commits-retention) {
+		t.Fatalf("the history keeps %d records from %q, want %d from v%d", len(d.Commits), d.Commits[0].CallID, retention, commits-retention)
+	}
 	for i, c := range d.Commits {
-		unrecorded := c.CallID == fmt.Sprint("v", tailRecords+1)
+		unrecorded := c.CallID == fmt.Sprint("v", unrecordedBefore)
 		if i > 0 && (c.Prev == d.Commits[i-1].Root) == unrecorded || c.Root == "" {
 			t.Errorf("record %d goes back to %q, after %q: %+v", i, c.Prev, d.Commits[i-1].Root, c)
 		}
 	}
 
-	// It goes back to the state after the last commit but one, whose
-	// document only the tail holds.
+	// It goes back to the state after the last commit but one, and to
+	// the one the oldest record goes back to, whose documents only the
+	// tail holds.
 	v, err := other.Use(ctx, Request{Handle: h, Owner: "alice"})
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer v.Release()
-	target := d.Commits[len(d.Commits)-2]
-	if _, err := st.Blob(ctx, h, target.Root); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("the state to go back to is a blob (%v): the test wants it in the tail only", err)
 	}
 	tx, err := v.Session.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, refused, err := v.History().RestoreTo(ctx, v.Session, target.Seq, target.Root); err != nil || refused != "" {
-		t.Fatalf("RestoreTo = %q, %v", refused, err)
-	}
-	if got, _ := session.Get(v.Session, k); got != fmt.Sprint("v", tailRecords+1) {
-		t.Errorf("after going back one commit the value is %q, want v%d", got, tailRecords+1)
-	}
-	// And to an older state, whose document the history's blob holds.
-	older := d.Commits[2]
-	if _, err := st.Blob(ctx, h, older.Root); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("the older state to go back to is a blob (%v): the test wants it in the history's blob", err)
-	}
-	if _, refused, err := v.History().RestoreTo(ctx, v.Session, older.Seq, older.Root); err != nil || refused != "" {
-		t.Fatalf("RestoreTo = %q, %v", refused, err)
-	}
-	if got, _ := session.Get(v.Session, k); got != "v2" {
-		t.Errorf("after going back to commit 3 the value is %q, want v2", got)
+	for _, back := range []struct {
+		seq        uint64
+		root, want string
+	}{
+		{d.Commits[len(d.Commits)-2].Seq, d.Commits[len(d.Commits)-2].Root, fmt.Sprint("v", commits-2)},
+		{d.Commits[0].Seq - 1, d.Commits[0].Prev, fmt.Sprint("v", commits-retention-1)},
+	} {
+		if _, err := st.Blob(ctx, h, back.root); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the state to go back to is a blob (%v): the test wants it in the tail only", err)
+		}
+		if _, refused, err := v.History().RestoreTo(ctx, v.Session, back.seq, back.root); err != nil || refused != "" {
+			t.Fatalf("RestoreTo = %q, %v", refused, err)
+		}
+		if got, _ := session.Get(v.Session, k); got != back.want {
+			t.Errorf("after going back to %d the value is %q, want %s", back.seq, got, back.want)
+		}
 	}
 	if err := v.Commit(ctx, &Commit{CallID: "undo", Tool: "session_undo", Tx: tx}); err != nil {
 		t.Fatal(err)
 	}
 	tx.Commit()
-	if hd := stored(); len(hd.Tail) != 0 {
-		t.Errorf("an undo's commit leaves a tail of %d bytes: it writes the history's blob", len(hd.Tail))
+	if hd := stored(); len(hd.Tail) != 0 || hd.History == "" {
+		t.Errorf("an undo's commit leaves a tail of %d bytes and names the blob %q: it writes the history's blob", len(hd.Tail), hd.History)
+	}
+	v.Release()
+
+	// A third manager goes back to a state whose document the history's
+	// blob holds.
+	third := newManager(opts)
+	defer third.Close()
+	w, err := third.Use(ctx, Request{Handle: h, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Release()
+	older := d.Commits[2]
+	if _, err := st.Blob(ctx, h, older.Root); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the older state to go back to is a blob (%v): the test wants it in the history's blob", err)
+	}
+	tx, err = w.Session.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Commit()
+	if _, refused, err := w.History().RestoreTo(ctx, w.Session, older.Seq, older.Root); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	if got, ok := session.Get(w.Session, k); got != older.CallID || !ok {
+		t.Errorf("after going back to %d the value is %q, want %s", older.Seq, got, older.CallID)
 	}
 }
 
 // TestTailRecord: a record reads back from a tail as it was, each of its
-// fields, written against the record before it or not; a record cut
-// short, or naming the tool of a record before it that it has none of,
-// does not parse.
+// fields, written against the record before it or not (its number next
+// to the one before, its id sharing a start with the one before, its
+// tool the same); a record cut short, or naming the tool, number or id of
+// a record before it that it has none of, does not parse.
 func TestTailRecord(t *testing.T) {
 	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
 	prev := statetree.Hash([]byte("before"))
 	before := &session.HistoryCommit{Seq: 6, CallID: "c6", Tool: "write_file", Time: at}
 	for _, c := range []struct {
-		name     string
-		rec      session.HistoryCommit
-		before   *session.HistoryCommit
-		withPrev bool
+		name               string
+		rec                session.HistoryCommit
+		before             *session.HistoryCommit
+		withPrev, withRoot bool
 	}{
-		{"first", session.HistoryCommit{Seq: 1, CallID: "c1", Tool: "planning_setup_plan", Time: at}, nil, true},
-		{"the same tool", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "write_file", Time: at.Add(time.Millisecond)}, before, false},
-		{"another tool, earlier", session.HistoryCommit{Seq: 7, CallID: "", Tool: "edit_file", Time: at.Add(-time.Hour)}, before, true},
+		{"first", session.HistoryCommit{Seq: 1, CallID: "c1", Tool: "planning_setup_plan", Time: at}, nil, true, false},
+		{"the same tool", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "write_file", Time: at.Add(time.Millisecond)}, before, false, false},
+		{"another tool, earlier", session.HistoryCommit{Seq: 7, CallID: "", Tool: "edit_file", Time: at.Add(-time.Hour)}, before, true, false},
+		{"a number not next, an id sharing nothing", session.HistoryCommit{Seq: 9, CallID: "x6", Tool: "write_file", Time: at}, before, false, false},
+		{"an id the one before starts", session.HistoryCommit{Seq: 7, CallID: "c6", Tool: "write_file", Time: at}, before, false, false},
+		{"an id longer", session.HistoryCommit{Seq: 7, CallID: "c6c6c6", Tool: "write_file", Time: at}, before, false, false},
 		{"files and slices", session.HistoryCommit{Seq: 9, CallID: "c9 \"é\"", Tool: "session_undo", Time: at, Restores: true, Undone: true, State: []string{"planning.plan"},
-			Files: []session.HistoryFile{{Path: "a.txt", Outside: true, Before: prev, BeforeSize: 5}, {Path: "d", Dir: true}}}, before, false},
+			Files: []session.HistoryFile{{Path: "a.txt", Outside: true, Before: prev, BeforeSize: 5}, {Path: "d", Dir: true}}}, before, false, false},
+		{"its root", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "x", Time: at, Root: statetree.Hash([]byte("after"))}, before, false, true},
+		{"both states", session.HistoryCommit{Seq: 7, CallID: "c7", Tool: "x", Time: at, Root: statetree.Hash([]byte("after"))}, nil, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.withPrev {
 				c.rec.Prev = prev
 			}
-			b, err := appendRecord(nil, &c.rec, c.before, c.withPrev)
+			b, err := appendRecord(nil, &c.rec, c.before, c.withPrev, c.withRoot)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,9 +259,9 @@ func TestTailRecord(t *testing.T) {
 			if err != nil || !reflect.DeepEqual(got, want) {
 				t.Errorf("readRecord = %+v, %v\nwant %+v", got, err, want)
 			}
-			if c.before != nil && c.before.Tool == c.rec.Tool {
+			if b[0]&(recSameTool|recNextSeq|recSharedID) != 0 {
 				if _, err := readRecord(b, nil); !errors.Is(err, errBadTail) {
-					t.Errorf("the tool of no record before: %v, want errBadTail", err)
+					t.Errorf("the tool, number or id of no record before: %v, want errBadTail", err)
 				}
 			}
 			for n := range len(b) {
@@ -239,8 +274,22 @@ func TestTailRecord(t *testing.T) {
 			}
 		})
 	}
-	if _, err := appendRecord(nil, &session.HistoryCommit{Prev: "not a hash"}, nil, true); err == nil {
-		t.Error("a record going back to a state named by no hash was written")
+	// An id sharing more with the one before than it has.
+	b, err := appendRecord(nil, &session.HistoryCommit{Seq: 7, CallID: "c6c6", Tool: "x", Time: at}, &session.HistoryCommit{Seq: 6, CallID: "c6c6"}, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readRecord(b, &session.HistoryCommit{Seq: 6, CallID: "c6"}); !errors.Is(err, errBadTail) {
+		t.Errorf("an id sharing 4 bytes of a 2-byte id: %v, want errBadTail", err)
+	}
+	for _, c := range []session.HistoryCommit{{Prev: "not a hash"}, {Prev: prev + "00"}, {Prev: prev[2:]}} {
+		if _, err := appendRecord(nil, &c, nil, true, false); !errors.Is(err, errNotHash) {
+			t.Errorf("a record going back to %q: %v, want errNotHash", c.Prev, err)
+		}
+		c.Root, c.Prev = c.Prev, ""
+		if _, err := appendRecord(nil, &c, nil, false, true); !errors.Is(err, errNotHash) {
+			t.Errorf("a record reaching %q: %v, want errNotHash", c.Root, err)
+		}
 	}
 }
 
@@ -269,7 +318,7 @@ func TestTailDocuments(t *testing.T) {
 				if i > 0 || name == "records" {
 					c := session.HistoryCommit{Seq: uint64(i + 1), CallID: fmt.Sprint("c", i), Tool: fmt.Sprint("t", i/3), Time: time.Unix(1764331200, int64(i)*1e6)}
 					var err error
-					if rec, err = appendRecord(nil, &c, before, false); err != nil {
+					if rec, err = appendRecord(nil, &c, before, false, false); err != nil {
 						t.Fatal(err)
 					}
 					if recJSON, err = json.Marshal(c); err != nil {
@@ -368,5 +417,280 @@ func TestHeadTailFirstDocument(t *testing.T) {
 	bad = bad[:len(bad)-len(doc)+5]
 	if _, err := parseHead(bad); !errors.Is(err, errBadHead) {
 		t.Errorf("a first document taking more of the head's than there is: parseHead = %v, want errBadHead", err)
+	}
+}
+
+// TestCommonEnds: commonPrefix and commonSuffix, which compare eight
+// bytes at a time, find what a byte by byte comparison finds, for every
+// length up to a few words and a difference at every place.
+func TestCommonEnds(t *testing.T) {
+	naive := func(a, b []byte, suffix bool) int {
+		n := 0
+		for n < len(a) && n < len(b) {
+			i, j := n, n
+			if suffix {
+				i, j = len(a)-1-n, len(b)-1-n
+			}
+			if a[i] != b[j] {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	for la := range 20 {
+		for lb := range 20 {
+			a := bytes.Repeat([]byte{'x'}, la)
+			for d := -1; d < lb; d++ {
+				b := bytes.Repeat([]byte{'x'}, lb)
+				if d >= 0 {
+					b[d] = 'y'
+				}
+				if got, want := commonPrefix(a, b), naive(a, b, false); got != want {
+					t.Errorf("commonPrefix(%q, %q) = %d, want %d", a, b, got, want)
+				}
+				if got, want := commonSuffix(a, b), naive(a, b, true); got != want {
+					t.Errorf("commonSuffix(%q, %q) = %d, want %d", a, b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestDropOldest: a tail without its oldest record holds the state that
+// record reached as a document alone, the next record first, and the rest
+// as it was; a tail whose oldest record is not followed by a record going
+// back to the state it reached is left to the history's blob.
+func TestDropOldest(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	docs := [][]byte{[]byte("wdoc1 state 0"), []byte("wdoc1 state 1"), []byte("wdoc1 state 2"), []byte("wdoc1 state 3")}
+	root := func(i int) string { return statetree.Hash(docs[i]) }
+	recs := []session.HistoryCommit{
+		{Seq: 1, CallID: "p1", Tool: "set", Time: at, Prev: root(0), Root: root(1)},
+		{Seq: 2, CallID: "p2", Tool: "set", Time: at.Add(time.Second), Prev: root(1), Root: root(2)},
+		{Seq: 3, CallID: "p3", Tool: "other", Time: at.Add(2 * time.Second), Prev: root(2), Root: root(3)},
+	}
+	// build returns the tail of recs, after the state the first goes back
+	// to (alone) if alone is set, else naming it.
+	build := func(alone bool, recs []session.HistoryCommit) []byte {
+		var tail, base []byte
+		if alone {
+			tail, base = appendTail(nil, nil, nil, docs[0]), docs[0]
+		}
+		for i := range recs {
+			var before *session.HistoryCommit
+			if i > 0 {
+				before = &recs[i-1]
+			}
+			rec, err := appendRecord(nil, &recs[i], before, i == 0 && !alone || i > 0 && recs[i].Prev != recs[i-1].Root, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := docs[slices.Index([]string{root(0), root(1), root(2), root(3)}, recs[i].Root)]
+			tail, base = appendTail(tail, base, rec, d), d
+		}
+		return tail
+	}
+	for _, alone := range []bool{true, false} {
+		got, err := dropOldest(nil, build(alone, recs), &recs[0], &recs[1], docs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl, err := parseTail(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tl.records) != 2 || tl.records[0].Seq != 2 || tl.records[0].Prev != root(1) || tl.records[0].Root != root(2) ||
+			tl.records[1].Seq != 3 || tl.records[1].Tool != "other" || !tl.records[1].Time.Equal(recs[2].Time) || len(tl.docs) != 3 || !bytes.Equal(tl.docs[root(1)], docs[1]) {
+			t.Errorf("alone %v: the tail without its oldest record reads as %+v, %d documents", alone, tl.records, len(tl.docs))
+		}
+	}
+	// The next record goes back to another state.
+	jump := slices.Clone(recs)
+	jump[1].Prev = root(0)
+	if _, err := dropOldest(nil, build(true, jump), &jump[0], &jump[1], docs[1]); !errors.Is(err, errBadTail) {
+		t.Errorf("a next record going back elsewhere: %v, want errBadTail", err)
+	}
+	// Another record than the tail's oldest.
+	if _, err := dropOldest(nil, build(true, recs[1:]), &recs[0], &recs[1], docs[1]); !errors.Is(err, errBadTail) {
+		t.Errorf("a tail whose oldest record is another: %v, want errBadTail", err)
+	}
+	// A document alone after the oldest record.
+	tail := build(true, recs[:1])
+	tail = appendTail(tail, docs[1], nil, docs[2])
+	if _, err := dropOldest(nil, tail, &recs[0], &recs[1], docs[1]); !errors.Is(err, errBadTail) {
+		t.Errorf("a document alone after the oldest record: %v, want errBadTail", err)
+	}
+}
+
+// TestTailDocsBounded: the documents a session in memory keeps for its
+// tail stay bounded as the full tail drops a record at each commit, and
+// still hold the state the oldest record goes back to.
+func TestTailDocsBounded(t *testing.T) {
+	const retention = 3
+	r := session.NewRegistry()
+	k := session.NewKey[string]("value")
+	session.Persist(r, k, session.JSON[string]())
+	m := newManager(Options{Registry: r, Store: store.NewMemory(store.Options{}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention})
+	defer m.Close()
+	ctx := context.Background()
+	u, err := m.Use(ctx, Request{Need: NeedNew})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Release()
+	for i := range 100 {
+		tx, err := u.Session.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		session.Set(u.Session, k, fmt.Sprint("v", i))
+		if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
+			t.Fatal(err)
+		}
+		tx.Commit()
+		m.mu.Lock()
+		e := m.handles[u.Handle]
+		m.mu.Unlock()
+		if n := len(e.tailDocs); n > 2*retention+2 || e.histHash != "" {
+			t.Fatalf("after commit %d the tail's documents are %d, the history's blob %q", i, n, e.histHash)
+		}
+	}
+	d, err := m.storedHistory(ctx, u.Handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := u.Session.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Commit()
+	if _, refused, err := u.History().RestoreTo(ctx, u.Session, d.Commits[0].Seq-1, d.Commits[0].Prev); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	if got, _ := session.Get(u.Session, k); got != "v96" {
+		t.Errorf("back before the oldest of the last %d records: %q, want v96", retention, got)
+	}
+}
+
+// TestTailRetentionLowered: a session whose full tail a process with a
+// longer history wrote, loaded by one that keeps fewer records, writes
+// the history's blob rather than dropping a record its tail does not
+// start with, and its history reads back whole: the records kept, and the
+// state the oldest goes back to.
+func TestTailRetentionLowered(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	r := session.NewRegistry()
+	k := session.NewKey[string]("value")
+	session.Persist(r, k, session.JSON[string]())
+	opts := func(retention int) Options {
+		return Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention}
+	}
+	ctx := context.Background()
+	commits := func(m *Manager, u *Use, from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			tx, err := u.Session.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			session.Set(u.Session, k, fmt.Sprint("v", i))
+			if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
+				t.Fatal(err)
+			}
+			tx.Commit()
+		}
+	}
+	long := newManager(opts(6))
+	u, err := long.Use(ctx, Request{Need: NeedNew, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := u.Handle
+	commits(long, u, 0, 10)
+	u.Release()
+	long.Close()
+
+	short := newManager(opts(3))
+	defer short.Close()
+	v, err := short.Use(ctx, Request{Handle: h, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Release()
+	commits(short, v, 10, 12)
+	short.mu.Lock()
+	live := short.handles[h].hist
+	short.mu.Unlock()
+	other := newManager(opts(3))
+	defer other.Close()
+	d, err := other.storedHistory(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(d)
+	want, _ := json.Marshal(live)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
+	}
+	if len(d.Commits) != 3 || d.Commits[0].CallID != "9" || d.Commits[2].CallID != "11" {
+		t.Fatalf("the history keeps %+v, want the records of calls 9 to 11", d.Commits)
+	}
+	tx, err := v.Session.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Commit()
+	if _, refused, err := v.History().RestoreTo(ctx, v.Session, d.Commits[0].Seq-1, d.Commits[0].Prev); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	if got, _ := session.Get(v.Session, k); got != "v8" {
+		t.Errorf("back before the oldest record kept: %q, want v8", got)
+	}
+}
+
+// TestTailSweptWhileDropping: commits whose full tail drops a record at
+// each, and that write blobs (values too large to travel in the root
+// document), so that sweeps run beside them: the sweep reads the head it
+// was started for while later commits write their tails into the buffer
+// that head's tail was in (go test -race), and the history reads back as
+// the committing manager holds it.
+func TestTailSweptWhileDropping(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	r := session.NewRegistry()
+	k := session.NewKey[string]("value")
+	session.Persist(r, k, session.JSON[string]())
+	opts := Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: 4}
+	m := newManager(opts)
+	defer m.Close()
+	ctx := context.Background()
+	u, err := m.Use(ctx, Request{Need: NeedNew, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Release()
+	big := strings.Repeat("x", 8<<10)
+	for i := range 400 {
+		tx, err := u.Session.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		session.Set(u.Session, k, fmt.Sprint(i, big))
+		if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
+			t.Fatal(err)
+		}
+		tx.Commit()
+	}
+	m.mu.Lock()
+	live := m.handles[u.Handle].hist
+	m.mu.Unlock()
+	d, err := newManager(opts).storedHistory(ctx, u.Handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(d)
+	want, _ := json.Marshal(live)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
 	}
 }

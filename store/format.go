@@ -47,11 +47,17 @@ import (
 //     end, and those between), not whole. A head of format 3 is read as
 //     it is, and written anew by the next commit, so its step changes
 //     nothing but the markers, which keep builds of format 3 away.
+//   - 5: the history's blob is binary (magic whb1): its records as a
+//     tail holds them, each with its state's root document chained as in
+//     the tail, not JSON with its documents in base64. A blob of format 4
+//     (or 3) is read as it is, and written anew by the next commit that
+//     writes the history's blob, so its step changes nothing but the
+//     markers, which keep builds of format 4 away.
 //
 // A change of anything the store holds, the store's own framing or the
 // caller's heads, blobs, log entries and task records, is a new format,
 // with its step.
-const Format = 4
+const Format = 5
 
 // formatKey is the key of the streams' metadata that names the format of
 // what they hold. A stream without the key holds format 1.

@@ -85,6 +85,39 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// TestInterleave measures two sides together, in turns, over each
+// transport: wink with the history and without, in the embedded store,
+// as docs/performance.md does.
+func TestInterleave(t *testing.T) {
+	dir := t.TempDir()
+	on, off := filepath.Join(dir, "on.yaml"), filepath.Join(dir, "off.yaml")
+	for f, sections := range map[string]string{on: "planning, workspace, history", off: "planning, workspace"} {
+		if err := os.WriteFile(f, []byte("sections: ["+sections+"]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for transport, session := range map[string]string{"stdio": " --session bench", "http": ""} {
+		t.Run(transport, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"--transport", transport, "--interleave", "15",
+				"--side", "off=" + bins.wink + session + " --config " + off + " --state-dir " + filepath.Join(dir, transport, "off"),
+				"--tool", "planning_setup_plan", "--args", `{"objective":"bench {{n}}","initial_steps":["a"]}`,
+				"--side", "on=" + bins.wink + session + " --config " + on + " --state-dir " + filepath.Join(dir, transport, "on"),
+			}, short...), &stdout, &stderr)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+			}
+			out := stdout.String()
+			// 2 rounds of 40 calls in turns of 15: 3 turns a round.
+			for _, want := range []string{"interleaved in turns of 15 calls", "in-flight 1, 6 turns\n", "in-flight 4, 6 turns\n", " off ", " on ", " 1.000  1.000-1.000      1.000 "} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the report lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
 // TestURL measures a server already running, given by its URL.
 func TestURL(t *testing.T) {
 	addr, err := mcpc.FreeAddr()
@@ -153,6 +186,7 @@ func TestBadFlags(t *testing.T) {
 		{"--side", "a=x", "--tool", "echo", "--inflight", "1,0"},
 		{"--side", "a=x", "--tool", "echo", "--transport", "sse"},
 		{"--side", "a=x", "--tool", "echo", "--calls", "0"},
+		{"--side", "a=x", "--tool", "echo", "--interleave", "-1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code != 2 {
@@ -176,6 +210,18 @@ func TestStatistics(t *testing.T) {
 	}
 	if got := median([]float64{4, 1, 2, 3}); got != 2.5 {
 		t.Errorf("median of 4 = %v, want 2.5", got)
+	}
+	for _, tc := range []struct {
+		values     []float64
+		q1, q2, q3 float64
+	}{
+		{[]float64{7}, 7, 7, 7},
+		{[]float64{4, 1, 3, 2}, 1.5, 2.5, 3.5},
+		{[]float64{5, 1, 4, 2, 3}, 1.5, 3, 4.5},
+	} {
+		if q1, q2, q3 := quartiles(tc.values); q1 != tc.q1 || q2 != tc.q2 || q3 != tc.q3 {
+			t.Errorf("quartiles(%v) = %v, %v, %v, want %v, %v, %v", tc.values, q1, q2, q3, tc.q1, tc.q2, tc.q3)
+		}
 	}
 }
 

@@ -27,6 +27,12 @@
 // time per call and peak resident memory (from /proc, on Linux), and the
 // cold start.
 //
+// With --interleave N, the sides are measured together instead, under the
+// same load of the machine: their servers run side by side and take turns
+// of N calls, and the report compares their CPU per call turn by turn
+// (interleave.go). The CPU time of a process is read to the nanosecond,
+// from each of its threads' schedstat in /proc (cpu.go).
+//
 // A failed call (an error response, an isError result, a broken transport)
 // ends the run with exit status 1; bad flags give 2.
 package main
@@ -78,8 +84,12 @@ type config struct {
 	warmup    int
 	rounds    int
 	sessions  int
-	timeout   time.Duration
-	sides     []*side
+	// interleave, when positive, is the turn of --interleave
+	// (interleave.go): the sides measured together, in turns of as many
+	// calls.
+	interleave int
+	timeout    time.Duration
+	sides      []*side
 }
 
 // sample is one side's measurement at one level in one round.
@@ -108,6 +118,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
 	defer cancel()
+	if cfg.interleave > 0 {
+		ms, err := measureAllInterleaved(ctx, cfg)
+		if err != nil {
+			fmt.Fprintln(stderr, "load:", err)
+			return 1
+		}
+		reportInterleaved(stdout, cfg, ms)
+		return 0
+	}
 	samples, err := measureAll(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "load:", err)
@@ -129,6 +148,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.warmup, "warmup", 200, "unmeasured calls on each fresh server before measuring")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "rounds; each side's median over them is reported")
 	fs.IntVar(&cfg.sessions, "sessions", 1, "over HTTP, sessions the calls in flight are spread over")
+	fs.IntVar(&cfg.interleave, "interleave", 0, "measure the sides together, taking turns of `N` calls, and compare their CPU per call turn by turn (0: one after the other)")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "bound on the whole run")
 	last := func(flag string) (*side, error) {
 		if len(cfg.sides) == 0 {
@@ -202,8 +222,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--transport %q: want stdio or http", cfg.transport)
 	case len(cfg.sides) == 0:
 		return cfg, errors.New("no --side to measure")
-	case cfg.calls <= 0 || cfg.rounds <= 0 || cfg.sessions <= 0 || cfg.warmup < 0:
-		return cfg, errors.New("--calls, --rounds and --sessions must be positive, --warmup not negative")
+	case cfg.calls <= 0 || cfg.rounds <= 0 || cfg.sessions <= 0 || cfg.warmup < 0 || cfg.interleave < 0:
+		return cfg, errors.New("--calls, --rounds and --sessions must be positive, --warmup and --interleave not negative")
 	}
 	for _, s := range cfg.sides {
 		switch {
@@ -262,53 +282,82 @@ func measureAll(ctx context.Context, cfg config) ([][][]sample, error) {
 // measure starts a fresh server for s, warms it up and measures cfg.calls
 // calls with c in flight.
 func measure(ctx context.Context, cfg config, s *side, c int) (sample, error) {
-	params := newTemplate(mcpc.Params(s.tool, s.args, false))
-	srv, err := open(ctx, cfg.transport, s, cfg.sessions)
-	defer srv.close()
+	w, err := start(ctx, cfg, s, c)
+	defer w.close()
 	if err != nil {
 		return sample{}, err
 	}
-	var beside *mcpc.Process
-	if s.beside != nil {
-		p, bc, err := mcpc.StartStdio(ctx, s.beside)
-		if p != nil {
-			defer p.Kill()
-		}
-		if err == nil {
-			err = mcpc.Initialize(ctx, bc)
-		}
-		if err != nil {
-			return sample{}, fmt.Errorf("beside: %w", p.Explain(err))
-		}
-		beside = p
-	}
-	if _, _, err := calls(ctx, srv.clients, params, c, cfg.warmup); err != nil {
-		return sample{}, srv.explain(fmt.Errorf("warmup: %w", err))
-	}
-	cpu := func() time.Duration {
-		t := srv.cpuTime()
-		if beside != nil {
-			t += beside.CPUTime()
-		}
-		for _, pid := range s.also {
-			t += mcpc.CPUTimeOf(pid)
-		}
-		return t
-	}
-	cpu0 := cpu()
-	lat, elapsed, err := calls(ctx, srv.clients, params, c, cfg.calls)
+	cpu0 := w.cpu()
+	lat, elapsed, err := calls(ctx, w.srv.clients, w.params, c, cfg.calls)
 	if err != nil {
-		return sample{}, srv.explain(err)
+		return sample{}, w.srv.explain(err)
 	}
 	slices.Sort(lat)
 	return sample{
 		rate: float64(cfg.calls) / elapsed.Seconds(),
 		p50:  percentile(lat, 0.50),
 		p99:  percentile(lat, 0.99),
-		cpu:  (cpu() - cpu0) / time.Duration(cfg.calls),
-		rss:  srv.peakRSS(),
-		cold: srv.cold,
+		cpu:  (w.cpu() - cpu0) / time.Duration(cfg.calls),
+		rss:  w.srv.peakRSS(),
+		cold: w.srv.cold,
 	}, nil
+}
+
+// warm is a side's fresh server, warmed up, with what else serves its
+// calls.
+type warm struct {
+	side   *side
+	srv    *server
+	beside *mcpc.Process
+	params *template
+}
+
+// start starts a fresh server for s, and the server beside it if s has
+// one, and warms it up with cfg.warmup calls, c in flight. The caller must
+// close it, also on error.
+func start(ctx context.Context, cfg config, s *side, c int) (*warm, error) {
+	w := &warm{side: s, params: newTemplate(mcpc.Params(s.tool, s.args, false))}
+	var err error
+	if w.srv, err = open(ctx, cfg.transport, s, cfg.sessions); err != nil {
+		return w, err
+	}
+	if s.beside != nil {
+		p, bc, err := mcpc.StartStdio(ctx, s.beside)
+		w.beside = p
+		if err == nil {
+			err = mcpc.Initialize(ctx, bc)
+		}
+		if err != nil {
+			return w, fmt.Errorf("beside: %w", p.Explain(err))
+		}
+	}
+	if _, _, err := calls(ctx, w.srv.clients, w.params, c, cfg.warmup); err != nil {
+		return w, w.srv.explain(fmt.Errorf("warmup: %w", err))
+	}
+	return w, nil
+}
+
+// cpu returns the CPU time used so far by the processes that serve the
+// side's calls: its server, the server beside it and those of --cpu-of.
+func (w *warm) cpu() time.Duration {
+	t := w.srv.cpuTime()
+	if w.beside != nil {
+		t += cpuTimeOf(w.beside.Pid())
+	}
+	for _, pid := range w.side.also {
+		t += cpuTimeOf(pid)
+	}
+	return t
+}
+
+// close ends the server beside, then the server.
+func (w *warm) close() {
+	if w.beside != nil {
+		w.beside.Kill()
+	}
+	if w.srv != nil {
+		w.srv.close()
+	}
 }
 
 // calls makes n calls with params with exactly c in flight: c workers,

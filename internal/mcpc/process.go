@@ -76,6 +76,14 @@ func (p *Process) start() error {
 	return nil
 }
 
+// Pid returns the process's id; 0 if it did not start.
+func (p *Process) Pid() int {
+	if p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Since returns the time since the process was started.
 func (p *Process) Since() time.Duration { return time.Since(p.started) }
 
