@@ -71,10 +71,7 @@ func TestHeadRecord(t *testing.T) {
 func TestHistoryTail(t *testing.T) {
 	const retention = 20
 	st := store.NewMemory(store.Options{})
-	r := session.NewRegistry()
-	k := session.NewKey[string]("value")
-	session.Persist(r, k, session.JSON[string]())
-	opts := Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention}
+	opts := valueOptions(st, retention)
 	m := newManager(opts)
 	defer m.Close()
 	ctx := context.Background()
@@ -89,7 +86,7 @@ func TestHistoryTail(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		session.Set(u.Session, k, v)
+		session.Set(u.Session, valueKey, v)
 		if err := u.Commit(ctx, &Commit{CallID: v, Tool: "set", ReadOnly: readOnly, Tx: tx}); err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +177,7 @@ func TestHistoryTail(t *testing.T) {
 		if _, refused, err := v.History().RestoreTo(ctx, v.Session, back.seq, back.root); err != nil || refused != "" {
 			t.Fatalf("RestoreTo = %q, %v", refused, err)
 		}
-		if got, _ := session.Get(v.Session, k); got != back.want {
+		if got, _ := session.Get(v.Session, valueKey); got != back.want {
 			t.Errorf("after going back to %d the value is %q, want %s", back.seq, got, back.want)
 		}
 	}
@@ -214,7 +211,7 @@ func TestHistoryTail(t *testing.T) {
 	if _, refused, err := w.History().RestoreTo(ctx, w.Session, older.Seq, older.Root); err != nil || refused != "" {
 		t.Fatalf("RestoreTo = %q, %v", refused, err)
 	}
-	if got, ok := session.Get(w.Session, k); got != older.CallID || !ok {
+	if got, ok := session.Get(w.Session, valueKey); got != older.CallID || !ok {
 		t.Errorf("after going back to %d the value is %q, want %s", older.Seq, got, older.CallID)
 	}
 }
@@ -523,15 +520,53 @@ func TestDropOldest(t *testing.T) {
 	}
 }
 
+// valueKey is the STATE slice of the sessions of valueOptions: a string.
+var valueKey = session.NewKey[string]("value")
+
+// valueOptions returns the Options of a manager of sessions that hold one
+// string (valueKey), in st, whose history keeps retention records.
+func valueOptions(st store.Store, retention int) Options {
+	r := session.NewRegistry()
+	session.Persist(r, valueKey, session.JSON[string]())
+	return Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention}
+}
+
+// setValue commits v as the value of u's session, by the call id.
+func setValue(t *testing.T, u *Use, id, v string) {
+	t.Helper()
+	tx, err := u.Session.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	session.Set(u.Session, valueKey, v)
+	if err := u.Commit(context.Background(), &Commit{CallID: id, Tool: "set", Tx: tx}); err != nil {
+		t.Fatal(err)
+	}
+	tx.Commit()
+}
+
+// valueBeforeOldest restores u's session to the state before the oldest
+// record of d, its history, and returns its value then.
+func valueBeforeOldest(t *testing.T, u *Use, d *historyDoc) string {
+	t.Helper()
+	tx, err := u.Session.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Commit()
+	if _, refused, err := u.History().RestoreTo(context.Background(), u.Session, d.Commits[0].Seq-1, d.Commits[0].Prev); err != nil || refused != "" {
+		t.Fatalf("RestoreTo = %q, %v", refused, err)
+	}
+	got, _ := session.Get(u.Session, valueKey)
+	return got
+}
+
 // TestTailDocsBounded: the documents a session in memory keeps for its
 // tail stay bounded as the full tail drops a record at each commit, and
 // still hold the state the oldest record goes back to.
 func TestTailDocsBounded(t *testing.T) {
 	const retention = 3
-	r := session.NewRegistry()
-	k := session.NewKey[string]("value")
-	session.Persist(r, k, session.JSON[string]())
-	m := newManager(Options{Registry: r, Store: store.NewMemory(store.Options{}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention})
+	m := newManager(valueOptions(store.NewMemory(store.Options{}), retention))
 	defer m.Close()
 	ctx := context.Background()
 	u, err := m.Use(ctx, Request{Need: NeedNew})
@@ -540,15 +575,7 @@ func TestTailDocsBounded(t *testing.T) {
 	}
 	defer u.Release()
 	for i := range 100 {
-		tx, err := u.Session.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		session.Set(u.Session, k, fmt.Sprint("v", i))
-		if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
-			t.Fatal(err)
-		}
-		tx.Commit()
+		setValue(t, u, fmt.Sprint(i), fmt.Sprint("v", i))
 		m.mu.Lock()
 		e := m.handles[u.Handle]
 		m.mu.Unlock()
@@ -560,15 +587,7 @@ func TestTailDocsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := u.Session.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Commit()
-	if _, refused, err := u.History().RestoreTo(ctx, u.Session, d.Commits[0].Seq-1, d.Commits[0].Prev); err != nil || refused != "" {
-		t.Fatalf("RestoreTo = %q, %v", refused, err)
-	}
-	if got, _ := session.Get(u.Session, k); got != "v96" {
+	if got := valueBeforeOldest(t, u, d); got != "v96" {
 		t.Errorf("back before the oldest of the last %d records: %q, want v96", retention, got)
 	}
 }
@@ -580,25 +599,12 @@ func TestTailDocsBounded(t *testing.T) {
 // state the oldest goes back to.
 func TestTailRetentionLowered(t *testing.T) {
 	st := store.NewMemory(store.Options{})
-	r := session.NewRegistry()
-	k := session.NewKey[string]("value")
-	session.Persist(r, k, session.JSON[string]())
-	opts := func(retention int) Options {
-		return Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: retention}
-	}
+	opts := func(retention int) Options { return valueOptions(st, retention) }
 	ctx := context.Background()
-	commits := func(m *Manager, u *Use, from, to int) {
+	commits := func(u *Use, from, to int) {
 		t.Helper()
 		for i := from; i < to; i++ {
-			tx, err := u.Session.Begin()
-			if err != nil {
-				t.Fatal(err)
-			}
-			session.Set(u.Session, k, fmt.Sprint("v", i))
-			if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
-				t.Fatal(err)
-			}
-			tx.Commit()
+			setValue(t, u, fmt.Sprint(i), fmt.Sprint("v", i))
 		}
 	}
 	long := newManager(opts(6))
@@ -607,7 +613,7 @@ func TestTailRetentionLowered(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := u.Handle
-	commits(long, u, 0, 10)
+	commits(u, 0, 10)
 	u.Release()
 	long.Close()
 
@@ -618,7 +624,7 @@ func TestTailRetentionLowered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Release()
-	commits(short, v, 10, 12)
+	commits(v, 10, 12)
 	short.mu.Lock()
 	live := short.handles[h].hist
 	short.mu.Unlock()
@@ -636,15 +642,7 @@ func TestTailRetentionLowered(t *testing.T) {
 	if len(d.Commits) != 3 || d.Commits[0].CallID != "9" || d.Commits[2].CallID != "11" {
 		t.Fatalf("the history keeps %+v, want the records of calls 9 to 11", d.Commits)
 	}
-	tx, err := v.Session.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Commit()
-	if _, refused, err := v.History().RestoreTo(ctx, v.Session, d.Commits[0].Seq-1, d.Commits[0].Prev); err != nil || refused != "" {
-		t.Fatalf("RestoreTo = %q, %v", refused, err)
-	}
-	if got, _ := session.Get(v.Session, k); got != "v8" {
+	if got := valueBeforeOldest(t, v, d); got != "v8" {
 		t.Errorf("back before the oldest record kept: %q, want v8", got)
 	}
 }
@@ -656,11 +654,7 @@ func TestTailRetentionLowered(t *testing.T) {
 // that head's tail was in (go test -race), and the history reads back as
 // the committing manager holds it.
 func TestTailSweptWhileDropping(t *testing.T) {
-	st := store.NewMemory(store.Options{})
-	r := session.NewRegistry()
-	k := session.NewKey[string]("value")
-	session.Persist(r, k, session.JSON[string]())
-	opts := Options{Registry: r, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TTL: time.Hour, History: 4}
+	opts := valueOptions(store.NewMemory(store.Options{}), 4)
 	m := newManager(opts)
 	defer m.Close()
 	ctx := context.Background()
@@ -671,15 +665,7 @@ func TestTailSweptWhileDropping(t *testing.T) {
 	defer u.Release()
 	big := strings.Repeat("x", 8<<10)
 	for i := range 400 {
-		tx, err := u.Session.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		session.Set(u.Session, k, fmt.Sprint(i, big))
-		if err := u.Commit(ctx, &Commit{CallID: fmt.Sprint(i), Tool: "set", Tx: tx}); err != nil {
-			t.Fatal(err)
-		}
-		tx.Commit()
+		setValue(t, u, fmt.Sprint(i), fmt.Sprint(i, big))
 	}
 	m.mu.Lock()
 	live := m.handles[u.Handle].hist
