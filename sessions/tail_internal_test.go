@@ -126,23 +126,11 @@ func TestHistoryTail(t *testing.T) {
 			t.Errorf("after commit %d the tail holds %d records, want %d, and the head names the history's blob %q", i, len(tail.records), want, hd.History)
 		}
 	}
-	m.mu.Lock()
-	live := m.handles[h].hist
-	m.mu.Unlock()
-	u.Release()
-
 	// Another manager on the store reads the same history back.
+	d := readBack(t, m, opts, h)
+	u.Release()
 	other := newManager(opts)
 	defer other.Close()
-	d, err := other.storedHistory(ctx, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := json.Marshal(d)
-	want, _ := json.Marshal(live)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
-	}
 	if len(d.Commits) != retention || d.Commits[0].CallID != fmt.Sprint("v", commits-retention) {
 		t.Fatalf("the history keeps %d records from %q, want %d from v%d", len(d.Commits), d.Commits[0].CallID, retention, commits-retention)
 	}
@@ -561,6 +549,28 @@ func valueBeforeOldest(t *testing.T, u *Use, d *historyDoc) string {
 	return got
 }
 
+// readBack reads the history of session h back through a new manager of
+// opts, and fails the test unless it is the one m, which committed it,
+// holds.
+func readBack(t *testing.T, m *Manager, opts Options, h string) *historyDoc {
+	t.Helper()
+	m.mu.Lock()
+	live := m.handles[h].hist
+	m.mu.Unlock()
+	other := newManager(opts)
+	defer other.Close()
+	d, err := other.storedHistory(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(d)
+	want, _ := json.Marshal(live)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
+	}
+	return d
+}
+
 // TestTailDocsBounded: the documents a session in memory keeps for its
 // tail stay bounded as the full tail drops a record at each commit, and
 // still hold the state the oldest record goes back to.
@@ -625,20 +635,7 @@ func TestTailRetentionLowered(t *testing.T) {
 	}
 	defer v.Release()
 	commits(v, 10, 12)
-	short.mu.Lock()
-	live := short.handles[h].hist
-	short.mu.Unlock()
-	other := newManager(opts(3))
-	defer other.Close()
-	d, err := other.storedHistory(ctx, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := json.Marshal(d)
-	want, _ := json.Marshal(live)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
-	}
+	d := readBack(t, short, opts(3), h)
 	if len(d.Commits) != 3 || d.Commits[0].CallID != "9" || d.Commits[2].CallID != "11" {
 		t.Fatalf("the history keeps %+v, want the records of calls 9 to 11", d.Commits)
 	}
@@ -667,16 +664,5 @@ func TestTailSweptWhileDropping(t *testing.T) {
 	for i := range 400 {
 		setValue(t, u, fmt.Sprint(i), fmt.Sprint(i, big))
 	}
-	m.mu.Lock()
-	live := m.handles[u.Handle].hist
-	m.mu.Unlock()
-	d, err := newManager(opts).storedHistory(ctx, u.Handle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := json.Marshal(d)
-	want, _ := json.Marshal(live)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("the history read back:\n%s\nthe committing manager's:\n%s", got, want)
-	}
+	readBack(t, m, opts, u.Handle)
 }
