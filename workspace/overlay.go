@@ -475,15 +475,10 @@ func (c *committedStore) list(p string) ([]Info, error) {
 		if err != nil || o == nil {
 			return infos, cmp.Or(err, derr)
 		}
-		if e, ok, err := o.at(p); ok {
-			switch {
-			case err != nil:
-				return nil, err
-			case e.kind == kindFile:
-				return nil, errNotDir
-			case e.kind == kindDir && derr != nil:
-				infos, derr = []Info{}, nil // removed or moved by a call in flight
-			}
+		if gone, err := o.dirGone(p, derr); err != nil {
+			return nil, err
+		} else if gone {
+			infos, derr = []Info{}, nil
 		}
 		if derr != nil {
 			if o.under(p) && errors.Is(derr, errNotDir) {
@@ -491,20 +486,7 @@ func (c *committedStore) list(p string) ([]Info, error) {
 			}
 			return nil, derr
 		}
-		out := []Info{}
-		seen := map[string]bool{}
-		for _, in := range infos {
-			seen[in.Path] = true
-			if e, ok, err := o.at(in.Path); ok {
-				if err != nil {
-					continue
-				}
-				if in, err = c.info(o, in.Path, e, 0); err != nil {
-					continue
-				}
-			}
-			out = append(out, in)
-		}
+		out, seen := c.overlaid(o, infos, false)
 		for q, e := range o.paths {
 			if seen[q] || q == "" || parent(q) != p || e.kind == kindAbsent {
 				continue
@@ -634,34 +616,16 @@ func (c *committedStore) gather(dir string, walk func(string, func(Info) error) 
 		return nil, true, nil
 	}
 	if dir != "" {
-		if e, ok, err := o.at(dir); ok {
-			switch {
-			case err != nil:
-				return nil, false, err
-			case e.kind == kindFile:
-				return nil, false, errNotDir
-			case e.kind == kindDir && derr != nil:
-				derr = nil // removed or moved by a call in flight
-			}
+		if gone, err := o.dirGone(dir, derr); err != nil {
+			return nil, false, err
+		} else if gone {
+			derr = nil
 		}
 	}
 	if derr != nil {
 		return nil, false, derr
 	}
-	out := make([]Info, 0, len(files))
-	seen := map[string]bool{}
-	for _, in := range files {
-		seen[in.Path] = true
-		if e, ok, err := o.at(in.Path); ok {
-			if err != nil {
-				continue
-			}
-			if in, err = c.info(o, in.Path, e, 0); err != nil || in.Link && in.Dir {
-				continue
-			}
-		}
-		out = append(out, in)
-	}
+	out, seen := c.overlaid(o, files, true)
 	for q, e := range o.paths {
 		if seen[q] || q == dir || !within(q, dir) || e.kind == kindAbsent || e.kind == kindDir && (*given)[q] {
 			continue
@@ -681,6 +645,44 @@ func (c *committedStore) gather(dir string, walk func(string, func(Info) error) 
 	}
 	slices.SortFunc(out, func(a, b Info) int { return comparePaths(a.Path, b.Path) })
 	return out, false, nil
+}
+
+// dirGone reports whether the calls in flight removed or moved the
+// directory p, whose listing failed with derr (nil if it did not): its
+// listing is then the journal's. It fails with errNotDir where they
+// replaced a file at p, whose journal says what p was.
+func (o *overlay) dirGone(p string, derr error) (bool, error) {
+	e, ok, err := o.at(p)
+	switch {
+	case !ok:
+		return false, nil
+	case err != nil:
+		return false, err
+	case e.kind == kindFile:
+		return false, errNotDir
+	}
+	return e.kind == kindDir && derr != nil, nil
+}
+
+// overlaid returns infos, entries of the directory as it is, each as the
+// last commit left it where a call in flight journaled it (left out if
+// that cannot be read, and, with noDirLinks, if it was a link to a
+// directory), and the paths of infos.
+func (c *committedStore) overlaid(o *overlay, infos []Info, noDirLinks bool) (out []Info, seen map[string]bool) {
+	out, seen = make([]Info, 0, len(infos)), make(map[string]bool, len(infos))
+	for _, in := range infos {
+		seen[in.Path] = true
+		if e, ok, err := o.at(in.Path); ok {
+			if err != nil {
+				continue
+			}
+			if in, err = c.info(o, in.Path, e, 0); err != nil || noDirLinks && in.Link && in.Dir {
+				continue
+			}
+		}
+		out = append(out, in)
+	}
+	return out, seen
 }
 
 // bytesFile is a file read whole, opened.
