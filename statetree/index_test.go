@@ -1,7 +1,6 @@
 package statetree_test
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -137,32 +136,17 @@ func indexFollowsLive(t *testing.T, seed1, seed2 uint64, steps int) {
 // root document, the parts of the directories on its path, the memory's
 // nodes), not the workspace, and lets go of as many.
 func TestIndexReadsWhatChanged(t *testing.T) {
-	files := bigWorkspace(100, 100, 100)
-	r := newRegistry(t, files)
-	s := newSession(t, r)
-	w := workspace.From(s)
-	rbw := workspace.ReadBeforeWrite()
-	if err := rbw.Remember(s, w, slices.Collect(maps.Keys(files))); err != nil {
-		t.Fatal(err)
-	}
-	st, all := encode(t, s, nil)
-	bs := newBlobs()
-	bs.add(all)
+	rw := newRemembered(t, 100)
+	s, st, bs := rw.s, rw.st, rw.stored
 	x := statetree.NewIndex()
 	if _, err := x.Update([]statetree.Root{statetree.DocRoot(st.Root)}, withDoc(st.Doc, bs.get)); err != nil {
 		t.Fatal(err)
 	}
-	if x.Len() < len(files) {
-		t.Fatalf("index of %d blobs, want at least the %d files", x.Len(), len(files))
+	if x.Len() < len(rw.files) {
+		t.Fatalf("index of %d blobs, want at least the %d files", x.Len(), len(rw.files))
 	}
 	for i := range 10 {
-		p := fmt.Sprintf("pkg050/new%d.go", i)
-		if err := w.WriteFile(p, bytes.Repeat([]byte("x"), 1024)); err != nil {
-			t.Fatal(err)
-		}
-		if err := rbw.Remember(s, w, []string{p}); err != nil {
-			t.Fatal(err)
-		}
+		rw.write(t, fmt.Sprintf("pkg050/new%d.go", i))
 		next, nb := encode(t, s, st)
 		bs.add(nb)
 		reads := x.Reads()

@@ -262,6 +262,44 @@ func TestOneFileChangeStoresItsPathOnly(t *testing.T) {
 	}
 }
 
+// remembered is a session whose workspace is bigWorkspace(100, 100,
+// size), every file of it remembered by the read-before-write policy,
+// encoded (st) and its blobs stored.
+type remembered struct {
+	files  map[string][]byte
+	r      *session.Registry
+	s      *session.Session
+	w      *workspace.Workspace
+	st     *statetree.State
+	stored *blobs
+}
+
+func newRemembered(t *testing.T, size int) *remembered {
+	t.Helper()
+	rw := &remembered{files: bigWorkspace(100, 100, size), stored: newBlobs()}
+	rw.r = newRegistry(t, rw.files)
+	rw.s = newSession(t, rw.r)
+	rw.w = workspace.From(rw.s)
+	if err := workspace.ReadBeforeWrite().Remember(rw.s, rw.w, slices.Collect(maps.Keys(rw.files))); err != nil {
+		t.Fatal(err)
+	}
+	var all map[string][]byte
+	rw.st, all = encode(t, rw.s, nil)
+	rw.stored.add(all)
+	return rw
+}
+
+// write writes 1 KB to the file p of the workspace and remembers it.
+func (rw *remembered) write(t *testing.T, p string) {
+	t.Helper()
+	if err := rw.w.WriteFile(p, bytes.Repeat([]byte("x"), 1024)); err != nil {
+		t.Fatal(err)
+	}
+	if err := workspace.ReadBeforeWrite().Remember(rw.s, rw.w, []string{p}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestLargeSliceStoresItsChangeOnly: with the read-before-write memory of
 // all 10,000 files of a workspace (about 500 KB, stored as a merkle.Map),
 // writing one 1 KB file and remembering it stores a few KB: the file, the
@@ -269,24 +307,9 @@ func TestOneFileChangeStoresItsPathOnly(t *testing.T) {
 // nodes above it, the root.
 // The session decodes from the live blobs alone, unchanged.
 func TestLargeSliceStoresItsChangeOnly(t *testing.T) {
-	files := bigWorkspace(100, 100, 1024)
-	r := newRegistry(t, files)
-	s := newSession(t, r)
-	w := workspace.From(s)
-	rbw := workspace.ReadBeforeWrite()
-	if err := rbw.Remember(s, w, slices.Collect(maps.Keys(files))); err != nil {
-		t.Fatal(err)
-	}
-	st, all := encode(t, s, nil)
-	stored := newBlobs()
-	stored.add(all)
-
-	if err := w.WriteFile("pkg050/new.go", bytes.Repeat([]byte("x"), 1024)); err != nil {
-		t.Fatal(err)
-	}
-	if err := rbw.Remember(s, w, []string{"pkg050/new.go"}); err != nil {
-		t.Fatal(err)
-	}
+	rw := newRemembered(t, 1024)
+	s, st, stored := rw.s, rw.st, rw.stored
+	rw.write(t, "pkg050/new.go")
 	next, nb := encode(t, s, st)
 	size := len(next.Doc)
 	for _, b := range nb {
@@ -308,7 +331,7 @@ func TestLargeSliceStoresItsChangeOnly(t *testing.T) {
 		}
 		return stored.get(h)
 	}
-	fresh := newSession(t, r)
+	fresh := newSession(t, rw.r)
 	if _, err := statetree.Decode(fresh, next.Doc, onlyLive); err != nil {
 		t.Fatal(err)
 	}
