@@ -89,14 +89,7 @@ func TestSweepKeepsHistoryBlobs(t *testing.T) {
 			}
 			n := len(roots)
 			kept := min(n, retention+1) // the states and files of the last records
-			sh, err := st.Load(ctx, u.Handle)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hd, err := readHead(u.Handle, sh.Data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			hd := storedHead(t, st, u.Handle)
 			hist, docs, err := m.headHistory(ctx, u.Handle, hd)
 			if err != nil {
 				t.Fatal(err)

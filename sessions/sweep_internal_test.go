@@ -124,13 +124,10 @@ func sweepOnce(t *testing.T, m *Manager, u *Use, tag string) {
 	}
 }
 
-// checkUsedStored fails t unless every blob that the head of session h
-// uses (its state, and its history's) is stored, and every blob a sweep
-// removed is one it does not use.
-func checkUsedStored(t *testing.T, m *Manager, st *counted, h string) {
+// storedHead returns the head of session h as st holds it.
+func storedHead(t *testing.T, st store.Store, h string) head {
 	t.Helper()
-	ctx := context.Background()
-	sh, err := st.Load(ctx, h)
+	sh, err := st.Load(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +135,16 @@ func checkUsedStored(t *testing.T, m *Manager, st *counted, h string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return hd
+}
+
+// checkUsedStored fails t unless every blob that the head of session h
+// uses (its state, and its history's) is stored, and every blob a sweep
+// removed is one it does not use.
+func checkUsedStored(t *testing.T, m *Manager, st *counted, h string) {
+	t.Helper()
+	ctx := context.Background()
+	hd := storedHead(t, st, h)
 	roots, get, err := m.headRoots(ctx, h, hd, heldHistory{})
 	if err != nil {
 		t.Fatal(err)

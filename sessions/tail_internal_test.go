@@ -102,22 +102,10 @@ func TestHistoryTail(t *testing.T) {
 		}
 		set(fmt.Sprint("v", i), false)
 	}
-	stored := func() head {
-		t.Helper()
-		sh, err := st.Load(ctx, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hd, err := readHead(h, sh.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return hd
-	}
 	const commits = retention + 5
 	for i := range commits {
 		commit(i)
-		hd := stored()
+		hd := storedHead(t, st, h)
 		tail, err := parseTail(hd.Tail)
 		if err != nil {
 			t.Fatal(err)
@@ -173,7 +161,7 @@ func TestHistoryTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	tx.Commit()
-	if hd := stored(); len(hd.Tail) != 0 || hd.History == "" {
+	if hd := storedHead(t, st, h); len(hd.Tail) != 0 || hd.History == "" {
 		t.Errorf("an undo's commit leaves a tail of %d bytes and names the blob %q: it writes the history's blob", len(hd.Tail), hd.History)
 	}
 	v.Release()
