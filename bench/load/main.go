@@ -342,10 +342,10 @@ func start(ctx context.Context, cfg config, s *side, c int) (*warm, error) {
 func (w *warm) cpu() time.Duration {
 	t := w.srv.cpuTime()
 	if w.beside != nil {
-		t += cpuTimeOf(w.beside.Pid())
+		t += mcpc.CPUTimeOf(w.beside.Pid())
 	}
 	for _, pid := range w.side.also {
-		t += cpuTimeOf(pid)
+		t += mcpc.CPUTimeOf(pid)
 	}
 	return t
 }

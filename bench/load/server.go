@@ -103,7 +103,7 @@ func (srv *server) cpuTime() time.Duration {
 	if srv.proc == nil {
 		return 0
 	}
-	return cpuTimeOf(srv.proc.Pid())
+	return mcpc.CPUTimeOf(srv.proc.Pid())
 }
 
 // peakRSS returns the peak resident memory of the process in KiB; 0 if

@@ -6,7 +6,7 @@
 //	state commit   --bin wink-mcp [--files 10000] [--commits 10] [--restarts 5]
 //	state takeover --bin wink-mcp [--rounds 10]
 //	state console  --bin wink-mcp [--n 1000] [--calls 1000] [--rounds 10]
-//	state percall  --bin wink-mcp [--files 10000] [--layout flat|dirs] [--calls 300] [--stored] [--disk]
+//	state percall  --bin wink-mcp [--files 10000] [--layout flat|dirs] [--calls 1000] [--stored] [--disk]
 //
 // sessions starts an HTTP server and opens --n sessions, each with a plan
 // (planning_setup_plan) and a 1 KB file (write_file): with protocol modern
@@ -43,12 +43,17 @@
 // directory (--layout flat) or in directories of 100 (dirs), and reports
 // for each of write_file (a new 1 KB file among them), read_file,
 // edit_file, planning_update_step and rm the server's CPU per call (from
-// /proc, the server alone) over --calls calls and the bytes it writes per
-// call (wchar in /proc: with --stored, the session named by --session in
-// the embedded store, mostly the store's; also its answers and log).
-// With --stored it then restarts the server --restarts times and reports
-// the time to the answer to its first call, as commit does. With --disk the files are in a disk
-// workspace (--workspace), each read once before the measurement.
+// /proc, the server alone, to the nanosecond) over --calls calls and the
+// bytes it writes per call (wchar in /proc: with --stored, the session
+// named by --session in the embedded store, mostly the store's; also its
+// answers and log). A call's figure includes its share of the work done
+// every so many calls (a collection of the Go heap, every few hundred
+// calls in a session of 100,000 files; a sweep of the store, every 256
+// blobs written), so --calls must be many more than that for figures that
+// can be compared. With --stored it then restarts the server --restarts
+// times and reports the time to the answer to its first call, as commit
+// does. With --disk the files are in a disk workspace (--workspace), each
+// read once before the measurement.
 //
 // Sessions are kept where the binary keeps them by default: in the
 // embedded store, under a state directory of the command's own (removed
@@ -130,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.commits, "commits", 10, "commit: the writes measured")
 	fs.IntVar(&cfg.restarts, "restarts", 5, "commit, percall --stored: the restarts measured")
 	fs.IntVar(&cfg.rounds, "rounds", 10, "takeover: the kills measured; console: the fetches of each page")
-	fs.IntVar(&cfg.calls, "calls", 0, "console: the calls in the log of the session whose page is fetched (default 1000); percall: the calls of each tool measured (default 300)")
+	fs.IntVar(&cfg.calls, "calls", 0, "console: the calls in the log of the session whose page is fetched (default 1000); percall: the calls of each tool measured (default 1000)")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "bound on the whole run")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -142,7 +147,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cfg.calls == 0 {
 		cfg.calls = 1000
 		if args[0] == "percall" {
-			cfg.calls = 300
+			cfg.calls = 1000
 		}
 	}
 	switch {
