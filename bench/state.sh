@@ -11,7 +11,8 @@
 #   bash bench/state.sh percall    CPU and bytes written per call of write_file,
 #                                  read_file, edit_file, planning_update_step and
 #                                  rm in a session of --files N files (flat or
-#                                  --layout dirs; --stored, --disk); not in "all"
+#                                  --layout dirs; --stored, --disk), beside an
+#                                  empty one with --against 0; not in "all"
 #   bash bench/state.sh start      process start to the answer to initialize,
 #                                  embedded store against --store memory, over
 #                                  stdio and HTTP, in the same runs

@@ -6,7 +6,7 @@
 //	state commit   --bin wink-mcp [--files 10000] [--commits 10] [--restarts 5]
 //	state takeover --bin wink-mcp [--rounds 10]
 //	state console  --bin wink-mcp [--n 1000] [--calls 1000] [--rounds 10]
-//	state percall  --bin wink-mcp [--files 10000] [--layout flat|dirs] [--calls 1000] [--stored] [--disk]
+//	state percall  --bin wink-mcp [--files 10000] [--layout flat|dirs] [--calls 1000] [--stored] [--disk] [--against 0 [--turn 100]]
 //
 // sessions starts an HTTP server and opens --n sessions, each with a plan
 // (planning_setup_plan) and a 1 KB file (write_file): with protocol modern
@@ -53,7 +53,11 @@
 // can be compared. With --stored it then restarts the server --restarts
 // times and reports the time to the answer to its first call, as commit
 // does. With --disk the files are in a disk workspace (--workspace), each
-// read once before the measurement.
+// read once before the measurement. With --against M, a second server
+// holds a session of M files (0: an empty one) and the two take turns of
+// --turn calls, so that what else the machine does falls on both alike,
+// and the report adds the ratio of their CPU per call, over all turns and
+// turn by turn, and of their restarts.
 //
 // Sessions are kept where the binary keeps them by default: in the
 // embedded store, under a state directory of the command's own (removed
@@ -90,6 +94,8 @@ type config struct {
 	rounds   int
 	layout   string
 	stored   bool
+	against  int
+	turn     int
 	disk     bool
 	calls    int
 	timeout  time.Duration
@@ -132,6 +138,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.layout, "layout", "flat", "percall: flat (one directory) or dirs (directories of 100)")
 	fs.BoolVar(&cfg.stored, "stored", false, "percall: keep the session in the embedded store (--session)")
 	fs.BoolVar(&cfg.disk, "disk", false, "percall: a disk workspace whose files the session read once")
+	fs.IntVar(&cfg.against, "against", -1, "percall: the files of a second session, measured beside the first in turns (-1: none)")
+	fs.IntVar(&cfg.turn, "turn", 100, "percall --against: the calls of each turn")
 	fs.IntVar(&cfg.commits, "commits", 10, "commit: the writes measured")
 	fs.IntVar(&cfg.restarts, "restarts", 5, "commit, percall --stored: the restarts measured")
 	fs.IntVar(&cfg.rounds, "rounds", 10, "takeover: the kills measured; console: the fetches of each page")
@@ -163,7 +171,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case cfg.layout != "flat" && cfg.layout != "dirs":
 		fmt.Fprintf(stderr, "state: --layout %q: want flat or dirs\n", cfg.layout)
 		return 2
-	case cfg.n <= 0 || cfg.conc <= 0 || cfg.writes <= 0 || cfg.size <= 0 || cfg.files < 0 || cfg.files == 0 && args[0] != "percall" || cfg.commits <= 0 || cfg.restarts <= 0 || cfg.rounds <= 0 || cfg.calls <= 0:
+	case cfg.n <= 0 || cfg.conc <= 0 || cfg.writes <= 0 || cfg.size <= 0 || cfg.files < 0 || cfg.files == 0 && args[0] != "percall" || cfg.commits <= 0 || cfg.restarts <= 0 || cfg.rounds <= 0 || cfg.calls <= 0 || cfg.against < -1 || cfg.turn <= 0:
 		fmt.Fprintln(stderr, "state: the counts must be positive (percall takes --files 0)")
 		return 2
 	}

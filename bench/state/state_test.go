@@ -41,6 +41,7 @@ func TestCommands(t *testing.T) {
 		{[]string{"percall", "--files", "0", "--calls", "2"}, []string{"0 files (flat), in memory", "planning_update_step", " µs "}},
 		{[]string{"percall", "--files", "150", "--calls", "2", "--layout", "dirs", "--stored"}, []string{"150 files (dirs), in memory, --session", "rm "}},
 		{[]string{"percall", "--files", "30", "--calls", "2", "--disk"}, []string{"30 files (flat), a disk workspace", "edit_file "}},
+		{[]string{"percall", "--files", "120", "--against", "0", "--calls", "4", "--turn", "2", "--stored", "--restarts", "2"}, []string{"0 files (flat)", "120 files (flat)", "2 turns of 2 calls", "rm ", "resuming 120 files", "resuming, ratio by restart: "}},
 		{[]string{"commit", "--files", "150", "--commits", "2", "--restarts", "1"}, []string{"a workspace of 150 files", "the store's directory grows by ", "to the answer to its first call"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -88,6 +89,8 @@ func TestBadFlags(t *testing.T) {
 		{"commit", "--bin", "x", "--files", "0"},
 		{"percall", "--bin", "x", "--layout", "deep"},
 		{"percall", "--bin", "x", "--files", "-1"},
+		{"percall", "--bin", "x", "--against", "-2"},
+		{"percall", "--bin", "x", "--turn", "0"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code != 2 {
