@@ -55,7 +55,9 @@ func TestIndexFollowsLive(t *testing.T) {
 func FuzzIndexFollowsLive(f *testing.F) {
 	f.Add(uint64(1), uint64(2), uint8(20), false)
 	f.Add(uint64(1), uint64(2), uint8(20), true)
-	f.Fuzz(func(t *testing.T, a, b uint64, steps uint8, located bool) { indexFollowsLive(t, a, b, int(steps), located) })
+	f.Fuzz(func(t *testing.T, a, b uint64, steps uint8, located bool) {
+		indexFollowsLive(t, a, b, int(steps), located)
+	})
 }
 
 // stashInto returns a stash that keeps each content in bs at the next
