@@ -10,22 +10,23 @@
 // the session stored as it was written (Stash): that blob's name is
 // located (package blobname), its hash and the store's sequence of the
 // message holding it, fixed when the file is made, so that every
-// directory's hash is known whenever it is computed. The root document (State.Doc)
-// holds each STATE slice (its value as the slice's codec gives it, see
-// session.Persist): inline when it is at most InlineMax bytes, otherwise
-// as the hash of its blob or, when larger than MaxSliceBlob, of the top of
-// a tree of chunks; a slice whose codec stores it as blobs of its own
-// (session.Codec.Store: the policies' memory, a merkle.Map) as the hash
-// its codec gives. It names the root directory of each per-session
-// resource that keeps a tree of files (Tree), such as a memory workspace.
-// A directory blob (EncodeDir) lists its entries sorted by name, each with
-// its kind, size and hash, and a located file's sequence; a directory of
-// more than merkle.SmallMax entries is a merkle.Map of such blobs
-// (DirCodec). A file is one blob of its content, content-addressed or
-// located, or, when larger than ChunkSize, a list of the blobs of its
-// chunks (PutFile), never located. Whoever reads a blob checks its
-// content against the hash its name holds. The call log is not in the tree: it is appended to the
-// store on its own.
+// directory's hash is known whenever it is computed. The root document
+// (State.Doc) holds each STATE slice (its value as the slice's codec
+// gives it, see session.Persist): inline when it is at most InlineMax
+// bytes, otherwise as the hash of its blob or, when larger than
+// MaxSliceBlob, of the top of a tree of chunks; a slice whose codec
+// stores it as blobs of its own (session.Codec.Store: the policies'
+// memory, a merkle.Map) as the hash its codec gives. It names the root
+// directory of each per-session resource that keeps a tree of files
+// (Tree), such as a memory workspace. A directory blob (EncodeDir) lists
+// its entries sorted by name, each with its kind, size and hash, and a
+// located file's sequence; a directory of more than merkle.SmallMax
+// entries is a merkle.Map of such blobs (DirCodec). A file is one blob
+// of its content, content-addressed or located, or, when larger than
+// ChunkSize, a list of the blobs of its chunks (PutFile), never located.
+// Whoever reads a blob checks its content against the hash its name
+// holds. The call log is not in the tree: it is appended to the store on
+// its own.
 //
 // # Storing a change
 //
