@@ -159,10 +159,20 @@ func indexFollowsLive(t *testing.T, seed1, seed2 uint64, steps int, located bool
 // directories of 100, with the policies' memory of every file, reads
 // after one 1 KB write the blobs the write stored that name others (the
 // root document, the parts of the directories on its path, the memory's
-// nodes), not the workspace, and lets go of as many.
+// nodes), not the workspace, and lets go of as many; so does one whose
+// write is located (stashed, not stored with the state).
 func TestIndexReadsWhatChanged(t *testing.T) {
+	for _, located := range []bool{false, true} {
+		t.Run(fmt.Sprintf("located=%v", located), func(t *testing.T) { indexReadsWhatChanged(t, located) })
+	}
+}
+
+func indexReadsWhatChanged(t *testing.T, located bool) {
 	rw := newRemembered(t, 100)
 	s, st, bs := rw.s, rw.st, rw.stored
+	if located {
+		rw.w.SetStash(stashInto(bs))
+	}
 	x := statetree.NewIndex()
 	if _, err := x.Update([]statetree.Root{statetree.DocRoot(st.Root)}, withDoc(st.Doc, bs.get)); err != nil {
 		t.Fatal(err)
@@ -202,10 +212,21 @@ func TestIndexRefusesWhatIsNotItsFormat(t *testing.T) {
 		{"not stored", statetree.DocRoot(statetree.Hash([]byte("absent")))},
 		{"not a document", statetree.DocRoot(statetree.Hash(junk))},
 		{"not a chunk list", statetree.FileRoot(statetree.Hash(junk), 3*statetree.ChunkSize)},
+		{"a located document", statetree.DocRoot(blobname.Located(statetree.Hash(junk), 1))},
+		{"a located chunk list", statetree.FileRoot(blobname.Located(statetree.Hash(junk), 1), 3*statetree.ChunkSize)},
+		{"located past 2^56", statetree.FileRoot(blobname.Located(statetree.Hash(junk), 1<<56), 10)},
 	} {
 		if _, err := statetree.NewIndex().Update([]statetree.Root{tt.root}, bs.get); err == nil {
 			t.Errorf("%s: no error", tt.name)
 		}
+	}
+	name := blobname.Located(statetree.Hash(junk), 1<<56-1)
+	x := statetree.NewIndex()
+	if _, err := x.Update([]statetree.Root{statetree.FileRoot(name, 10)}, bs.get); err != nil || !x.Has(name) || x.Has(statetree.Hash(junk)) {
+		t.Fatalf("a located file as a root: %v, has it %v, has its hash %v", err, x.Has(name), x.Has(statetree.Hash(junk)))
+	}
+	if dead, err := x.Update(nil, bs.get); err != nil || !slices.Equal(dead, []string{name}) {
+		t.Fatalf("its root let go: dead %v, %v; want %s", dead, err, name)
 	}
 }
 
