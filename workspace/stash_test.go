@@ -126,9 +126,9 @@ func TestWriteStashes(t *testing.T) {
 	}
 }
 
-// TestFailedStashChangesNothing: a stash that fails fails the write
-// with an error that says so, and leaves the tree as it was; the next
-// write stashes again.
+// TestFailedStashChangesNothing: a stash that fails, or gives a name
+// that is not located, fails the write with an error that says so, and
+// leaves the tree as it was; the next write stashes again.
 func TestFailedStashChangesNothing(t *testing.T) {
 	w, m, r := stashedStore()
 	if err := w.WriteFile("a.txt", []byte("one")); err != nil {
@@ -146,6 +146,11 @@ func TestFailedStashChangesNothing(t *testing.T) {
 		}
 	}
 	r.err = nil
+	w.SetStash(func(content []byte) (string, error) { return blobname.Hash(content), nil })
+	if err := w.WriteFile("a.txt", []byte("two")); err == nil || !strings.Contains(err.Error(), "not a located name") || m.t.Load() != before {
+		t.Fatalf("a stash that gives a content-addressed name: %v, tree kept %v", err, m.t.Load() == before)
+	}
+	w.SetStash(r.stash)
 	if err := w.WriteFile("a.txt", []byte("two")); err != nil {
 		t.Fatal(err)
 	}
