@@ -93,7 +93,8 @@ func entryAt(t *testing.T, root string, p string, get statetree.Getter) statetre
 
 // TestWriteStashes: a write stashes the file's content once, at once,
 // the tree names it by the located name the stash returned, and
-// EncodeTree puts the directories and not the content.
+// EncodeTree puts the directories and not the content; after
+// SetStash(nil), a write stashes nothing.
 func TestWriteStashes(t *testing.T) {
 	w, m, r := stashedStore()
 	data := []byte("hello\n")
@@ -123,6 +124,13 @@ func TestWriteStashes(t *testing.T) {
 	}
 	if v, _, err := w.Version("src/a.txt"); err != nil || v != hashVersion(data) {
 		t.Fatalf("version %q, %v; want %q, the content's", v, err, hashVersion(data))
+	}
+	w.SetStash(nil)
+	if err := w.WriteFile("src/b.txt", data); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := lookup(m.t.Load(), "src/b.txt"); r.calls != 1 || n.key != "" {
+		t.Fatalf("without a stash: %d stashes, key %q", r.calls, n.key)
 	}
 }
 
