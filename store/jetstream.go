@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -767,14 +768,18 @@ func (s *JetStream) deleteAt(ctx context.Context, seqs []uint64) error {
 }
 
 // deleteOne deletes the message of the state stream at seq, without
-// erasing its bytes; one already gone is no error.
+// erasing its bytes; one already gone is no error. The server's refusal
+// comes as its text only.
 func (s *JetStream) deleteOne(ctx context.Context, seq uint64) error {
-	return s.do(ctx, func(ctx context.Context) error {
+	return retry(ctx, func(ctx context.Context) (bool, error) {
 		err := s.state.DeleteMsg(ctx, seq)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil
+		switch {
+		case errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) && strings.Contains(err.Error(), server.ErrStoreMsgNotFound.Error()):
+			return true, nil
+		case errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful):
+			return true, err
 		}
-		return err
+		return s.settled(err), err
 	})
 }
 
