@@ -226,21 +226,29 @@ func testPutDataInvalid(t *testing.T, s Store) {
 	wantBlobs(t, s, "s", true, must[[]string](t)(s.PutData(ctx, "s", [][]byte{big}))...)
 }
 
-// testOnePerSubject: a head replaced many times, and a blob written again,
-// leave one message on their subjects (the JetStream store publishes each
+// testOnePerSubject: a head replaced many times, and a blob written again
+// by commits and by a sweep, leave one message on their subjects (the JetStream store publishes each
 // as a rollup of its subject), and a head's compare-and-swap still holds.
 func testOnePerSubject(t *testing.T, s Store) {
 	ctx := ctxT(t)
 	rev := must[uint64](t)(s.Create(ctx, "s", nil))
 	first := rev
 	_, blobs := blob("again")
+	dead, deadBlobs := blob("dead")
+	rev = must[uint64](t)(s.Commit(ctx, "s", rev, []byte("h"), deadBlobs))
 	for range 5 {
 		rev = must[uint64](t)(s.Commit(ctx, "s", rev, []byte("h"), blobs))
 	}
 	_, err := s.Commit(ctx, "s", first, []byte("stale"), nil)
 	wantErr(t, err, ErrConflict)
-	must[Swept](t)(s.Sweep(ctx, "s", rev, func(string) bool { return true }))
+	// A sweep that removes a blob writes the one it keeps again.
+	rev = must[uint64](t)(s.Commit(ctx, "s", rev, []byte("h"), nil))
+	sw := must[Swept](t)(s.Sweep(ctx, "s", rev, func(name string) bool { return name != Hash(dead) }))
+	if sw.Removed != 1 || sw.Kept != 1 {
+		t.Errorf("swept %+v, want the dead blob removed and the other kept", sw)
+	}
 	wantBlobs(t, s, "s", true, Hash([]byte("again")))
+	wantBlobs(t, s, "s", false, Hash(dead))
 	js, ok := s.(*JetStream)
 	if !ok {
 		return
