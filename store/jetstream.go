@@ -592,7 +592,9 @@ func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, hea
 // PutData implements Store: the contents are published on the session's
 // data subject as a commit's blobs are, at most blobWindow unacknowledged
 // at a time, each with an id of its own, so that one sent again after a
-// lost answer is stored once and keeps its sequence.
+// lost answer within the stream's window of duplicates is stored once and
+// keeps its sequence; past the window it is stored again, and the first
+// copy, which no head names, goes with the next sweep.
 func (s *JetStream) PutData(ctx context.Context, session string, contents [][]byte) ([]string, error) {
 	if err := checkData(session, contents); err != nil {
 		return nil, err
