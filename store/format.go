@@ -189,6 +189,10 @@ func errNoStep(stream string, found int) error {
 // migrates it, a store that this process may not migrate itself.
 var ErrMigrating = errors.New("being migrated by another process")
 
+// dataPerSubject bounds the messages of one subject of the state stream:
+// no session stores that many contents.
+const dataPerSubject = 1 << 40
+
 // streams is the configuration of each of the store's streams, the
 // state's first.
 func (s *JetStream) streams(opts Options) []jetstream.StreamConfig {
@@ -204,7 +208,11 @@ func (s *JetStream) streams(opts Options) []jetstream.StreamConfig {
 		Replicas: opts.Replicas,
 		// A data subject holds many messages; a head's or a blob's holds
 		// one, each published as a rollup of its subject (JetStream.one).
-		MaxMsgsPerSubject: 0,
+		// The limit is never reached (dataPerSubject), and keeps the
+		// server's blocks at 4 MiB, as for a stream of one message a
+		// subject: with none it makes them 8 MiB, and a process that
+		// writes large files holds about 25 MiB more of them.
+		MaxMsgsPerSubject: dataPerSubject,
 		AllowRollup:       true,
 		Discard:           jetstream.DiscardOld,
 		Duplicates:        dedup,

@@ -45,7 +45,7 @@ func wantFormat6(t *testing.T, ctx context.Context, s *JetStream) {
 		if st != s.state {
 			continue
 		}
-		if !info.Config.AllowRollup || info.Config.MaxMsgsPerSubject > 0 || !slices.Contains(info.Config.Subjects, s.dataSubject("*")) {
+		if !info.Config.AllowRollup || info.Config.MaxMsgsPerSubject != dataPerSubject || !slices.Contains(info.Config.Subjects, s.dataSubject("*")) {
 			t.Errorf("the state stream's configuration: rollup %v, %d messages per subject, subjects %v", info.Config.AllowRollup, info.Config.MaxMsgsPerSubject, info.Config.Subjects)
 		}
 	}
