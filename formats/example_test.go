@@ -23,5 +23,5 @@ func ExampleSteps() {
 	}
 	defer st.Close()
 	fmt.Println("store format", store.Format)
-	// Output: store format 5
+	// Output: store format 6
 }

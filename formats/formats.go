@@ -8,7 +8,7 @@
 // A step writes exactly the format it names, with an encoder of its own,
 // so that a later change of the live encoders cannot change what an old
 // step writes: a store of format 1 opened by a version that writes format
-// 5 goes through the steps 1→2, 2→3, 3→4 and 4→5 in turn.
+// 6 goes through the steps 1→2, 2→3, 3→4, 4→5 and 5→6 in turn.
 //
 // # Adding a format
 //
@@ -40,5 +40,13 @@ func Steps() []store.Step {
 		// builds of format 4 refuse them instead of failing on binary
 		// history blobs they cannot read.
 		{From: 4},
+		// Format 6 reads what format 5 stored as it is; a file's content
+		// may now be a located blob (store.Store.PutData), which builds
+		// of format 5 cannot read, and the state stream is configured
+		// for them. Its step, as the three before, only marks the
+		// streams: the opening that migrates then configures the state
+		// stream as format 6 wants it, and an opening of a stream marked
+		// 6 whose process ended before that does it again.
+		{From: 5},
 	}
 }

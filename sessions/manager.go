@@ -383,6 +383,11 @@ func (m *Manager) newEntry(h, owner string) (*entry, error) {
 	}
 	now := m.now()
 	e := &entry{handle: h, sess: s, owner: owner, inUse: 1, used: now, stored: now, empty: st.Root}
+	for _, r := range s.Resources() {
+		if t, ok := r.(statetree.Stasher); ok {
+			t.SetStash(m.stash(e))
+		}
+	}
 	if m.retention > 0 {
 		// The history's first record goes back to it: it is stored with
 		// the first commit, its root document as a blob.
@@ -692,6 +697,26 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 	}
 	m.startSweep(e, hd)
 	return true, nil
+}
+
+// stash returns how the trees of e store a file's content as a call
+// writes it: at once, as a located blob of the session
+// (store.Store.PutData), which the next sweep counts among the blobs its
+// commits wrote, and removes if the call that wrote it failed or its
+// file is gone. It runs within a call, under the session's call lock.
+func (m *Manager) stash(e *entry) statetree.Stash {
+	return func(content []byte) (string, error) {
+		names, err := m.store.PutData(context.Background(), e.handle, [][]byte{content})
+		if err != nil {
+			return "", StoreError{err}
+		}
+		e.fresh = append(e.fresh, names[0]) // stored, or may be
+		e.written++
+		e.sinceFull++
+		e.writtenBytes += int64(len(content))
+		e.sinceFullBytes += int64(len(content))
+		return names[0], nil
+	}
 }
 
 // put commits head, and blobs before it, as the next revision of e, by

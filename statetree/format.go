@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wink-mcp/wink-mcp/blobname"
 	"github.com/wink-mcp/wink-mcp/merkle"
 )
 
@@ -28,7 +29,10 @@ type Entry struct {
 	Dir bool
 	// Size is a file's length in bytes; 0 for a directory.
 	Size int64
-	// Hash names the directory's blob, or the file's (see PutFile).
+	// Hash names the directory's blob, or the file's: content-addressed
+	// (see PutFile), or for a file of at most ChunkSize bytes whose
+	// content the session stored as it was written (Stash), located
+	// (blobname.Located).
 	Hash string
 }
 
@@ -41,10 +45,14 @@ var (
 // EncodeDir returns the blob of a directory. entries must be sorted by
 // name, without duplicates. An entry is a kind byte ('d' or 'f'), the
 // name's length and the size as uvarints, the name, and the hash's 32
-// bytes: about 40 bytes plus the name.
+// bytes: about 40 bytes plus the name. A file named by a located name is
+// of kind 'l', followed by the sequence as a uvarint; it is at most
+// ChunkSize bytes. A directory of no located file is encoded as format 5
+// encoded it.
 func EncodeDir(entries []Entry) ([]byte, error) {
 	b := make([]byte, 0, len(dirHeader)+len(entries)*(48+16))
 	b = append(b, dirHeader...)
+	var sum [32]byte
 	for i, e := range entries {
 		if err := checkName(e.Name); err != nil {
 			return nil, err
@@ -52,21 +60,42 @@ func EncodeDir(entries []Entry) ([]byte, error) {
 		if i > 0 && entries[i-1].Name >= e.Name {
 			return nil, fmt.Errorf("statetree: directory entries out of order: %q, %q", entries[i-1].Name, e.Name)
 		}
-		kind := byte('f')
-		if e.Dir {
-			kind = 'd'
-		}
-		sum, err := hex.DecodeString(e.Hash)
-		if err != nil || len(sum) != 32 {
+		seq, ok := splitName(&sum, e.Hash)
+		if !ok {
 			return nil, fmt.Errorf("statetree: entry %q: bad hash %q", e.Name, e.Hash)
+		}
+		kind := byte('f')
+		switch {
+		case e.Dir && seq != 0:
+			return nil, fmt.Errorf("statetree: entry %q: a directory of located name %q", e.Name, e.Hash)
+		case e.Dir:
+			kind = 'd'
+		case seq != 0 && e.Size > ChunkSize:
+			return nil, fmt.Errorf("statetree: entry %q: a located file of %d bytes, more than ChunkSize", e.Name, e.Size)
+		case seq != 0:
+			kind = 'l'
 		}
 		b = append(b, kind)
 		b = binary.AppendUvarint(b, uint64(len(e.Name)))
 		b = binary.AppendUvarint(b, uint64(e.Size))
 		b = append(b, e.Name...)
-		b = append(b, sum...)
+		b = append(b, sum[:]...)
+		if seq != 0 {
+			b = binary.AppendUvarint(b, seq)
+		}
 	}
 	return b, nil
+}
+
+// splitName decodes the hash of the blob's name name into sum, and
+// returns the sequence of a located name (0 for a content-addressed one).
+// ok is false for a string that is not a blob's name.
+func splitName(sum *[32]byte, name string) (seq uint64, ok bool) {
+	if len(name) == 2*len(sum) {
+		return 0, decodeSum(sum, name) // the common case: content-addressed
+	}
+	h, seq, ok := blobname.Split(name)
+	return seq, ok && decodeSum(sum, h)
 }
 
 // errFormat reports a blob that is not of the expected format.
@@ -80,29 +109,68 @@ func DecodeDir(b []byte) ([]Entry, error) {
 	}
 	var out []Entry
 	for len(rest) > 0 {
-		kind := rest[0]
-		rest = rest[1:]
-		n, k := binary.Uvarint(rest)
-		if k <= 0 {
-			return nil, fmt.Errorf("statetree: directory: %w", errFormat)
+		d, err := decodeDirEntry(rest)
+		if err != nil {
+			return nil, fmt.Errorf("statetree: directory: %w", err)
 		}
-		rest = rest[k:]
-		size, k := binary.Uvarint(rest)
-		if k <= 0 || n > uint64(len(rest)) {
-			return nil, fmt.Errorf("statetree: directory: %w", errFormat)
+		e := Entry{Name: string(d.name), Dir: d.kind == 'd', Size: int64(d.size), Hash: hex.EncodeToString(d.sum)}
+		if d.seq != 0 {
+			e.Hash = blobname.Located(e.Hash, d.seq)
 		}
-		rest = rest[k:]
-		if uint64(len(rest)) < n+32 || (kind != 'd' && kind != 'f') || (kind == 'd' && size != 0) {
-			return nil, fmt.Errorf("statetree: directory: %w", errFormat)
-		}
-		e := Entry{Name: string(rest[:n]), Dir: kind == 'd', Size: int64(size), Hash: hex.EncodeToString(rest[n : n+32])}
-		rest = rest[n+32:]
+		rest = d.rest
 		if err := checkName(e.Name); err != nil || len(out) > 0 && out[len(out)-1].Name >= e.Name {
 			return nil, fmt.Errorf("statetree: directory: entry %q: %w", e.Name, errFormat)
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// dirEntry is an entry of a directory blob as it is encoded (EncodeDir),
+// its slices in the blob.
+type dirEntry struct {
+	kind      byte
+	name, sum []byte
+	size, seq uint64
+	rest      []byte // what follows it in the blob
+}
+
+// decodeDirEntry decodes the entry at the start of b, the entries of a
+// directory blob, checking what its encoding says of each kind: a
+// directory has no size, and a located file ('l') a sequence and at most
+// ChunkSize bytes. It allocates nothing.
+func decodeDirEntry(b []byte) (d dirEntry, err error) {
+	d.kind, b = b[0], b[1:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return d, errFormat
+	}
+	b = b[k:]
+	d.size, k = binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return d, errFormat
+	}
+	b = b[k:]
+	if uint64(len(b)) < n+32 {
+		return d, errFormat
+	}
+	d.name, d.sum, d.rest = b[:n], b[n:n+32], b[n+32:]
+	switch d.kind {
+	case 'f':
+	case 'd':
+		if d.size != 0 {
+			return d, errFormat
+		}
+	case 'l':
+		d.seq, k = binary.Uvarint(d.rest)
+		if k <= 0 || d.seq == 0 || d.size > ChunkSize {
+			return d, errFormat
+		}
+		d.rest = d.rest[k:]
+	default:
+		return d, errFormat
+	}
+	return d, nil
 }
 
 func checkName(name string) error {
@@ -143,7 +211,7 @@ func PutFile(data []byte, put Put) string {
 }
 
 // GetFile returns the content of the file of size bytes stored under h
-// (see PutFile).
+// (see PutFile), or under the located name h, checked against its hash.
 func GetFile(h string, size int64, get Getter) ([]byte, error) {
 	if size <= ChunkSize {
 		return fetch(get, h)
@@ -166,8 +234,9 @@ func GetFile(h string, size int64, get Getter) ([]byte, error) {
 	return data, nil
 }
 
-// FileBlobs returns the hashes of the blobs of the file of size bytes
-// stored under h (see PutFile): h, and its chunks if it has some.
+// FileBlobs returns the names of the blobs of the file of size bytes
+// stored under h (see PutFile): h, and its chunks if it has some. A
+// located file (h a located name) is its one blob.
 func FileBlobs(h string, size int64, get Getter) ([]string, error) {
 	if size <= ChunkSize {
 		return []string{h}, nil
@@ -299,9 +368,10 @@ func decodeDoc(b []byte) ([]docEntry, error) {
 // DirCodec returns the codec of a directory kept as a merkle.Map[V]: its
 // leaves are directory blobs (EncodeDir), so that a directory of up to
 // merkle.SmallMax entries is one such blob, as this format always stored
-// it, and a larger one a tree of them. entry
-// describes a value (its Name is ignored); value makes the value of an
-// entry read back.
+// it, and a larger one a tree of them. entry describes a value (its Name
+// is ignored, its Hash may be a located name); value makes the value of
+// an entry read back, whose Hash is a located name where the entry was
+// stored as one.
 func DirCodec[V any](entry func(V) (Entry, error), value func(Entry) (V, error)) *merkle.Codec[V] {
 	return &merkle.Codec[V]{
 		Leaf: func(names []string, vals []V) ([]byte, error) {

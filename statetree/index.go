@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/wink-mcp/wink-mcp/blobname"
 	"github.com/wink-mcp/wink-mcp/merkle"
 )
 
@@ -20,9 +21,10 @@ import (
 // that many parts share (the same file at two paths, an empty directory)
 // goes only with the last of them.
 //
-// An Index holds a hash and the list of what it names for each blob in
-// use: for a session of 100,000 files, about 11 MB, with no pointers for
-// the collector to follow. It is not safe for concurrent use. After Update
+// An Index holds a hash (and a located file's sequence) and the list of
+// what it names for each blob in use: for a session of 100,000 files,
+// about 12 MB (BenchmarkIndexWhole), with no pointers for the collector
+// to follow. It is not safe for concurrent use. After Update
 // fails it is unusable, and must be dropped.
 type Index struct {
 	nodes map[ref]inode
@@ -34,10 +36,53 @@ type Index struct {
 	reads int
 }
 
-// ref is a blob as something names it: its hash, and what it is.
+// ref is a blob as something names it: its hash, what it is, and for a
+// located file (always of kind refBlob) its sequence. It is 40 bytes, of
+// no pointers.
 type ref struct {
 	sum  [32]byte
 	kind byte
+	// seq is a located file's sequence, little-endian: a blob of its own,
+	// distinct from the content-addressed blob of the same hash and from
+	// one located at another sequence. Zero for a content-addressed blob.
+	seq [7]byte
+}
+
+// maxSeq is the largest sequence a ref holds.
+const maxSeq = 1<<56 - 1
+
+// setSeq makes r the blob located at sequence seq, and reports whether
+// seq fits.
+func (r *ref) setSeq(seq uint64) bool {
+	if seq > maxSeq {
+		return false
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seq)
+	r.seq = [7]byte(b[:7])
+	return true
+}
+
+// name returns the name of the blob r: its hash, or its located name.
+func (r ref) name() string {
+	h := hex.EncodeToString(r.sum[:])
+	if r.seq == ([7]byte{}) {
+		return h
+	}
+	var b [8]byte
+	copy(b[:], r.seq[:])
+	return blobname.Located(h, binary.LittleEndian.Uint64(b[:]))
+}
+
+// parseRef returns the ref of kind kind of the blob named name, and
+// reports whether name was a blob's name (of kind refBlob when located).
+func parseRef(name string, kind byte) (r ref, ok bool) {
+	r.kind = kind
+	seq, ok := splitName(&r.sum, name)
+	if ok && seq != 0 {
+		ok = kind == refBlob && r.setSeq(seq)
+	}
+	return r, ok
 }
 
 // inode is a blob in use: how many blobs (and roots) name it, and where
@@ -76,11 +121,11 @@ type Root struct {
 func DocRoot(hash string) Root { return Root{hash, refDoc} }
 
 // BlobRoot is the blob hash alone, such as a history's, whatever it
-// holds.
+// holds; hash may be a located name.
 func BlobRoot(hash string) Root { return Root{hash, refBlob} }
 
-// FileRoot is the file of size bytes stored under hash (see PutFile):
-// its blob, and its chunks if it has some.
+// FileRoot is the file of size bytes stored under hash (see PutFile), or
+// under the located name hash: its blob, and its chunks if it has some.
 func FileRoot(hash string, size int64) Root {
 	if size > ChunkSize {
 		return Root{hash, refChunks}
@@ -98,11 +143,19 @@ func (x *Index) Len() int { return len(x.nodes) }
 // Getters.
 func (x *Index) Reads() int { return x.reads }
 
-// Has reports whether a blob of hash hash is in use.
-func (x *Index) Has(hash string) bool {
-	var r ref
-	if !decodeSum(&r.sum, hash) {
-		return false
+// Has reports whether the blob named name is in use: a
+// content-addressed blob of that hash, whatever it is used as, or the
+// blob of that located name.
+func (x *Index) Has(name string) bool {
+	r, ok := parseRef(name, refBlob)
+	return ok && x.has(r)
+}
+
+// has reports whether the blob r is in use, as whatever it is used as.
+func (x *Index) has(r ref) bool {
+	if r.seq != ([7]byte{}) {
+		_, ok := x.nodes[r]
+		return ok // a located file, always of kind refBlob
 	}
 	for _, k := range refKinds {
 		r.kind = k
@@ -114,17 +167,17 @@ func (x *Index) Has(hash string) bool {
 }
 
 // Update makes roots the index's roots in place of those of the last
-// Update, and returns the hashes of the blobs that only those used. It
+// Update, and returns the names of the blobs that only those used. It
 // reads with get (which must check each blob against its hash, as
 // Decode's Getter) every blob that roots use and the index did not
 // hold, and no other. A root may be named more than once.
 func (x *Index) Update(roots []Root, get Getter) (dead []string, err error) {
 	next := make([]ref, len(roots))
 	for i, r := range roots {
-		if !decodeSum(&next[i].sum, r.hash) {
+		var ok bool
+		if next[i], ok = parseRef(r.hash, r.kind); !ok {
 			return nil, fmt.Errorf("statetree: index: root %q: %w", r.hash, errFormat)
 		}
-		next[i].kind = r.kind
 	}
 	for _, r := range next {
 		if err := x.add(r, get); err != nil {
@@ -139,14 +192,18 @@ func (x *Index) Update(roots []Root, get Getter) (dead []string, err error) {
 	if x.free > 1024 && x.free > len(x.kids)/2 {
 		x.compact()
 	}
-	seen := map[[32]byte]bool{}
+	type blob struct {
+		sum [32]byte
+		seq [7]byte
+	}
+	seen := map[blob]bool{}
 	for _, r := range gone {
-		if seen[r.sum] {
+		if seen[blob{r.sum, r.seq}] {
 			continue
 		}
-		seen[r.sum] = true
-		if h := hex.EncodeToString(r.sum[:]); !x.Has(h) {
-			dead = append(dead, h)
+		seen[blob{r.sum, r.seq}] = true
+		if !x.has(r) {
+			dead = append(dead, r.name())
 		}
 	}
 	return dead, nil
@@ -296,38 +353,31 @@ func (x *Index) read(r ref, get Getter) ([]ref, error) {
 }
 
 // dirRefs returns out with what the directory blob b names appended (see
-// EncodeDir): a directory, a file's chunk list, or a file. It allocates
-// no name.
+// EncodeDir): a directory, a file's chunk list, a file, or a located file.
+// It allocates no name.
 func dirRefs(b []byte, out []ref) ([]ref, error) {
 	rest, ok := bytes.CutPrefix(b, dirHeader)
 	if !ok {
 		return nil, fmt.Errorf("not a directory: %w", errFormat)
 	}
 	for len(rest) > 0 {
-		kind := rest[0]
-		rest = rest[1:]
-		n, k := binary.Uvarint(rest)
-		if k <= 0 {
-			return nil, errFormat
+		d, err := decodeDirEntry(rest)
+		if err != nil {
+			return nil, err
 		}
-		rest = rest[k:]
-		size, k := binary.Uvarint(rest)
-		if k <= 0 || n > uint64(len(rest)) {
-			return nil, errFormat
-		}
-		rest = rest[k:]
-		if uint64(len(rest)) < n+32 || (kind != 'd' && kind != 'f') {
-			return nil, errFormat
-		}
-		r := ref{kind: refBlob, sum: [32]byte(rest[n : n+32])}
+		r := ref{kind: refBlob, sum: [32]byte(d.sum)}
 		switch {
-		case kind == 'd':
+		case d.kind == 'd':
 			r.kind = refDir
-		case size > ChunkSize:
+		case d.seq != 0:
+			if !r.setSeq(d.seq) {
+				return nil, errFormat
+			}
+		case d.size > ChunkSize:
 			r.kind = refChunks
 		}
 		out = append(out, r)
-		rest = rest[n+32:]
+		rest = d.rest
 	}
 	return out, nil
 }

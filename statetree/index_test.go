@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wink-mcp/wink-mcp/blobname"
 	"github.com/wink-mcp/wink-mcp/statetree"
 	"github.com/wink-mcp/wink-mcp/workspace"
 )
@@ -42,18 +43,43 @@ func liveOf(t *testing.T, st *statetree.State, get statetree.Getter) map[string]
 // of several chunks, the policies' memory), an Index whose roots are the
 // last two states holds what Live finds they use, and Update names dead
 // exactly the blobs that only the state it let go of used.
-func TestIndexFollowsLive(t *testing.T) { indexFollowsLive(t, 1, 2, 300) }
+// With a stash, the small files written are located, the same content
+// at two paths located twice.
+func TestIndexFollowsLive(t *testing.T) {
+	for _, located := range []bool{false, true} {
+		t.Run(fmt.Sprintf("located=%v", located), func(t *testing.T) { indexFollowsLive(t, 1, 2, 300, located) })
+	}
+}
 
 // FuzzIndexFollowsLive is TestIndexFollowsLive from other seeds.
 func FuzzIndexFollowsLive(f *testing.F) {
-	f.Add(uint64(1), uint64(2), uint8(20))
-	f.Fuzz(func(t *testing.T, a, b uint64, steps uint8) { indexFollowsLive(t, a, b, int(steps)) })
+	f.Add(uint64(1), uint64(2), uint8(20), false)
+	f.Add(uint64(1), uint64(2), uint8(20), true)
+	f.Fuzz(func(t *testing.T, a, b uint64, steps uint8, located bool) {
+		indexFollowsLive(t, a, b, int(steps), located)
+	})
 }
 
-func indexFollowsLive(t *testing.T, seed1, seed2 uint64, steps int) {
+// stashInto returns a stash that keeps each content in bs at the next
+// sequence, as a session's store does.
+func stashInto(bs *blobs) statetree.Stash {
+	var seq uint64
+	return func(content []byte) (string, error) {
+		seq++
+		name := blobname.Located(blobname.Hash(content), seq)
+		bs.add(map[string][]byte{name: content})
+		return name, nil
+	}
+}
+
+func indexFollowsLive(t *testing.T, seed1, seed2 uint64, steps int, located bool) {
 	r := newRegistry(t, nil)
 	s := newSession(t, r)
 	w := workspace.From(s)
+	bs := newBlobs()
+	if located {
+		w.SetStash(stashInto(bs))
+	}
 	rbw := workspace.ReadBeforeWrite()
 	rng := rand.New(rand.NewPCG(seed1, seed2))
 	big := strings.Repeat("0123456789abcdef", 2*statetree.ChunkSize/16+3)
@@ -70,7 +96,6 @@ func indexFollowsLive(t *testing.T, seed1, seed2 uint64, steps int) {
 			return fmt.Sprintf("top%d", rng.IntN(5))
 		}
 	}
-	bs := newBlobs()
 	x := statetree.NewIndex()
 	var prev, older *statetree.State
 	for step := range steps {
@@ -134,10 +159,20 @@ func indexFollowsLive(t *testing.T, seed1, seed2 uint64, steps int) {
 // directories of 100, with the policies' memory of every file, reads
 // after one 1 KB write the blobs the write stored that name others (the
 // root document, the parts of the directories on its path, the memory's
-// nodes), not the workspace, and lets go of as many.
+// nodes), not the workspace, and lets go of as many; so does one whose
+// write is located (stashed, not stored with the state).
 func TestIndexReadsWhatChanged(t *testing.T) {
+	for _, located := range []bool{false, true} {
+		t.Run(fmt.Sprintf("located=%v", located), func(t *testing.T) { indexReadsWhatChanged(t, located) })
+	}
+}
+
+func indexReadsWhatChanged(t *testing.T, located bool) {
 	rw := newRemembered(t, 100)
 	s, st, bs := rw.s, rw.st, rw.stored
+	if located {
+		rw.w.SetStash(stashInto(bs))
+	}
 	x := statetree.NewIndex()
 	if _, err := x.Update([]statetree.Root{statetree.DocRoot(st.Root)}, withDoc(st.Doc, bs.get)); err != nil {
 		t.Fatal(err)
@@ -177,9 +212,124 @@ func TestIndexRefusesWhatIsNotItsFormat(t *testing.T) {
 		{"not stored", statetree.DocRoot(statetree.Hash([]byte("absent")))},
 		{"not a document", statetree.DocRoot(statetree.Hash(junk))},
 		{"not a chunk list", statetree.FileRoot(statetree.Hash(junk), 3*statetree.ChunkSize)},
+		{"a located document", statetree.DocRoot(blobname.Located(statetree.Hash(junk), 1))},
+		{"a located chunk list", statetree.FileRoot(blobname.Located(statetree.Hash(junk), 1), 3*statetree.ChunkSize)},
+		{"located past 2^56", statetree.FileRoot(blobname.Located(statetree.Hash(junk), 1<<56), 10)},
 	} {
 		if _, err := statetree.NewIndex().Update([]statetree.Root{tt.root}, bs.get); err == nil {
 			t.Errorf("%s: no error", tt.name)
 		}
 	}
+	name := blobname.Located(statetree.Hash(junk), 1<<56-1)
+	x := statetree.NewIndex()
+	if _, err := x.Update([]statetree.Root{statetree.FileRoot(name, 10)}, bs.get); err != nil || !x.Has(name) || x.Has(statetree.Hash(junk)) {
+		t.Fatalf("a located file as a root: %v, has it %v, has its hash %v", err, x.Has(name), x.Has(statetree.Hash(junk)))
+	}
+	if dead, err := x.Update(nil, bs.get); err != nil || !slices.Equal(dead, []string{name}) {
+		t.Fatalf("its root let go: dead %v, %v; want %s", dead, err, name)
+	}
+}
+
+// TestIndexLocatedFiles: in a directory of 10,000 located files, a file
+// replaced and one removed let go of their located blobs, and the same
+// content located twice, or held by a mounted file as a
+// content-addressed blob, is a blob of each name: it goes with the last
+// file that names it, and Update says dead what Live finds no longer
+// used.
+func TestIndexLocatedFiles(t *testing.T) {
+	shared := []byte("shared\n")
+	r := newRegistry(t, map[string][]byte{"mounted.txt": shared})
+	s := newSession(t, r)
+	w := workspace.From(s)
+	bs := newBlobs()
+	var last string // the name of the content stashed last
+	stash := stashInto(bs)
+	w.SetStash(func(content []byte) (string, error) {
+		name, err := stash(content)
+		last = name
+		return name, err
+	})
+	nameOf := map[string]string{} // the located name of each path written
+	write := func(p string, data []byte) {
+		t.Helper()
+		before := len(bs.m)
+		if err := w.WriteFile(p, data); err != nil {
+			t.Fatal(err)
+		}
+		if len(bs.m) != before+1 {
+			t.Fatalf("%s: %d contents stashed, want 1", p, len(bs.m)-before)
+		}
+		nameOf[p] = last
+	}
+	for i := range 10000 {
+		write(fmt.Sprintf("big/f%05d.txt", i), fmt.Appendf(nil, "file %d\n", i))
+	}
+	write("copy1/same.txt", shared)
+	write("copy2/same.txt", shared)
+	x := statetree.NewIndex()
+	var prev *statetree.State
+	step := func(what string, wantDead, wantKept []string) {
+		t.Helper()
+		st, nb := encode(t, s, prev)
+		bs.add(nb)
+		dead, err := x.Update([]statetree.Root{statetree.DocRoot(st.Root)}, withDoc(st.Doc, bs.get))
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := liveOf(t, st, bs.get)
+		if prev != nil {
+			var want []string
+			for h := range liveOf(t, prev, bs.get) {
+				if !live[h] {
+					want = append(want, h)
+				}
+			}
+			slices.Sort(dead)
+			slices.Sort(want)
+			if !slices.Equal(dead, want) {
+				t.Fatalf("%s: dead %v, want %v", what, dead, want)
+			}
+		}
+		for h := range live {
+			if !x.Has(h) {
+				t.Fatalf("%s: %s is used and not in the index", what, h)
+			}
+		}
+		for _, h := range wantDead {
+			if !slices.Contains(dead, h) || x.Has(h) {
+				t.Fatalf("%s: %s is not dead", what, h)
+			}
+		}
+		for _, h := range wantKept {
+			if slices.Contains(dead, h) || !x.Has(h) {
+				t.Fatalf("%s: %s is not kept", what, h)
+			}
+		}
+		prev = st
+	}
+	one, two, hash := nameOf["copy1/same.txt"], nameOf["copy2/same.txt"], blobname.Hash(shared)
+	if one == two || !strings.HasPrefix(one, hash) || !strings.HasPrefix(two, hash) {
+		t.Fatalf("the same content written twice is named %s and %s", one, two)
+	}
+	step("10,000 files", nil, append([]string{one, two, hash}, slices.Collect(maps.Values(nameOf))...))
+	replaced := nameOf["big/f05000.txt"]
+	write("big/f05000.txt", []byte("replaced\n"))
+	step("a file replaced", []string{replaced}, []string{nameOf["big/f05000.txt"], nameOf["big/f05001.txt"]})
+	removed := nameOf["big/f00007.txt"]
+	if _, err := w.Remove("big/f00007.txt"); err != nil {
+		t.Fatal(err)
+	}
+	step("a file removed", []string{removed}, []string{nameOf["big/f00008.txt"]})
+	if _, err := w.Remove("copy1"); err != nil {
+		t.Fatal(err)
+	}
+	step("a copy removed", []string{one}, []string{two, hash})
+	if _, err := w.Remove("mounted.txt"); err != nil {
+		t.Fatal(err)
+	}
+	step("the mounted file removed", []string{hash}, []string{two})
+	if _, err := w.Remove("copy2"); err != nil {
+		t.Fatal(err)
+	}
+	step("the last copy removed", []string{two}, nil)
 }

@@ -6,20 +6,27 @@
 //
 // # The tree
 //
-// Every blob is named by Hash of its bytes. The root document (State.Doc)
-// holds each STATE slice (its value as the slice's codec gives it, see
-// session.Persist): inline when it is at most InlineMax bytes, otherwise
-// as the hash of its blob or, when larger than MaxSliceBlob, of the top of
-// a tree of chunks; a slice whose codec stores it as blobs of its own
-// (session.Codec.Store: the policies' memory, a merkle.Map) as the hash
-// its codec gives. It names the root directory of each per-session
-// resource that keeps a tree of files (Tree), such as a memory workspace.
-// A directory blob (EncodeDir) lists its entries sorted by name, each with
-// its kind, size and hash; a directory of more than merkle.SmallMax
-// entries is a merkle.Map of such blobs (DirCodec). A file is one blob of
-// its content or, when larger than ChunkSize, a list of the blobs of its
-// chunks (PutFile). The call log is not in the tree: it is appended to the
-// store on its own.
+// Every blob is named by Hash of its bytes, except a file's content that
+// the session stored as it was written (Stash): that blob's name is
+// located (package blobname), its hash and the store's sequence of the
+// message holding it, fixed when the file is made, so that every
+// directory's hash is known whenever it is computed. The root document
+// (State.Doc) holds each STATE slice (its value as the slice's codec
+// gives it, see session.Persist): inline when it is at most InlineMax
+// bytes, otherwise as the hash of its blob or, when larger than
+// MaxSliceBlob, of the top of a tree of chunks; a slice whose codec
+// stores it as blobs of its own (session.Codec.Store: the policies'
+// memory, a merkle.Map) as the hash its codec gives. It names the root
+// directory of each per-session resource that keeps a tree of files
+// (Tree), such as a memory workspace. A directory blob (EncodeDir) lists
+// its entries sorted by name, each with its kind, size and hash, and a
+// located file's sequence; a directory of more than merkle.SmallMax
+// entries is a merkle.Map of such blobs (DirCodec). A file is one blob
+// of its content, content-addressed or located, or, when larger than
+// ChunkSize, a list of the blobs of its chunks (PutFile), never located.
+// Whoever reads a blob checks its content against the hash its name
+// holds. The call log is not in the tree: it is appended to the store on
+// its own.
 //
 // # Storing a change
 //
@@ -50,15 +57,34 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/wink-mcp/wink-mcp/blobname"
 	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/session"
 )
 
-// Getter returns the content of the blob named hash.
+// Getter returns the content of the blob named hash: its hash, or a
+// located name (package blobname).
 type Getter func(hash string) ([]byte, error)
 
 // Put receives a blob to store under its hash.
 type Put func(hash string, blob []byte)
+
+// Stash stores a file's content where the session's store keeps the
+// contents of files as they are written (store.Store.PutData), and
+// returns its located name (package blobname); the tree names the file by
+// it, and Encode puts nothing for it.
+type Stash func(content []byte) (name string, err error)
+
+// Stasher is implemented by a Tree that stores a file's content as it is
+// written, of at most ChunkSize bytes, through the Stash its session
+// gives it, rather than with the tree's other blobs when it is encoded.
+// Until SetStash, or with a nil Stash, it stores every content as any
+// Tree does.
+type Stasher interface {
+	// SetStash makes stash the way the tree stores the contents written
+	// from now on.
+	SetStash(stash Stash)
+}
 
 // Tree is a per-session resource whose state is a tree of directories and
 // files, stored in the format of EncodeDir and PutFile.
@@ -297,7 +323,7 @@ func DecodeRoot(s *session.Session, root string, get Getter) (*State, error) {
 	return Decode(s, doc, get)
 }
 
-// Live returns the hash of every blob the root document doc uses, read
+// Live returns the name of every blob the root document doc uses, read
 // whole: every directory, map node and chunk list. A sweep uses Index,
 // which reads what changed; Live is the account of a state read whole
 // against which Index and the blobs kept in a store are checked.
@@ -399,13 +425,21 @@ func liveMap(h string, get Getter, live map[string]bool) error {
 // errCorrupt reports a blob whose content is not what its name says.
 var errCorrupt = errors.New("blob content does not match its hash")
 
-// fetch gets the blob h and checks its content against h.
+// fetch gets the blob named h and checks its content against the hash
+// the name holds.
 func fetch(get Getter, h string) ([]byte, error) {
+	hash := h
+	if len(h) != 64 {
+		var ok bool
+		if hash, _, ok = blobname.Split(h); !ok {
+			return nil, fmt.Errorf("statetree: %q is not a blob's name: %w", h, errFormat)
+		}
+	}
 	b, err := get(h)
 	if err != nil {
 		return nil, err
 	}
-	if Hash(b) != h {
+	if Hash(b) != hash {
 		return nil, fmt.Errorf("%s: %w", h, errCorrupt)
 	}
 	return b, nil

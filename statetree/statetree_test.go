@@ -574,7 +574,8 @@ func BenchmarkEncodeAfterOneFileChange(b *testing.B) {
 	bytesOut := 0
 	for i := 0; b.Loop(); i++ {
 		file[0] = byte(i)
-		if err := w.WriteFile(fmt.Sprintf("pkg%03d/file%03d.go", i%100, i%100), file); err != nil {
+		// The workspace keeps what it is given: each write gets its own.
+		if err := w.WriteFile(fmt.Sprintf("pkg%03d/file%03d.go", i%100, i%100), bytes.Clone(file)); err != nil {
 			b.Fatal(err)
 		}
 		var nb map[string][]byte

@@ -40,6 +40,13 @@ func contract(t *testing.T, open func(t *testing.T) Store) {
 		{"Closed", testClosed},
 		{"Tasks", testTasks},
 		{"TaskExpires", testTaskExpires},
+		{"PutData", testPutData},
+		{"PutDataInvalid", testPutDataInvalid},
+		{"RemoveData", testRemoveData},
+		{"SweepData", testSweepData},
+		{"DeleteData", testDeleteData},
+		{"ExpireData", testExpireData},
+		{"OnePerSubject", testOnePerSubject},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })

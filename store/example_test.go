@@ -54,3 +54,50 @@ func ExampleOpenEmbedded() {
 	// {"hello.txt":"5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"}
 	// hello
 }
+
+// The contents of a session's files are stored as located blobs before
+// the commit whose head names them; each is read back by its name, and
+// goes when a later sweep finds it dead.
+func ExampleJetStream_PutData() {
+	dir, err := os.MkdirTemp("", "wink-state-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	s, err := store.OpenEmbedded(ctx, dir, store.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	rev, err := s.Create(ctx, "s_example", []byte(`{}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	names, err := s.PutData(ctx, "s_example", [][]byte{[]byte("hello\n"), []byte("world\n")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	head := fmt.Sprintf(`{"hello.txt":%q}`, names[0]) // world.txt is left out
+	rev, err = s.Commit(ctx, "s_example", rev, []byte(head), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := s.Blob(ctx, "s_example", names[0])
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s", b)
+
+	sw, err := s.Sweep(ctx, "s_example", rev, func(name string) bool { return name == names[0] })
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = s.Blob(ctx, "s_example", names[1])
+	fmt.Println(sw.Removed, sw.Kept, errors.Is(err, store.ErrNotFound))
+	// Output:
+	// hello
+	// 1 1 true
+}

@@ -53,11 +53,22 @@ import (
 //     (or 3) is read as it is, and written anew by the next commit that
 //     writes the history's blob, so its step changes nothing but the
 //     markers, which keep builds of format 4 away.
+//   - 6: the contents of files may be located blobs (PutData), messages
+//     on one subject per session (NAME.data.SESSION) found by their
+//     stream sequence, rather than one subject per blob, which a server
+//     restarting indexes one by one; the state stream allows any number
+//     of messages per subject and rollups, and heads and blobs keep one
+//     message per subject by being published as rollups of their
+//     subject. What format 5 stored is read as it is; its step changes
+//     nothing but the markers, and the state stream's configuration is
+//     brought to format 6 by the opening that follows the migration
+//     (createStream), or by the next one if the process ends between the
+//     two: a stream marked 6 is configured anew by every opening.
 //
 // A change of anything the store holds, the store's own framing or the
 // caller's heads, blobs, log entries and task records, is a new format,
 // with its step.
-const Format = 5
+const Format = 6
 
 // formatKey is the key of the streams' metadata that names the format of
 // what they hold. A stream without the key holds format 1.
@@ -178,6 +189,10 @@ func errNoStep(stream string, found int) error {
 // migrates it, a store that this process may not migrate itself.
 var ErrMigrating = errors.New("being migrated by another process")
 
+// dataPerSubject bounds the messages of one subject of the state stream:
+// no session stores that many contents.
+const dataPerSubject = 1 << 40
+
 // streams is the configuration of each of the store's streams, the
 // state's first.
 func (s *JetStream) streams(opts Options) []jetstream.StreamConfig {
@@ -187,11 +202,18 @@ func (s *JetStream) streams(opts Options) []jetstream.StreamConfig {
 		dedup = minDedupWindow
 	}
 	return []jetstream.StreamConfig{{
-		Name:              prefix + "_STATE",
-		Subjects:          []string{s.name + ".head.*", s.name + ".blob.*.*"},
-		Storage:           jetstream.FileStorage,
-		Replicas:          opts.Replicas,
-		MaxMsgsPerSubject: 1,
+		Name:     prefix + "_STATE",
+		Subjects: []string{s.name + ".head.*", s.name + ".blob.*.*", s.name + ".data.*"},
+		Storage:  jetstream.FileStorage,
+		Replicas: opts.Replicas,
+		// A data subject holds many messages; a head's or a blob's holds
+		// one, each published as a rollup of its subject (JetStream.one).
+		// The limit is never reached (dataPerSubject), and keeps the
+		// server's blocks at 4 MiB, as for a stream of one message a
+		// subject: with none it makes them 8 MiB, and a process that
+		// writes large files holds about 25 MiB more of them.
+		MaxMsgsPerSubject: dataPerSubject,
+		AllowRollup:       true,
 		Discard:           jetstream.DiscardOld,
 		Duplicates:        dedup,
 		AllowDirect:       single,

@@ -12,9 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"github.com/wink-mcp/wink-mcp/blobname"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -23,8 +25,13 @@ import (
 //
 // It keeps three streams. The state stream holds heads under
 // NAME.head.SESSION and blobs under NAME.blob.SESSION.HASH, one message per
-// subject, so a message's stream sequence is the revision of a head or blob
-// and heads and blobs share one sequence. The log stream holds each
+// subject (each published as a rollup of its subject), and located blobs
+// under NAME.data.SESSION, many messages on the subject, each with the hash
+// of its content in a header (Wink-Hash) and found by its sequence; so a
+// message's stream sequence is the revision of a head or blob, and heads
+// and blobs share one sequence. A server that starts indexes the stream's
+// subjects one by one, and a session's files' contents are one subject
+// rather than one each. The log stream holds each
 // session's call log under NAME.log.SESSION, as many messages per subject
 // as Options.LogRetention. The task stream holds each task's record under
 // NAME.task.OWNER.ID, one message per subject, which the server removes
@@ -51,6 +58,7 @@ type JetStream struct {
 	state     jetstream.Stream
 	log       jetstream.Stream
 	tasks     jetstream.Stream
+	rollup    bool // whether the state stream takes rollups (format 6)
 	name      string
 	timeout   time.Duration
 	retention int
@@ -83,6 +91,9 @@ const (
 	// memory of remembering every id.
 	dedupWindow    = 30 * time.Second
 	minDedupWindow = 100 * time.Millisecond
+
+	// hashHeader carries the hash of a located blob's content.
+	hashHeader = "Wink-Hash"
 )
 
 // open creates or updates the store's streams on nc, retrying while a fresh
@@ -145,6 +156,7 @@ func open(ctx context.Context, nc *nats.Conn, opts Options, mayMigrate func(ctx 
 			return nil, err
 		}
 	}
+	s.rollup = s.state.CachedInfo().Config.AllowRollup
 	return s, nil
 }
 
@@ -208,7 +220,8 @@ func (s *JetStream) headSubject(session string) string { return s.name + ".head.
 func (s *JetStream) blobSubject(session, hash string) string {
 	return s.name + ".blob." + session + "." + hash
 }
-func (s *JetStream) logSubject(session string) string { return s.name + ".log." + session }
+func (s *JetStream) dataSubject(session string) string { return s.name + ".data." + session }
+func (s *JetStream) logSubject(session string) string  { return s.name + ".log." + session }
 func (s *JetStream) taskSubject(owner, id string) string {
 	return s.name + ".task." + owner + "." + id
 }
@@ -289,6 +302,20 @@ func fail(op, session string, err error) error {
 		return fmt.Errorf("store: %s %s: %w", op, session, err)
 	}
 	return fmt.Errorf("store: %s %s: %w: %w", op, session, ErrUnavailable, err)
+}
+
+// one returns m, which is a head or a content-addressed blob, made a
+// rollup of its subject, so that the subject keeps it alone. A state
+// stream of a format before 6, which a migration works on, takes no
+// rollups and keeps one message per subject by its limit.
+func (s *JetStream) one(m *nats.Msg) *nats.Msg {
+	if s.rollup {
+		if m.Header == nil {
+			m.Header = nats.Header{}
+		}
+		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	}
+	return m
 }
 
 // isDeleted reports whether a head message is a deletion marker.
@@ -392,7 +419,13 @@ func (s *JetStream) Commit(ctx context.Context, session string, rev uint64, head
 	case errors.Is(err, errMoved):
 		return 0, fmt.Errorf("store: commit %s at %d: %w", session, rev, ErrConflict)
 	case errors.Is(err, ErrNotFound) && written > 0:
-		if perr := s.purge(ctx, s.state, s.blobSubject(session, "*"), written+1); perr != nil {
+		// The session's located blobs (PutData) were stored before
+		// the commit's blobs, and go below the same revision.
+		perr := s.purge(ctx, s.state, s.blobSubject(session, "*"), written+1)
+		if perr == nil {
+			perr = s.purge(ctx, s.state, s.dataSubject(session), written+1)
+		}
+		if perr != nil {
 			err = fmt.Errorf("%w (and its blobs were left: %w)", err, perr)
 		}
 		return 0, fail("commit", session, err)
@@ -409,7 +442,7 @@ func (s *JetStream) putBlobs(ctx context.Context, session string, blobs map[stri
 	var highest uint64
 	p := &pipeline{js: s.js, maxMsgs: blobWindow, stored: func(_ *nats.Msg, rev uint64) { highest = max(highest, rev) }}
 	for h, b := range blobs {
-		if err := p.publish(ctx, &nats.Msg{Subject: s.blobSubject(session, h), Data: b}); err != nil {
+		if err := p.publish(ctx, s.one(&nats.Msg{Subject: s.blobSubject(session, h), Data: b})); err != nil {
 			return 0, err
 		}
 	}
@@ -515,7 +548,7 @@ func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, hea
 	// and replaced since by another writer's head.
 	lost := false
 	err := retry(ctx, func(ctx context.Context) (bool, error) {
-		msg := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: head}
+		msg := s.one(&nats.Msg{Subject: subject, Header: nats.Header{}, Data: head})
 		for k, v := range hdr {
 			msg.Header[k] = v
 		}
@@ -556,63 +589,146 @@ func (s *JetStream) putHead(ctx context.Context, session string, rev uint64, hea
 	return out, err
 }
 
-// Blob implements Store.
-func (s *JetStream) Blob(ctx context.Context, session, hash string) ([]byte, error) {
-	if err := checkSession(session); err != nil {
-		return nil, err
-	}
-	if err := checkHash(hash); err != nil {
+// PutData implements Store: the contents are published on the session's
+// data subject as a commit's blobs are, at most blobWindow unacknowledged
+// at a time, each with an id of its own, so that one sent again after a
+// lost answer within the stream's window of duplicates is stored once and
+// keeps its sequence; past the window it is stored again, and the first
+// copy, which no head names, goes with the next sweep.
+func (s *JetStream) PutData(ctx context.Context, session string, contents [][]byte) ([]string, error) {
+	if err := checkData(session, contents); err != nil {
 		return nil, err
 	}
 	ctx, cancel := s.begin(ctx)
 	defer cancel()
-	m, err := s.read(ctx, s.blobSubject(session, hash))
+	ids := make([]string, len(contents))
+	for i := range ids {
+		ids[i] = nuid.Next()
+	}
+	subject := s.dataSubject(session)
+	names := make([]string, 0, len(contents))
+	err := s.do(ctx, func(ctx context.Context) error {
+		names = names[:0]
+		p := &pipeline{js: s.js, maxMsgs: blobWindow, stored: func(m *nats.Msg, rev uint64) {
+			names = append(names, blobname.Located(m.Header.Get(hashHeader), rev))
+		}}
+		for i, c := range contents {
+			m := &nats.Msg{Subject: subject, Data: c, Header: nats.Header{
+				hashHeader:            []string{Hash(c)},
+				jetstream.MsgIDHeader: []string{ids[i]},
+			}}
+			if err := p.publish(ctx, m); err != nil {
+				return err
+			}
+		}
+		return p.wait(ctx)
+	})
 	if err != nil {
-		return nil, fail("blob", session+"/"+hash, err)
+		return nil, fail("put data", session, err)
+	}
+	return names, nil
+}
+
+// Blob implements Store. A located blob is read by its sequence, and is
+// the session's only if the message there is on the session's data
+// subject with the name's hash.
+func (s *JetStream) Blob(ctx context.Context, session, name string) ([]byte, error) {
+	if err := checkSession(session); err != nil {
+		return nil, err
+	}
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.begin(ctx)
+	defer cancel()
+	hash, seq, _ := blobname.Split(name)
+	var m *jetstream.RawStreamMsg
+	var err error
+	if seq == 0 {
+		m, err = s.read(ctx, s.blobSubject(session, hash))
+	} else {
+		m, err = s.readAt(ctx, seq)
+		if err == nil && (m.Subject != s.dataSubject(session) || m.Header.Get(hashHeader) != hash) {
+			err = ErrNotFound
+		}
+	}
+	if err != nil {
+		return nil, fail("blob", session+"/"+name, err)
 	}
 	return m.Data, nil
 }
 
-// Sweep implements Store without a request per blob it removes: a scan
-// of the headers of the session's blobs finds those written before rev,
-// each blob among them that live keeps is published again, in place of
-// its older copy (a subject keeps one message), and then one purge
-// removes what is left of the session's blobs below rev, which is what
-// live does not keep. Its cost is a scan of the session's blobs, a read
-// and a publish per blob it keeps, and one purge; at most sweepWindow
-// bytes of them are in flight at once.
+// readAt returns the message of the state stream at sequence seq, or an
+// error wrapping ErrNotFound, from the stream's leader (or the single
+// server, by a direct get), trying again while the store does not answer.
+func (s *JetStream) readAt(ctx context.Context, seq uint64) (m *jetstream.RawStreamMsg, err error) {
+	err = s.do(ctx, func(ctx context.Context) error {
+		m, err = s.state.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return ErrNotFound
+		}
+		return err
+	})
+	return m, err
+}
+
+// Sweep implements Store without a request per blob it keeps: a scan of
+// the headers of the session's blobs, content-addressed and located,
+// finds those written before rev; each content-addressed blob among them
+// that live keeps is published again, in place of its older copy (a
+// subject keeps one message), and then one purge removes what is left of
+// the session's content-addressed blobs below rev, which is what live
+// does not keep; each located blob live does not keep is deleted by its
+// sequence, and those it keeps stay where they are (a located blob's
+// sequence is its name). Its cost is a scan of the session's blobs, a
+// read and a publish per content-addressed blob it keeps, one purge, and
+// a request per located blob it removes; at most sweepWindow bytes of
+// blobs written again, and removeWindow deletions, are in flight at once.
 //
 // A blob kept is written again with a later revision, as a commit would,
 // so that the contract holds whatever runs meanwhile: a commit writes
 // every blob its head needs and the one it loaded did not; another sweep
 // at a later revision removes a copy only if it is dead there. A session
 // deleted while it ran has the blobs it wrote again removed.
-func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (Swept, error) {
+func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live func(name string) bool) (Swept, error) {
 	if err := checkSession(session); err != nil {
 		return Swept{}, err
 	}
 	ctx, cancel := s.begin(ctx)
 	defer cancel()
-	prefix := s.blobSubject(session, "")
+	prefix, data := s.blobSubject(session, ""), s.dataSubject(session)
 	// The scan may run on a replica that lags: it goes on until it has
 	// seen the session's last blob as the leader has it, and every blob
 	// below rev was written before that one was read.
-	end, err := s.read(ctx, prefix+"*")
-	if errors.Is(err, ErrNotFound) {
+	var until uint64
+	for _, subject := range []string{prefix + "*", data} {
+		end, err := s.read(ctx, subject)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return Swept{}, fail("sweep", session, err)
+		default:
+			until = max(until, end.Sequence)
+		}
+	}
+	if until == 0 {
 		return Swept{}, nil
 	}
-	if err != nil {
-		return Swept{}, fail("sweep", session, err)
-	}
-	var keep []string // the subjects of the blobs below rev that live keeps
-	dead := 0
-	err = s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{prefix + "*"},
+	var keep []string     // the subjects of the blobs below rev that live keeps
+	var deadData []uint64 // the sequences of the located blobs below rev it does not
+	dead, keptData := 0, 0
+	err := s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{prefix + "*", data},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 		HeadersOnly:    true,
-	}, end.Sequence, func() { keep, dead = keep[:0], 0 }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+	}, until, func() { keep, deadData, dead, keptData = keep[:0], deadData[:0], 0, 0 }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+		seq := meta.Sequence.Stream
 		switch {
-		case meta.Sequence.Stream >= rev:
+		case seq >= rev:
+		case m.Subject() == data && live(blobname.Located(m.Headers().Get(hashHeader), seq)):
+			keptData++
+		case m.Subject() == data:
+			deadData = append(deadData, seq)
 		case live(strings.TrimPrefix(m.Subject(), prefix)):
 			keep = append(keep, m.Subject())
 		default:
@@ -622,7 +738,7 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 	if err != nil {
 		return Swept{}, fail("sweep", session, err)
 	}
-	sw := Swept{Removed: dead}
+	sw := Swept{Removed: dead + len(deadData), Kept: keptData}
 	kept := map[string]uint64{} // subject → the revision it was written again at
 	if dead > 0 {
 		err = s.rewrite(ctx, keep, rev, kept, &sw)
@@ -633,32 +749,69 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 	if err == nil && len(kept) > 0 {
 		err = s.unlessDeleted(ctx, session, kept)
 	}
+	if err == nil {
+		err = s.deleteAt(ctx, deadData)
+	}
 	if err != nil {
 		return Swept{}, fail("sweep", session, err)
 	}
 	return sw, nil
 }
 
-// Remove implements Store by a purge of each blob's subject below rev:
-// a request per blob, and no look at the others, removeWindow of them in
-// flight at once (which the server answers for about four fifths of the
-// CPU of one at a time). The session's deletion meanwhile changes
-// nothing: its blobs go with it.
-func (s *JetStream) Remove(ctx context.Context, session string, rev uint64, hashes []string) (int, error) {
-	if err := checkRemove(session, hashes); err != nil {
+// deleteAt deletes the messages of the state stream at seqs, removeWindow
+// of them in flight at once.
+func (s *JetStream) deleteAt(ctx context.Context, seqs []uint64) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(removeWindow)
+	for _, seq := range seqs {
+		g.Go(func() error { return s.deleteOne(gctx, seq) })
+	}
+	return g.Wait()
+}
+
+// deleteOne deletes the message of the state stream at seq, without
+// erasing its bytes; one already gone is no error. The server's refusal
+// comes as its text only.
+func (s *JetStream) deleteOne(ctx context.Context, seq uint64) error {
+	return retry(ctx, func(ctx context.Context) (bool, error) {
+		err := s.state.DeleteMsg(ctx, seq)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) && strings.Contains(err.Error(), server.ErrStoreMsgNotFound.Error()):
+			return true, nil
+		case errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful):
+			return true, err
+		}
+		return s.settled(err), err
+	})
+}
+
+// Remove implements Store by a purge of each content-addressed blob's
+// subject below rev, and a deletion of each located blob below rev by its
+// sequence: a request per blob, and no look at the others, removeWindow
+// of them in flight at once (which the server answers for about four
+// fifths of the CPU of one at a time). The session's deletion meanwhile
+// changes nothing: its blobs go with it.
+func (s *JetStream) Remove(ctx context.Context, session string, rev uint64, names []string) (int, error) {
+	if err := checkRemove(session, names); err != nil {
 		return 0, err
 	}
 	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(removeWindow)
-	for _, h := range hashes {
-		g.Go(func() error { return s.purge(gctx, s.state, s.blobSubject(session, h), rev) })
+	for _, n := range names {
+		h, seq, _ := blobname.Split(n)
+		switch {
+		case seq == 0:
+			g.Go(func() error { return s.purge(gctx, s.state, s.blobSubject(session, h), rev) })
+		case seq < rev:
+			g.Go(func() error { return s.deleteOne(gctx, seq) })
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return 0, fail("remove", session, err)
 	}
-	return len(hashes), nil
+	return len(names), nil
 }
 
 // removeWindow bounds the purges of a Remove in flight at once.
@@ -682,7 +835,7 @@ func (s *JetStream) rewrite(ctx context.Context, subjects []string, rev uint64, 
 		case m.Sequence >= rev:
 			continue // written again meanwhile
 		}
-		if err := p.publish(ctx, &nats.Msg{Subject: subject, Data: m.Data}); err != nil {
+		if err := p.publish(ctx, s.one(&nats.Msg{Subject: subject, Data: m.Data})); err != nil {
 			return err
 		}
 		sw.Kept++
@@ -747,6 +900,9 @@ func (s *JetStream) remove(ctx context.Context, session string, rev uint64) (boo
 // time, unless something replaced it meanwhile.
 func (s *JetStream) finishDelete(ctx context.Context, session string, mark uint64) error {
 	if err := s.purge(ctx, s.state, s.blobSubject(session, "*"), mark); err != nil {
+		return err
+	}
+	if err := s.purge(ctx, s.state, s.dataSubject(session), mark); err != nil {
 		return err
 	}
 	if err := s.purge(ctx, s.log, s.logSubject(session), 0); err != nil {

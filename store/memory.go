@@ -8,11 +8,14 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/blobname"
 )
 
 // Memory is a Store in process memory. It keeps the same contract as the
 // JetStream store, including revisions drawn from one sequence for heads
-// and blobs, and loses everything when the process ends.
+// and blobs, content-addressed and located (a located blob is kept under
+// its revision), and loses everything when the process ends.
 type Memory struct {
 	retention int
 
@@ -21,6 +24,7 @@ type Memory struct {
 	seq      uint64
 	heads    map[string]memHead
 	blobs    map[string]map[string]memBlob
+	data     map[string]map[uint64]memData // located blobs, by session, then revision
 	logs     map[string][][]byte
 	tasks    map[string]map[string]memTask // by owner, then id
 	watchers map[*memWatcher]struct{}
@@ -43,6 +47,11 @@ type memBlob struct {
 	rev  uint64
 }
 
+type memData struct {
+	hash string
+	data []byte
+}
+
 var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty memory store. Of opts it uses LogRetention.
@@ -51,6 +60,7 @@ func NewMemory(opts Options) *Memory {
 		retention: opts.withDefaults().LogRetention,
 		heads:     map[string]memHead{},
 		blobs:     map[string]map[string]memBlob{},
+		data:      map[string]map[uint64]memData{},
 		logs:      map[string][][]byte{},
 		tasks:     map[string]map[string]memTask{},
 		watchers:  map[*memWatcher]struct{}{},
@@ -137,6 +147,9 @@ func (m *Memory) Commit(ctx context.Context, session string, rev uint64, head []
 	defer m.mu.Unlock()
 	h, ok := m.heads[session]
 	if !ok {
+		// What PutData stored under the name since the session was
+		// deleted belongs to the session as it was.
+		delete(m.data, session)
 		return 0, fmt.Errorf("store: commit %s: %w", session, ErrNotFound)
 	}
 	if len(blobs) > 0 && m.blobs[session] == nil {
@@ -152,44 +165,85 @@ func (m *Memory) Commit(ctx context.Context, session string, rev uint64, head []
 	return m.putHead(session, head), nil
 }
 
+// PutData implements Store.
+func (m *Memory) PutData(ctx context.Context, session string, contents [][]byte) ([]string, error) {
+	if err := checkData(session, contents); err != nil {
+		return nil, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	if len(contents) > 0 && m.data[session] == nil {
+		m.data[session] = map[uint64]memData{}
+	}
+	names := make([]string, len(contents))
+	for i, c := range contents {
+		m.seq++
+		h := Hash(c)
+		m.data[session][m.seq] = memData{hash: h, data: bytes.Clone(c)}
+		names[i] = blobname.Located(h, m.seq)
+	}
+	return names, nil
+}
+
 // Blob implements Store.
-func (m *Memory) Blob(ctx context.Context, session, hash string) ([]byte, error) {
+func (m *Memory) Blob(ctx context.Context, session, name string) ([]byte, error) {
 	if err := checkSession(session); err != nil {
 		return nil, err
 	}
-	if err := checkHash(hash); err != nil {
+	if err := checkName(name); err != nil {
 		return nil, err
 	}
 	if err := m.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	b, ok := m.blobs[session][hash]
-	if !ok {
-		return nil, fmt.Errorf("store: blob %s/%s: %w", session, hash, ErrNotFound)
+	hash, seq, _ := blobname.Split(name)
+	var b []byte
+	ok := false
+	if seq == 0 {
+		var blob memBlob
+		blob, ok = m.blobs[session][hash]
+		b = blob.data
+	} else {
+		var d memData
+		d, ok = m.data[session][seq]
+		ok = ok && d.hash == hash
+		b = d.data
 	}
-	return bytes.Clone(b.data), nil
+	if !ok {
+		return nil, fmt.Errorf("store: blob %s/%s: %w", session, name, ErrNotFound)
+	}
+	return bytes.Clone(b), nil
 }
 
 // Remove implements Store.
-func (m *Memory) Remove(ctx context.Context, session string, rev uint64, hashes []string) (int, error) {
-	if err := checkRemove(session, hashes); err != nil {
+func (m *Memory) Remove(ctx context.Context, session string, rev uint64, names []string) (int, error) {
+	if err := checkRemove(session, names); err != nil {
 		return 0, err
 	}
 	if err := m.begin(ctx); err != nil {
 		return 0, err
 	}
 	defer m.mu.Unlock()
-	for _, h := range hashes {
-		if b, ok := m.blobs[session][h]; ok && b.rev < rev {
-			delete(m.blobs[session], h)
+	for _, n := range names {
+		h, seq, _ := blobname.Split(n)
+		switch {
+		case seq != 0 && seq < rev:
+			delete(m.data[session], seq)
+		case seq != 0:
+		default:
+			if b, ok := m.blobs[session][h]; ok && b.rev < rev {
+				delete(m.blobs[session], h)
+			}
 		}
 	}
-	return len(hashes), nil
+	return len(names), nil
 }
 
 // Sweep implements Store. live is called without the store locked.
-func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (Swept, error) {
+func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live func(name string) bool) (Swept, error) {
 	if err := checkSession(session); err != nil {
 		return Swept{}, err
 	}
@@ -200,6 +254,11 @@ func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live fun
 	for k, b := range m.blobs[session] {
 		if b.rev < rev {
 			old = append(old, k)
+		}
+	}
+	for seq, d := range m.data[session] {
+		if seq < rev {
+			old = append(old, blobname.Located(d.hash, seq))
 		}
 	}
 	m.mu.Unlock()
@@ -219,13 +278,24 @@ func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live fun
 	defer m.mu.Unlock()
 	var sw Swept
 	for _, k := range dead {
-		if b, ok := m.blobs[session][k]; ok && b.rev < rev {
-			delete(m.blobs[session], k)
+		h, seq, _ := blobname.Split(k)
+		if seq != 0 {
+			if _, ok := m.data[session][seq]; ok {
+				delete(m.data[session], seq)
+				sw.Removed++
+			}
+		} else if b, ok := m.blobs[session][h]; ok && b.rev < rev {
+			delete(m.blobs[session], h)
 			sw.Removed++
 		}
 	}
 	for _, k := range kept {
-		if b, ok := m.blobs[session][k]; ok {
+		h, seq, _ := blobname.Split(k)
+		if seq != 0 {
+			if _, ok := m.data[session][seq]; ok {
+				sw.Kept++
+			}
+		} else if b, ok := m.blobs[session][h]; ok {
 			sw.Kept++
 			sw.KeptBytes += int64(len(b.data))
 		}
@@ -253,6 +323,7 @@ func (m *Memory) Delete(ctx context.Context, session string) error {
 func (m *Memory) remove(session string) {
 	delete(m.heads, session)
 	delete(m.blobs, session)
+	delete(m.data, session)
 	delete(m.logs, session)
 	m.notify(Change{Session: session})
 }

@@ -21,6 +21,14 @@
 // stored; a crash between the two leaves unreferenced blobs, never a head
 // that points at nothing.
 //
+// A blob may also be located (PutData): stored under the revision it was
+// written at, and named by that revision and the hash of its content
+// (package blobname), for the bulk of a session's blobs, its files'
+// contents, which the JetStream store keeps on one subject per session
+// rather than one subject per blob. The caller stores them before the
+// commit whose head refers to them, and they follow every rule below as
+// the blobs of Commit do.
+//
 // Heads and blobs draw their revisions from one sequence, which is what
 // makes reclamation safe while commits run:
 //
@@ -86,13 +94,13 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/wink-mcp/wink-mcp/blobname"
 )
 
 // Store is the durable home of session state. Every method is safe for
@@ -113,23 +121,43 @@ type Store interface {
 	// ErrNotFound if the session was deleted.
 	Commit(ctx context.Context, session string, rev uint64, head []byte, blobs map[string][]byte) (uint64, error)
 
-	// Blob returns the content of one of the session's blobs, or
-	// ErrNotFound.
-	Blob(ctx context.Context, session, hash string) ([]byte, error)
+	// PutData stores each of contents as a located blob of the session,
+	// in order, and returns their names: a located blob is found by the
+	// revision it was written at, which its name (blobname.Located) holds
+	// beside the hash of its content, rather than by the hash alone, so
+	// that the many blobs of a session's files cost the store one subject
+	// rather than one each. The same content stored twice is two blobs.
+	// A located blob belongs to the session as a content-addressed one
+	// does: Remove, Sweep, Delete and Expire remove it alike, and its
+	// revision follows the same rule (one written after rev is kept). It
+	// is never written again: a commit whose head refers to it must come
+	// after PutData returned, and a sweep keeps it where it is. Each
+	// content is at most MaxValue bytes.
+	PutData(ctx context.Context, session string, contents [][]byte) ([]string, error)
+
+	// Blob returns the content of one of the session's blobs, named by
+	// the hash of its content or located (see PutData), or ErrNotFound.
+	// A located name whose revision holds no blob of the session with
+	// that hash is not found.
+	Blob(ctx context.Context, session, name string) ([]byte, error)
 
 	// Sweep removes the session's blobs that were written before revision
 	// rev and for which live reports false, and says what it removed and
-	// kept. live must report true for every blob the head at rev refers
-	// to. Blobs written after rev are kept whatever live says.
-	Sweep(ctx context.Context, session string, rev uint64, live func(hash string) bool) (Swept, error)
+	// kept. live is asked with each blob's name, content-addressed or
+	// located as the blob was stored, and must report true for every blob
+	// the head at rev refers to. Blobs written after rev are kept whatever
+	// live says.
+	Sweep(ctx context.Context, session string, rev uint64, live func(name string) bool) (Swept, error)
 
-	// Remove removes the session's blobs named by hashes that were
-	// written before revision rev, and returns how many of hashes it
-	// looked for. The head at rev must not use any of them: Remove is a
-	// Sweep whose caller knows which blobs are dead, and costs what it
-	// removes rather than a look at every blob. A blob written again at
-	// rev or later is kept.
-	Remove(ctx context.Context, session string, rev uint64, hashes []string) (int, error)
+	// Remove removes the session's blobs named by names (content-addressed
+	// or located) that were written before revision rev, and returns how
+	// many of names it looked for. The head at rev must not use any of
+	// them: Remove is a Sweep whose caller knows which blobs are dead, and
+	// costs what it removes rather than a look at every blob. A blob
+	// written again at rev or later is kept. A located name must be one
+	// that PutData returned for the session: the blob at its revision is
+	// removed without being read.
+	Remove(ctx context.Context, session string, rev uint64, names []string) (int, error)
 
 	// Heads returns the head of every session, in no order: a scan of
 	// the store, for a view of its sessions (not for a call's path).
@@ -198,7 +226,8 @@ type Head struct {
 }
 
 // Swept is what a Sweep did: the blobs it removed, and those written
-// before its revision that it kept, with their bytes.
+// before its revision that it kept, with the bytes of those it wrote again
+// to keep them (located blobs are kept where they are, for nothing).
 type Swept struct {
 	Removed   int
 	Kept      int
@@ -275,11 +304,9 @@ type Options struct {
 	Migrations []Step
 }
 
-// Hash returns the key of a blob: the hex SHA-256 of its content.
-func Hash(content []byte) string {
-	sum := sha256.Sum256(content)
-	return hex.EncodeToString(sum[:])
-}
+// Hash returns the key of a blob: the hex SHA-256 of its content, its
+// content-addressed name.
+func Hash(content []byte) string { return blobname.Hash(content) }
 
 // ValidSession reports whether name can name a session.
 func ValidSession(name string) bool {
@@ -384,27 +411,35 @@ func checkLog(session string, entries [][]byte) error {
 	return nil
 }
 
-// checkHash returns an ErrInvalid error if h cannot be a blob key.
-func checkHash(h string) error {
-	if len(h) != 2*sha256.Size {
-		return fmt.Errorf("store: blob key %q: %w", h, ErrInvalid)
-	}
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return fmt.Errorf("store: blob key %q: %w", h, ErrInvalid)
-		}
+// checkName returns an ErrInvalid error if name cannot name a blob.
+func checkName(name string) error {
+	if _, _, ok := blobname.Split(name); !ok {
+		return fmt.Errorf("store: blob name %q: %w", name, ErrInvalid)
 	}
 	return nil
 }
 
 // checkRemove checks the arguments of Store.Remove: a session's name and
-// the hashes of its blobs.
-func checkRemove(session string, hashes []string) error {
+// the names of its blobs.
+func checkRemove(session string, names []string) error {
 	if err := checkSession(session); err != nil {
 		return err
 	}
-	for _, h := range hashes {
-		if err := checkHash(h); err != nil {
+	for _, n := range names {
+		if err := checkName(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkData checks the arguments of Store.PutData.
+func checkData(session string, contents [][]byte) error {
+	if err := checkSession(session); err != nil {
+		return err
+	}
+	for _, c := range contents {
+		if err := checkValue("data", c); err != nil {
 			return err
 		}
 	}

@@ -26,7 +26,11 @@
 //     and each part of a large directory, keeps its hash, so storing the
 //     tree after a change hashes and writes only what the change made, and
 //     a loaded tree reads a directory, a part of one and a file's content
-//     from the store on first use.
+//     from the store on first use. In a session whose store keeps files'
+//     contents as they are written (statetree.Stasher), a write stores a
+//     file's content of up to statetree.ChunkSize bytes at once, and the
+//     tree names it by the located name the store gave it; a write of
+//     the content a file holds already keeps it as it is.
 //   - disk (OpenDisk, or Open with Backend "disk"): one host directory
 //     shared by every session, and by every process working on it with
 //     the same state directory. Every access goes through an os.Root,

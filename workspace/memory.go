@@ -1,13 +1,16 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/wink-mcp/wink-mcp/blobname"
 	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/statetree"
 )
@@ -25,7 +28,7 @@ type node struct {
 	file *content          // a file's content
 
 	keyOnce sync.Once
-	key     string // the hash of the node's blob (statetree)
+	key     string // the name of the node's blob (statetree): its hash, or a file's located name
 	keyErr  error
 	verOnce sync.Once
 	ver     string // a file's version token, hashVersion of its content
@@ -38,6 +41,13 @@ type content struct {
 	mu    sync.Mutex
 	data  []byte
 	fetch func() ([]byte, error) // nil once data is loaded
+}
+
+// loaded returns the content when it is in memory.
+func (c *content) loaded() ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.data, c.fetch == nil
 }
 
 func (c *content) bytes() ([]byte, error) {
@@ -92,8 +102,10 @@ func entryOf(n *node) (statetree.Entry, error) {
 	return statetree.Entry{Dir: n.dir, Size: n.size, Hash: h}, err
 }
 
-// hash returns the hash of the node's blob: its content's for a file (see
-// statetree.PutFile), its entries' for a directory (merkle.Map.Hash).
+// hash returns the name of the node's blob: its content's hash for a file
+// (see statetree.PutFile), or its located name when its content was
+// stashed as it was written (memStore.stashed) or read from a located
+// entry; its entries' hash for a directory (merkle.Map.Hash).
 func (n *node) hash() (string, error) {
 	n.keyOnce.Do(func() {
 		if !n.dir {
@@ -107,7 +119,9 @@ func (n *node) hash() (string, error) {
 }
 
 // version returns a file's version token: hashVersion of its content,
-// which for a file stored as one blob is the start of its hash.
+// which for a file stored as one blob is the start of its hash, the
+// start of its name whether content-addressed or located (HASH@SEQ), so
+// that the same content has the same token however it was stored.
 func (n *node) version() (string, error) {
 	n.verOnce.Do(func() {
 		if n.size <= statetree.ChunkSize {
@@ -123,6 +137,24 @@ func (n *node) version() (string, error) {
 		}
 	})
 	return n.ver, n.verErr
+}
+
+// holds reports whether the file node n holds data: byte for byte when
+// its content is in memory, otherwise by its hash, without reading it
+// from the store.
+func (n *node) holds(data []byte) (bool, error) {
+	if n.size != int64(len(data)) {
+		return false, nil
+	}
+	if b, ok := n.file.loaded(); ok {
+		return bytes.Equal(b, data), nil
+	}
+	h, err := n.hash()
+	if err != nil {
+		return false, err
+	}
+	h, _, _ = strings.Cut(h, "@") // a located name's hash
+	return h == statetree.PutFile(data, nil), nil
 }
 
 // walk calls fn for every node under n, in path order (a directory before
@@ -242,6 +274,31 @@ func (b *memBackend) Close() error { return nil }
 type memStore struct {
 	t     atomic.Pointer[node]
 	track *track
+	// stash stores a written file's content in the session's store, if
+	// the session gave one (Workspace.SetStash).
+	stash atomic.Pointer[statetree.Stash]
+}
+
+// stashed names the new file node n by the located name under which the
+// session's stash stores its content, when there is a stash and the
+// content is of at most statetree.ChunkSize bytes (a larger one is
+// stored in chunks when the tree is encoded); n must not be in a tree
+// yet.
+func (s *memStore) stashed(n *node) error {
+	stash := s.stash.Load()
+	if stash == nil || *stash == nil || n.size > statetree.ChunkSize {
+		return nil
+	}
+	data, _ := n.file.loaded()
+	name, err := (*stash)(data)
+	if err != nil {
+		return fmt.Errorf("the file's content could not be stored: %w", err)
+	}
+	if _, seq, ok := blobname.Split(name); !ok || seq == 0 {
+		return fmt.Errorf("the file's content was stored under %q, not a located name", name)
+	}
+	n.keyOnce.Do(func() { n.key = name })
+	return nil
 }
 
 func (s *memStore) stat(p string) (_ Info, err error) {
@@ -307,15 +364,26 @@ func (s *memStore) readFile(p string, max int64) (_ []byte, err error) {
 	return n.file.bytes()
 }
 
+// writeFile puts a file of data at p. A file that holds data already is
+// kept as it is (its node, and so its stored blob); a new one's content
+// is stashed before the tree changes, so that a stash that fails leaves
+// the tree as it was.
 func (s *memStore) writeFile(p string, data []byte) (err error) {
 	defer merkle.Recover(&err)
 	t := s.t.Load()
 	if n, ok := lookup(t, p); ok && n.dir {
 		return errIsDir
+	} else if ok {
+		if same, err := n.holds(data); err != nil || same {
+			return err
+		}
 	}
-	t, err = with(t, p, fileNode(data))
-	if err != nil {
+	n := fileNode(data)
+	if t, err = with(t, p, n); err != nil {
 		return err
+	}
+	if err := s.stashed(n); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
 	}
 	s.set(t, p)
 	return nil

@@ -4,14 +4,28 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/wink-mcp/wink-mcp/blobname"
 	"github.com/wink-mcp/wink-mcp/merkle"
 	"github.com/wink-mcp/wink-mcp/statetree"
 )
 
+// SetStash implements statetree.Stasher: a memory workspace stores the
+// content of every file written from now on, of at most
+// statetree.ChunkSize bytes, through stash as it is written, and names it
+// in its tree by the located name stash returns; a stash that fails
+// fails the write. It may be called before or between calls; nil stops
+// it. A disk workspace stores nothing.
+func (w *Workspace) SetStash(stash statetree.Stash) {
+	if m, ok := w.st.(*memStore); ok {
+		m.stash.Store(&stash)
+	}
+}
+
 // EncodeTree implements statetree.Tree: a memory workspace is stored as its
 // tree, and put gets only the nodes that differ from prev's at the same
 // path and were not elsewhere in prev (a file or directory moved) (prev
-// is the root a former EncodeTree or DecodeTree returned). A disk
+// is the root a former EncodeTree or DecodeTree returned), and no
+// located file, whose content is stored already (SetStash). A disk
 // workspace stores nothing: its files live in their directory.
 func (w *Workspace) EncodeTree(prev any, put statetree.Put) (_ string, _ any, err error) {
 	defer merkle.Recover(&err)
@@ -90,6 +104,9 @@ func (e encoder) encode(n, old *node) error {
 	}
 	put := e.put
 	if !n.dir {
+		if _, seq, _ := blobname.Split(h); seq != 0 {
+			return nil // stored as it was written
+		}
 		data, err := n.file.bytes()
 		if err != nil {
 			return err
@@ -168,7 +185,8 @@ type dirLoad struct {
 }
 
 // loadDir reads the entries of the directory stored under hash: its
-// subdirectories to be read on first use, its files' content too.
+// subdirectories to be read on first use, its files' content too, by
+// their names, content-addressed or located.
 func loadDir(hash string, get statetree.Getter) (merkle.Map[*node], error) {
 	codec := statetree.DirCodec(entryOf, func(e statetree.Entry) (*node, error) {
 		if e.Dir {
