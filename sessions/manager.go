@@ -689,12 +689,11 @@ func (m *Manager) commit(ctx context.Context, e *entry, call *Commit, ch *callHi
 			maps.DeleteFunc(e.tailDocs, func(root string, _ []byte) bool { return !named[root] })
 		}
 	}
-	e.written += len(blobs)
-	e.sinceFull += len(blobs)
+	var size int64
 	for _, b := range blobs {
-		e.writtenBytes += int64(len(b))
-		e.sinceFullBytes += int64(len(b))
+		size += int64(len(b))
 	}
+	e.wrote(len(blobs), size)
 	m.startSweep(e, hd)
 	return true, nil
 }
@@ -711,10 +710,7 @@ func (m *Manager) stash(e *entry) statetree.Stash {
 			return "", StoreError{err}
 		}
 		e.fresh = append(e.fresh, names[0]) // stored, or may be
-		e.written++
-		e.sinceFull++
-		e.writtenBytes += int64(len(content))
-		e.sinceFullBytes += int64(len(content))
+		e.wrote(1, int64(len(content)))
 		return names[0], nil
 	}
 }
@@ -775,6 +771,16 @@ func (m *Manager) startSweep(e *entry, hd head) {
 	hd.Tail = slices.Clone(hd.Tail) // its buffer is written again by a commit to come (entry.spare)
 	m.wg.Add(1)
 	go m.sweepBlobs(e, e.rev, hd, held, x, fresh, full)
+}
+
+// wrote counts n blobs of size bytes in all that e's commits, or its
+// calls' stashes, wrote, towards its next sweeps (sweepDue, fullDue). The
+// caller holds the session's call lock.
+func (e *entry) wrote(n int, size int64) {
+	e.written += n
+	e.sinceFull += n
+	e.writtenBytes += size
+	e.sinceFullBytes += size
 }
 
 // fullDue reports whether e's commits have written enough blobs since

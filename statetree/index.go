@@ -192,16 +192,14 @@ func (x *Index) Update(roots []Root, get Getter) (dead []string, err error) {
 	if x.free > 1024 && x.free > len(x.kids)/2 {
 		x.compact()
 	}
-	type blob struct {
-		sum [32]byte
-		seq [7]byte
-	}
-	seen := map[blob]bool{}
+	seen := map[ref]bool{} // by blob, whatever it was named as
 	for _, r := range gone {
-		if seen[blob{r.sum, r.seq}] {
+		b := r
+		b.kind = 0
+		if seen[b] {
 			continue
 		}
-		seen[blob{r.sum, r.seq}] = true
+		seen[b] = true
 		if !x.has(r) {
 			dead = append(dead, r.name())
 		}

@@ -428,12 +428,9 @@ var errCorrupt = errors.New("blob content does not match its hash")
 // fetch gets the blob named h and checks its content against the hash
 // the name holds.
 func fetch(get Getter, h string) ([]byte, error) {
-	hash := h
-	if len(h) != 64 {
-		var ok bool
-		if hash, _, ok = blobname.Split(h); !ok {
-			return nil, fmt.Errorf("statetree: %q is not a blob's name: %w", h, errFormat)
-		}
+	hash, _, ok := blobname.Split(h)
+	if !ok {
+		return nil, fmt.Errorf("statetree: %q is not a blob's name: %w", h, errFormat)
 	}
 	b, err := get(h)
 	if err != nil {

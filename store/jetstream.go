@@ -421,11 +421,7 @@ func (s *JetStream) Commit(ctx context.Context, session string, rev uint64, head
 	case errors.Is(err, ErrNotFound) && written > 0:
 		// The session's located blobs (PutData) were stored before
 		// the commit's blobs, and go below the same revision.
-		perr := s.purge(ctx, s.state, s.blobSubject(session, "*"), written+1)
-		if perr == nil {
-			perr = s.purge(ctx, s.state, s.dataSubject(session), written+1)
-		}
-		if perr != nil {
+		if perr := s.purgeBlobs(ctx, session, written+1); perr != nil {
 			err = fmt.Errorf("%w (and its blobs were left: %w)", err, perr)
 		}
 		return 0, fail("commit", session, err)
@@ -517,6 +513,15 @@ func (s *JetStream) purge(ctx context.Context, st jetstream.Stream, subject stri
 	return s.do(ctx, func(ctx context.Context) error {
 		return st.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(before))
 	})
+}
+
+// purgeBlobs removes the session's blobs, content-addressed and located,
+// whose revision is below before.
+func (s *JetStream) purgeBlobs(ctx context.Context, session string, before uint64) error {
+	if err := s.purge(ctx, s.state, s.blobSubject(session, "*"), before); err != nil {
+		return err
+	}
+	return s.purge(ctx, s.state, s.dataSubject(session), before)
 }
 
 // maxRefusals is how many times in a row the server may refuse a head
@@ -899,10 +904,7 @@ func (s *JetStream) remove(ctx context.Context, session string, rev uint64) (boo
 // revision mark, then replaces the marker with one that Expire removes in
 // time, unless something replaced it meanwhile.
 func (s *JetStream) finishDelete(ctx context.Context, session string, mark uint64) error {
-	if err := s.purge(ctx, s.state, s.blobSubject(session, "*"), mark); err != nil {
-		return err
-	}
-	if err := s.purge(ctx, s.state, s.dataSubject(session), mark); err != nil {
+	if err := s.purgeBlobs(ctx, session, mark); err != nil {
 		return err
 	}
 	if err := s.purge(ctx, s.log, s.logSubject(session), 0); err != nil {

@@ -199,19 +199,7 @@ func (m *Memory) Blob(ctx context.Context, session, name string) ([]byte, error)
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	hash, seq, _ := blobname.Split(name)
-	var b []byte
-	ok := false
-	if seq == 0 {
-		var blob memBlob
-		blob, ok = m.blobs[session][hash]
-		b = blob.data
-	} else {
-		var d memData
-		d, ok = m.data[session][seq]
-		ok = ok && d.hash == hash
-		b = d.data
-	}
+	b, _, ok := m.lookup(session, name)
 	if !ok {
 		return nil, fmt.Errorf("store: blob %s/%s: %w", session, name, ErrNotFound)
 	}
@@ -228,18 +216,39 @@ func (m *Memory) Remove(ctx context.Context, session string, rev uint64, names [
 	}
 	defer m.mu.Unlock()
 	for _, n := range names {
-		h, seq, _ := blobname.Split(n)
-		switch {
-		case seq != 0 && seq < rev:
-			delete(m.data[session], seq)
-		case seq != 0:
-		default:
-			if b, ok := m.blobs[session][h]; ok && b.rev < rev {
-				delete(m.blobs[session], h)
-			}
-		}
+		m.drop(session, n, rev)
 	}
 	return len(names), nil
+}
+
+// lookup returns the content of the blob of session named name, and
+// whether it is located. The caller holds m.mu.
+func (m *Memory) lookup(session, name string) (data []byte, located, ok bool) {
+	h, seq, _ := blobname.Split(name)
+	if seq == 0 {
+		b, ok := m.blobs[session][h]
+		return b.data, false, ok
+	}
+	d, ok := m.data[session][seq]
+	return d.data, true, ok && d.hash == h
+}
+
+// drop removes the blob of session named name if it was written before
+// rev, and reports whether it did. The caller holds m.mu.
+func (m *Memory) drop(session, name string, rev uint64) bool {
+	h, seq, _ := blobname.Split(name)
+	if seq != 0 {
+		_, ok := m.data[session][seq]
+		if ok = ok && seq < rev; ok {
+			delete(m.data[session], seq)
+		}
+		return ok
+	}
+	b, ok := m.blobs[session][h]
+	if ok = ok && b.rev < rev; ok {
+		delete(m.blobs[session], h)
+	}
+	return ok
 }
 
 // Sweep implements Store. live is called without the store locked.
@@ -278,26 +287,16 @@ func (m *Memory) Sweep(ctx context.Context, session string, rev uint64, live fun
 	defer m.mu.Unlock()
 	var sw Swept
 	for _, k := range dead {
-		h, seq, _ := blobname.Split(k)
-		if seq != 0 {
-			if _, ok := m.data[session][seq]; ok {
-				delete(m.data[session], seq)
-				sw.Removed++
-			}
-		} else if b, ok := m.blobs[session][h]; ok && b.rev < rev {
-			delete(m.blobs[session], h)
+		if m.drop(session, k, rev) {
 			sw.Removed++
 		}
 	}
 	for _, k := range kept {
-		h, seq, _ := blobname.Split(k)
-		if seq != 0 {
-			if _, ok := m.data[session][seq]; ok {
-				sw.Kept++
-			}
-		} else if b, ok := m.blobs[session][h]; ok {
+		if b, located, ok := m.lookup(session, k); ok {
 			sw.Kept++
-			sw.KeptBytes += int64(len(b.data))
+			if !located {
+				sw.KeptBytes += int64(len(b)) // what the JetStream store writes again
+			}
 		}
 	}
 	return sw, nil

@@ -149,11 +149,11 @@ func (n *node) holds(data []byte) (bool, error) {
 	if b, ok := n.file.loaded(); ok {
 		return bytes.Equal(b, data), nil
 	}
-	h, err := n.hash()
+	name, err := n.hash()
 	if err != nil {
 		return false, err
 	}
-	h, _, _ = strings.Cut(h, "@") // a located name's hash
+	h, _, _ := blobname.Split(name)
 	return h == statetree.PutFile(data, nil), nil
 }
 
