@@ -702,47 +702,50 @@ func (s *JetStream) Sweep(ctx context.Context, session string, rev uint64, live 
 	ctx, cancel := s.begin(ctx)
 	defer cancel()
 	prefix, data := s.blobSubject(session, ""), s.dataSubject(session)
-	// The scan may run on a replica that lags: it goes on until it has
-	// seen the session's last blob as the leader has it, and every blob
-	// below rev was written before that one was read.
-	var until uint64
-	for _, subject := range []string{prefix + "*", data} {
-		end, err := s.read(ctx, subject)
-		switch {
-		case errors.Is(err, ErrNotFound):
-		case err != nil:
-			return Swept{}, fail("sweep", session, err)
-		default:
-			until = max(until, end.Sequence)
-		}
-	}
-	if until == 0 {
-		return Swept{}, nil
-	}
 	var keep []string     // the subjects of the blobs below rev that live keeps
 	var deadData []uint64 // the sequences of the located blobs below rev it does not
 	dead, keptData := 0, 0
-	err := s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{prefix + "*", data},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-		HeadersOnly:    true,
-	}, until, func() { keep, deadData, dead, keptData = keep[:0], deadData[:0], 0, 0 }, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
-		seq := meta.Sequence.Stream
-		switch {
-		case seq >= rev:
-		case m.Subject() == data && live(blobname.Located(m.Headers().Get(hashHeader), seq)):
-			keptData++
-		case m.Subject() == data:
-			deadData = append(deadData, seq)
-		case live(strings.TrimPrefix(m.Subject(), prefix)):
-			keep = append(keep, m.Subject())
-		default:
-			dead++
+	// Each filter is scanned on its own: the server finds the next
+	// message of a consumer of several filters by a walk of every
+	// subject of its block, which made the scan of a session of 10,000
+	// files cost as much as 5,000 of its calls.
+	for _, filter := range []string{prefix + "*", data} {
+		reset := func() { keep, dead = keep[:0], 0 }
+		if filter == data {
+			reset = func() { deadData, keptData = deadData[:0], 0 }
 		}
-	})
-	if err != nil {
-		return Swept{}, fail("sweep", session, err)
+		// The scan may run on a replica that lags: it goes on until it
+		// has seen the last message of its filter as the leader has it,
+		// and every blob below rev was written before that one was read.
+		end, err := s.read(ctx, filter)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err == nil {
+			err = s.scan(ctx, s.state, jetstream.OrderedConsumerConfig{
+				FilterSubjects: []string{filter},
+				DeliverPolicy:  jetstream.DeliverAllPolicy,
+				HeadersOnly:    true,
+			}, end.Sequence, reset, func(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+				seq := meta.Sequence.Stream
+				switch {
+				case seq >= rev:
+				case m.Subject() == data && live(blobname.Located(m.Headers().Get(hashHeader), seq)):
+					keptData++
+				case m.Subject() == data:
+					deadData = append(deadData, seq)
+				case live(strings.TrimPrefix(m.Subject(), prefix)):
+					keep = append(keep, m.Subject())
+				default:
+					dead++
+				}
+			})
+		}
+		if err != nil {
+			return Swept{}, fail("sweep", session, err)
+		}
 	}
+	var err error
 	sw := Swept{Removed: dead + len(deadData), Kept: keptData}
 	kept := map[string]uint64{} // subject → the revision it was written again at
 	if dead > 0 {
