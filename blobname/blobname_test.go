@@ -1,6 +1,7 @@
 package blobname_test
 
 import (
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -26,11 +27,18 @@ func TestSplit(t *testing.T) {
 		{h + "@1@2", "", 0, false},
 		{strings.ToUpper(h), "", 0, false},
 		{h[:63], "", 0, false},
+		{h[:63] + "g", "", 0, false},
+		{h + "@+1", "", 0, false},
+		{h + "@18446744073709551616", "", 0, false},
 		{"", "", 0, false},
 	} {
 		hash, seq, ok := blobname.Split(tc.name)
 		if hash != tc.hash || seq != tc.seq || ok != tc.ok {
 			t.Errorf("Split(%q) = %q, %d, %v; want %q, %d, %v", tc.name, hash, seq, ok, tc.hash, tc.seq, tc.ok)
+		}
+		sum, seq, ok := blobname.Decode(tc.name)
+		if hex.EncodeToString(sum[:]) != tc.hash && tc.ok || seq != tc.seq || ok != tc.ok {
+			t.Errorf("Decode(%q) = %x, %d, %v; want %q, %d, %v", tc.name, sum, seq, ok, tc.hash, tc.seq, tc.ok)
 		}
 	}
 }
@@ -40,4 +48,15 @@ func ExampleLocated() {
 	hash, seq, _ := blobname.Split(name)
 	fmt.Println(hash[:8], seq)
 	// Output: 5891b5b5 7
+}
+
+// BenchmarkDecode measures the parse of a located name, which encoding a
+// directory makes for each of its entries.
+func BenchmarkDecode(b *testing.B) {
+	name := blobname.Located(blobname.Hash([]byte("hello")), 123456)
+	for b.Loop() {
+		if _, _, ok := blobname.Decode(name); !ok {
+			b.Fatal("not a name")
+		}
+	}
 }

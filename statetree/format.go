@@ -52,7 +52,6 @@ var (
 func EncodeDir(entries []Entry) ([]byte, error) {
 	b := make([]byte, 0, len(dirHeader)+len(entries)*(48+16))
 	b = append(b, dirHeader...)
-	var sum [32]byte
 	for i, e := range entries {
 		if err := checkName(e.Name); err != nil {
 			return nil, err
@@ -60,7 +59,7 @@ func EncodeDir(entries []Entry) ([]byte, error) {
 		if i > 0 && entries[i-1].Name >= e.Name {
 			return nil, fmt.Errorf("statetree: directory entries out of order: %q, %q", entries[i-1].Name, e.Name)
 		}
-		seq, ok := splitName(&sum, e.Hash)
+		sum, seq, ok := blobname.Decode(e.Hash)
 		if !ok {
 			return nil, fmt.Errorf("statetree: entry %q: bad hash %q", e.Name, e.Hash)
 		}
@@ -85,17 +84,6 @@ func EncodeDir(entries []Entry) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-// splitName decodes the hash of the blob's name name into sum, and
-// returns the sequence of a located name (0 for a content-addressed one).
-// ok is false for a string that is not a blob's name.
-func splitName(sum *[32]byte, name string) (seq uint64, ok bool) {
-	if len(name) == 2*len(sum) {
-		return 0, decodeSum(sum, name) // the common case: content-addressed
-	}
-	h, seq, ok := blobname.Split(name)
-	return seq, ok && decodeSum(sum, h)
 }
 
 // errFormat reports a blob that is not of the expected format.

@@ -78,7 +78,8 @@ func (r ref) name() string {
 // reports whether name was a blob's name (of kind refBlob when located).
 func parseRef(name string, kind byte) (r ref, ok bool) {
 	r.kind = kind
-	seq, ok := splitName(&r.sum, name)
+	var seq uint64
+	r.sum, seq, ok = blobname.Decode(name)
 	if ok && seq != 0 {
 		ok = kind == refBlob && r.setSeq(seq)
 	}
@@ -287,8 +288,9 @@ func (x *Index) read(r ref, get Getter) ([]ref, error) {
 	}
 	var out []ref
 	add := func(kind byte, h string) bool {
-		out = append(out, ref{kind: kind})
-		return decodeSum(&out[len(out)-1].sum, h)
+		sum, seq, ok := blobname.Decode(h)
+		out = append(out, ref{kind: kind, sum: sum})
+		return ok && seq == 0
 	}
 	bad := func(what string) error { return fmt.Errorf("statetree: index: %s %s: %w", what, h, errFormat) }
 	switch r.kind {
@@ -388,13 +390,4 @@ func dirRefs(b []byte, out []ref) ([]ref, error) {
 func Names(b []byte) bool {
 	return bytes.HasPrefix(b, docHeader) || bytes.HasPrefix(b, dirHeader) || merkle.IsNode(b) ||
 		bytes.HasPrefix(b, listHeader) || bytes.HasPrefix(b, chunksHeader)
-}
-
-// decodeSum decodes a hash's hex into sum, and reports whether it was one.
-func decodeSum(sum *[32]byte, h string) bool {
-	if len(h) != 2*len(sum) {
-		return false
-	}
-	_, err := hex.Decode(sum[:], []byte(h))
-	return err == nil
 }
