@@ -42,7 +42,7 @@ type Index struct {
 // pages hold the refs that the blobs of an Index name, each blob's
 // together in one page: a page is never moved nor grown past the
 // capacity it was made with, so that placing more costs no copy of what
-// is placed (a session of 100,000 files names about 200,000 refs, 8 MB),
+// is placed (the blobs of 100,000 files name about as many refs, 4 MB),
 // nor a new place for a blob's refs being walked.
 type pages struct {
 	p    [][]ref
