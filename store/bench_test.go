@@ -95,15 +95,8 @@ func BenchmarkWake(b *testing.B) {
 	for _, blobs := range []int{0, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("blobs=%d", blobs), func(b *testing.B) {
 			ctx := context.Background()
-			s, err := OpenEmbedded(ctx, b.TempDir(), Options{Dormancy: time.Hour})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			rev, err := s.Create(ctx, "bench", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			s, rev := benchSession(b, Options{Dormancy: time.Hour})
+			var err error
 			for i := 0; i < blobs; i += 1000 {
 				batch := map[string][]byte{}
 				for j := i; j < min(i+1000, blobs); j++ {
@@ -147,20 +140,13 @@ func BenchmarkWrite1K(b *testing.B) {
 	for _, op := range []string{"commit-head", "commit-head+blob", "putdata"} {
 		b.Run(op, func(b *testing.B) {
 			ctx := context.Background()
-			s, err := OpenEmbedded(ctx, b.TempDir(), Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			rev, err := s.Create(ctx, "bench", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			s, rev := benchSession(b, Options{})
 			head, content := make([]byte, 300), make([]byte, 1024)
 			cpu := cpuTime()
 			for i := uint64(0); b.Loop(); i++ {
 				binary.LittleEndian.PutUint64(head, i)
 				binary.LittleEndian.PutUint64(content, i)
+				var err error
 				switch op {
 				case "commit-head":
 					rev, err = s.Commit(ctx, "bench", rev, head, nil)
@@ -243,4 +229,21 @@ func BenchmarkReopen(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(len(took)), "cpu-ms/open")
 		})
 	}
+}
+
+// benchSession opens an embedded store of opts in a directory of b's,
+// closed when b ends, and creates the session "bench" in it.
+func benchSession(b *testing.B, opts Options) (*JetStream, uint64) {
+	b.Helper()
+	ctx := context.Background()
+	s, err := OpenEmbedded(ctx, b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	rev, err := s.Create(ctx, "bench", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, rev
 }
